@@ -1,0 +1,58 @@
+/* M-step statistics n = C^T q from CSC columns; included once per (REAL, INDEX). */
+#define CG_FN2(name) CG_CAT3(name, _, CG_CAT3(SUF, _, ISUF))
+
+int CG_FN2(cg_accumulate_csc)(int64_t n_features, const INDEX *indptr, const INDEX *indices,
+                              const REAL *data, int64_t nnz, INDEX *cursor,
+                              int64_t row_start, int64_t row_end, int64_t L,
+                              const REAL *q, int64_t ld_q, REAL *n, int64_t ld_n,
+                              int num_threads)
+{
+    int64_t z;
+    int bad = 0;
+    if (n_features < 0 || nnz < 0 || row_start < 0 || row_end < row_start || L < 1
+        || ld_q < L || ld_n < L)
+        return CG_ERR_ARGUMENT;
+    if (n_features == 0 || row_end == row_start)
+        return CG_OK;
+    if (indptr == NULL || cursor == NULL || q == NULL || n == NULL
+        || (nnz > 0 && (indices == NULL || data == NULL)))
+        return CG_ERR_ARGUMENT;
+    #pragma omp parallel for schedule(dynamic, 8) num_threads(cg_resolve_threads(num_threads))
+    for (z = 0; z < n_features; z++) {
+        REAL *CG_RESTRICT nz = n + z * ld_n;
+        int64_t p = (int64_t)cursor[z];
+        const int64_t col_end = (int64_t)indptr[z + 1];
+        int64_t end = p, k;
+        if (p < (int64_t)indptr[z] || col_end > nnz || p > col_end) {
+            #pragma omp atomic write
+            bad = 1;
+            continue;
+        }
+        while (end < col_end && (int64_t)indices[end] < row_end)
+            end++;
+        if (end > p && (int64_t)indices[p] < row_start) {
+            #pragma omp atomic write
+            bad = 1;
+            continue;
+        }
+        cursor[z] = (INDEX)end;
+        for (; p + 4 <= end; p += 4) {
+            const REAL c0 = data[p], c1 = data[p + 1], c2 = data[p + 2], c3 = data[p + 3];
+            const REAL *CG_RESTRICT q0 = q + ((int64_t)indices[p] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q1 = q + ((int64_t)indices[p + 1] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q2 = q + ((int64_t)indices[p + 2] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q3 = q + ((int64_t)indices[p + 3] - row_start) * ld_q;
+            for (k = 0; k < L; k++)
+                nz[k] += c0 * q0[k] + c1 * q1[k] + c2 * q2[k] + c3 * q3[k];
+        }
+        for (; p < end; p++) {
+            const REAL c = data[p];
+            const REAL *CG_RESTRICT qr = q + ((int64_t)indices[p] - row_start) * ld_q;
+            for (k = 0; k < L; k++)
+                nz[k] += c * qr[k];
+        }
+    }
+    return bad ? CG_ERR_INDEX : CG_OK;
+}
+
+#undef CG_FN2

@@ -1,0 +1,40 @@
+/* E-step: log-scores of documents at every window position and the posterior. */
+#include <math.h>
+#include <stdlib.h>
+#include "cg_internal.h"
+
+#define REAL float
+#define SUF f32
+#define EXP expf
+#include "posterior_impl.h"
+#define INDEX int32_t
+#define ISUF i32
+#include "estep_csr_impl.h"
+#undef INDEX
+#undef ISUF
+#define INDEX int64_t
+#define ISUF i64
+#include "estep_csr_impl.h"
+#undef INDEX
+#undef ISUF
+#undef REAL
+#undef SUF
+#undef EXP
+
+#define REAL double
+#define SUF f64
+#define EXP exp
+#include "posterior_impl.h"
+#define INDEX int32_t
+#define ISUF i32
+#include "estep_csr_impl.h"
+#undef INDEX
+#undef ISUF
+#define INDEX int64_t
+#define ISUF i64
+#include "estep_csr_impl.h"
+#undef INDEX
+#undef ISUF
+#undef REAL
+#undef SUF
+#undef EXP

@@ -1,0 +1,22 @@
+/* Toroidal window sums and window histograms. */
+#include <math.h>
+#include <stdlib.h>
+#include "cg_internal.h"
+
+#define REAL float
+#define SUF f32
+#define LOG logf
+#include "box_impl.h"
+#include "window_impl.h"
+#undef REAL
+#undef SUF
+#undef LOG
+
+#define REAL double
+#define SUF f64
+#define LOG log
+#include "box_impl.h"
+#include "window_impl.h"
+#undef REAL
+#undef SUF
+#undef LOG

@@ -1,0 +1,79 @@
+# Declarations of the public C kernels (include/countgrid/countgrid.h).
+from libc.stdint cimport int32_t, int64_t
+
+cdef extern from "countgrid/countgrid.h" nogil:
+    int CG_OK, CG_ERR_ARGUMENT, CG_ERR_ALLOC, CG_ERR_INDEX, CG_MAX_DIM, CG_ABI_VERSION
+    int CG_VERSION_MAJOR, CG_VERSION_MINOR, CG_VERSION_PATCH
+
+    int cg_window_sum_f32(int ndim, const int64_t *extent, const int64_t *window,
+                          int backward, double scale, int64_t n_vec,
+                          const float *inp, int64_t ld_in, float *out, int64_t ld_out,
+                          int num_threads)
+    int cg_window_sum_f64(int ndim, const int64_t *extent, const int64_t *window,
+                          int backward, double scale, int64_t n_vec,
+                          const double *inp, int64_t ld_in, double *out, int64_t ld_out,
+                          int num_threads)
+    int cg_histograms_f32(int ndim, const int64_t *extent, const int64_t *window,
+                          int64_t n_features, const float *pi, int64_t ld_pi,
+                          float *h, int64_t ld_h, float *logh, int64_t ld_logh,
+                          int num_threads)
+    int cg_histograms_f64(int ndim, const int64_t *extent, const int64_t *window,
+                          int64_t n_features, const double *pi, int64_t ld_pi,
+                          double *h, int64_t ld_h, double *logh, int64_t ld_logh,
+                          int num_threads)
+    int cg_posterior_f32(int64_t n_rows, int64_t L, float *q, int64_t ld_q,
+                         const float *log_prior, double floor, double *loglik,
+                         int num_threads)
+    int cg_posterior_f64(int64_t n_rows, int64_t L, double *q, int64_t ld_q,
+                         const double *log_prior, double floor, double *loglik,
+                         int num_threads)
+    int cg_estep_csr_f32_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                             const float *data, int64_t nnz, int64_t n_features,
+                             int64_t L, const float *logh, int64_t ld_logh,
+                             const float *log_prior, double floor,
+                             float *q, int64_t ld_q, double *loglik, int num_threads)
+    int cg_estep_csr_f32_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                             const float *data, int64_t nnz, int64_t n_features,
+                             int64_t L, const float *logh, int64_t ld_logh,
+                             const float *log_prior, double floor,
+                             float *q, int64_t ld_q, double *loglik, int num_threads)
+    int cg_estep_csr_f64_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                             const double *data, int64_t nnz, int64_t n_features,
+                             int64_t L, const double *logh, int64_t ld_logh,
+                             const double *log_prior, double floor,
+                             double *q, int64_t ld_q, double *loglik, int num_threads)
+    int cg_estep_csr_f64_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                             const double *data, int64_t nnz, int64_t n_features,
+                             int64_t L, const double *logh, int64_t ld_logh,
+                             const double *log_prior, double floor,
+                             double *q, int64_t ld_q, double *loglik, int num_threads)
+    int cg_accumulate_csc_f32_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+                                  const float *data, int64_t nnz, int32_t *cursor,
+                                  int64_t row_start, int64_t row_end, int64_t L,
+                                  const float *q, int64_t ld_q, float *n, int64_t ld_n,
+                                  int num_threads)
+    int cg_accumulate_csc_f32_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+                                  const float *data, int64_t nnz, int64_t *cursor,
+                                  int64_t row_start, int64_t row_end, int64_t L,
+                                  const float *q, int64_t ld_q, float *n, int64_t ld_n,
+                                  int num_threads)
+    int cg_accumulate_csc_f64_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+                                  const double *data, int64_t nnz, int32_t *cursor,
+                                  int64_t row_start, int64_t row_end, int64_t L,
+                                  const double *q, int64_t ld_q, double *n, int64_t ld_n,
+                                  int num_threads)
+    int cg_accumulate_csc_f64_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+                                  const double *data, int64_t nnz, int64_t *cursor,
+                                  int64_t row_start, int64_t row_end, int64_t L,
+                                  const double *q, int64_t ld_q, double *n, int64_t ld_n,
+                                  int num_threads)
+    int cg_mstep_f32(int ndim, const int64_t *extent, const int64_t *window,
+                     int64_t n_features, float *n, int64_t ld_n,
+                     const float *h, int64_t ld_h, float *pi, int64_t ld_pi,
+                     double rho, double alpha, int num_threads)
+    int cg_mstep_f64(int ndim, const int64_t *extent, const int64_t *window,
+                     int64_t n_features, double *n, int64_t ld_n,
+                     const double *h, int64_t ld_h, double *pi, int64_t ld_pi,
+                     double rho, double alpha, int num_threads)
+    int cg_openmp_enabled()
+    int cg_max_threads()

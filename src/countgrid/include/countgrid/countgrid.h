@@ -1,0 +1,151 @@
+/*
+ * countgrid.h -- public C API of the countgrid kernels.
+ *
+ * All kernels are plain C99 with optional OpenMP.  Conventions:
+ *   - sizes and strides are int64_t; every 2-D array is row-major with an
+ *     explicit leading dimension (ld_*, in elements, >= the row length);
+ *   - a grid of extent E = (E_0..E_{D-1}) is stored in C order, L = prod E_d;
+ *   - per-feature grids are stored one feature per row: an array of shape
+ *     (n_features, L), so a window operation on a row touches contiguous memory;
+ *   - num_threads <= 0 means "the OpenMP default"; it is passed to each parallel
+ *     region, never set globally;
+ *   - every function returns CG_OK (0) or a negative cg_status, and allocates
+ *     nothing that outlives the call.
+ */
+#ifndef COUNTGRID_COUNTGRID_H
+#define COUNTGRID_COUNTGRID_H
+
+#include <stdint.h>
+
+#define CG_VERSION_MAJOR 0
+#define CG_VERSION_MINOR 1
+#define CG_VERSION_PATCH 0
+/* Bumped whenever a prototype below changes or a function is removed. */
+#define CG_ABI_VERSION 1
+/* Largest grid dimension D accepted by the kernels. */
+#define CG_MAX_DIM 16
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CG_OK = 0,
+    CG_ERR_ARGUMENT = -1,   /* a size, stride, pointer or window is invalid */
+    CG_ERR_ALLOC = -2,      /* a scratch allocation failed */
+    CG_ERR_INDEX = -3       /* a sparse index or pointer array is out of range */
+} cg_status;
+
+/* Window sums on the torus, for n_vec grids stored as rows of `in`.
+ *   backward == 0: out_k = scale * sum_{d in [0, W)} in_{k + d}   (forward window)
+ *   backward != 0: out_i = scale * sum_{d in [0, W)} in_{i - d}   (windows covering i)
+ * Uses blocked prefix/suffix sums: O(L D) per grid, additions only, so the
+ * relative error is bounded by D * max(W_d) * eps.  in == out is allowed. */
+int cg_window_sum_f32(int ndim, const int64_t *extent, const int64_t *window,
+                      int backward, double scale, int64_t n_vec,
+                      const float *in, int64_t ld_in, float *out, int64_t ld_out,
+                      int num_threads);
+int cg_window_sum_f64(int ndim, const int64_t *extent, const int64_t *window,
+                      int backward, double scale, int64_t n_vec,
+                      const double *in, int64_t ld_in, double *out, int64_t ld_out,
+                      int num_threads);
+
+/* Window histograms of a counting grid pi (n_features x L):
+ * h = forward window mean of pi, logh = log(h). */
+int cg_histograms_f32(int ndim, const int64_t *extent, const int64_t *window,
+                      int64_t n_features, const float *pi, int64_t ld_pi,
+                      float *h, int64_t ld_h, float *logh, int64_t ld_logh,
+                      int num_threads);
+int cg_histograms_f64(int ndim, const int64_t *extent, const int64_t *window,
+                      int64_t n_features, const double *pi, int64_t ld_pi,
+                      double *h, int64_t ld_h, double *logh, int64_t ld_logh,
+                      int num_threads);
+
+/* Posterior over positions from log-scores, in place on each row of q
+ * (n_rows x L): q_t = softmax(q_t [+ log_prior]), then floored at `floor` and
+ * renormalised when floor > 0.  loglik[t] receives the exact log-likelihood
+ * logsumexp_k(l_t(k) + log p(k)) (log p(k) = -log L when log_prior is NULL).
+ * A row that is -inf everywhere gets the uniform posterior (the prior, when
+ * given) and loglik = -inf. */
+int cg_posterior_f32(int64_t n_rows, int64_t L, float *q, int64_t ld_q,
+                     const float *log_prior, double floor, double *loglik,
+                     int num_threads);
+int cg_posterior_f64(int64_t n_rows, int64_t L, double *q, int64_t ld_q,
+                     const double *log_prior, double floor, double *loglik,
+                     int num_threads);
+
+/* E-step on CSR counts: rows indptr[0..n_rows] of a CSR matrix with nnz
+ * stored entries (indptr values index indices/data directly), n_features
+ * columns.  q_t(k) = l_t(k) = sum_z c_tz logh[z, k], then cg_posterior. */
+int cg_estep_csr_f32_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                         const float *data, int64_t nnz, int64_t n_features,
+                         int64_t L, const float *logh, int64_t ld_logh,
+                         const float *log_prior, double floor,
+                         float *q, int64_t ld_q, double *loglik, int num_threads);
+int cg_estep_csr_f32_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                         const float *data, int64_t nnz, int64_t n_features,
+                         int64_t L, const float *logh, int64_t ld_logh,
+                         const float *log_prior, double floor,
+                         float *q, int64_t ld_q, double *loglik, int num_threads);
+int cg_estep_csr_f64_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                         const double *data, int64_t nnz, int64_t n_features,
+                         int64_t L, const double *logh, int64_t ld_logh,
+                         const double *log_prior, double floor,
+                         double *q, int64_t ld_q, double *loglik, int num_threads);
+int cg_estep_csr_f64_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                         const double *data, int64_t nnz, int64_t n_features,
+                         int64_t L, const double *logh, int64_t ld_logh,
+                         const double *log_prior, double floor,
+                         double *q, int64_t ld_q, double *loglik, int num_threads);
+
+/* M-step accumulation n[z, :] += sum_t c_tz q[t - row_start, :] over the rows
+ * t in [row_start, row_end) of a CSC matrix (n_features columns, nnz entries,
+ * row indices sorted within each column).  cursor[z] is the position in
+ * column z where row_start begins; it is advanced to row_end, so consecutive
+ * blocks of rows are processed by calling again with the same cursor.
+ * Parallel over features: no atomics, result independent of num_threads. */
+int cg_accumulate_csc_f32_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+                              const float *data, int64_t nnz, int32_t *cursor,
+                              int64_t row_start, int64_t row_end, int64_t L,
+                              const float *q, int64_t ld_q, float *n, int64_t ld_n,
+                              int num_threads);
+int cg_accumulate_csc_f32_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+                              const float *data, int64_t nnz, int64_t *cursor,
+                              int64_t row_start, int64_t row_end, int64_t L,
+                              const float *q, int64_t ld_q, float *n, int64_t ld_n,
+                              int num_threads);
+int cg_accumulate_csc_f64_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+                              const double *data, int64_t nnz, int32_t *cursor,
+                              int64_t row_start, int64_t row_end, int64_t L,
+                              const double *q, int64_t ld_q, double *n, int64_t ld_n,
+                              int num_threads);
+int cg_accumulate_csc_f64_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+                              const double *data, int64_t nnz, int64_t *cursor,
+                              int64_t row_start, int64_t row_end, int64_t L,
+                              const double *q, int64_t ld_q, double *n, int64_t ld_n,
+                              int num_threads);
+
+/* M-step of counting-grid EM (spec section 5), in place on pi:
+ *   A  = n / (h + |W| alpha)                       (n is overwritten with A, then QH)
+ *   QH = max(backward window sum of A, 0)
+ *   U  = rho + QH * (pi + alpha);   pi_i(z) = U_i(z) / sum_z U_i(z)  (1/Z if the sum is 0)
+ */
+int cg_mstep_f32(int ndim, const int64_t *extent, const int64_t *window,
+                 int64_t n_features, float *n, int64_t ld_n,
+                 const float *h, int64_t ld_h, float *pi, int64_t ld_pi,
+                 double rho, double alpha, int num_threads);
+int cg_mstep_f64(int ndim, const int64_t *extent, const int64_t *window,
+                 int64_t n_features, double *n, int64_t ld_n,
+                 const double *h, int64_t ld_h, double *pi, int64_t ld_pi,
+                 double rho, double alpha, int num_threads);
+
+/* 1 if the library was compiled with OpenMP, else 0. */
+int cg_openmp_enabled(void);
+/* Threads a parallel region would use for num_threads <= 0. */
+int cg_max_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COUNTGRID_COUNTGRID_H */

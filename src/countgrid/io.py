@@ -1,0 +1,159 @@
+"""Saving and loading estimators as versioned ``.npz`` files, without pickle.
+
+A file holds a JSON header (key ``__countgrid__``) with the class name, the
+format version, the constructor parameters and the names of the fitted
+attributes, and one array per fitted attribute.  Arrays are stored bit for
+bit, so a loaded model computes exactly what the saved one did.
+"""
+import json
+import zipfile
+
+import numpy as np
+
+FORMAT_NAME = "countgrid-model"
+FORMAT_VERSION = 1
+_HEADER_KEY = "__countgrid__"
+
+
+def _classes():
+    from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
+                                       GenerativeCountingGridClassifier)
+    from countgrid.counting_grid import CountingGrid
+
+    return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
+                                          CountingGridRegressor,
+                                          GenerativeCountingGridClassifier)}
+
+
+def _encode(value):
+    """JSON-able form of a constructor parameter."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return {"__float__": float(value).hex()}
+    if isinstance(value, (tuple, list)):
+        return {"__seq__": type(value).__name__, "items": [_encode(v) for v in value]}
+    if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+        return {"__dtype__": np.dtype(value).name}
+    if isinstance(value, np.random.Generator):
+        return {"__generator__": type(value.bit_generator).__name__,
+                "state": json.loads(json.dumps(value.bit_generator.state, default=int))}
+    raise TypeError(f"cannot save a parameter of type {type(value).__name__}: {value!r}")
+
+
+def _decode(value):
+    if isinstance(value, dict):
+        if "__float__" in value:
+            return float.fromhex(value["__float__"])
+        if "__seq__" in value:
+            items = [_decode(v) for v in value["items"]]
+            return tuple(items) if value["__seq__"] == "tuple" else items
+        if "__dtype__" in value:
+            return np.dtype(value["__dtype__"]).type
+        if "__generator__" in value:
+            bitgen = getattr(np.random, value["__generator__"])()
+            bitgen.state = value["state"]
+            return np.random.Generator(bitgen)
+        raise ValueError(f"unknown encoded parameter {value!r}")
+    return value
+
+
+def _dump(est, prefix, arrays):
+    meta = {"class": type(est).__name__,
+            "params": {k: _encode(v) for k, v in est.get_params(deep=False).items()},
+            "arrays": {}, "children": {}}
+    for name in est._fitted_arrays:
+        if not hasattr(est, name):
+            continue
+        value = getattr(est, name)
+        arr = np.asarray(value)
+        if arr.dtype.kind == "O":
+            raise TypeError(f"cannot save the object array {name}")
+        arrays[prefix + name] = arr
+        meta["arrays"][name] = "scalar" if np.ndim(value) == 0 and not isinstance(value, np.ndarray) else "array"
+    for name in est._fitted_estimators:
+        if not hasattr(est, name):
+            continue
+        value = getattr(est, name)
+        if isinstance(value, list):
+            meta["children"][name] = [_dump(c, f"{prefix}{name}.{i}/", arrays)
+                                      for i, c in enumerate(value)]
+        else:
+            meta["children"][name] = _dump(value, f"{prefix}{name}/", arrays)
+    return meta
+
+
+def _restore(meta, prefix, arrays, classes):
+    cls = classes.get(meta.get("class"))
+    if cls is None:
+        raise ValueError(f"unknown estimator class {meta.get('class')!r} in the file")
+    est = cls(**{k: _decode(v) for k, v in meta["params"].items()})
+    for name, kind in meta["arrays"].items():
+        key = prefix + name
+        if key not in arrays:
+            raise ValueError(f"the file lacks the array {key!r}")
+        arr = arrays[key]
+        setattr(est, name, arr.item() if kind == "scalar" else arr)
+    for name, child in meta["children"].items():
+        if isinstance(child, list):
+            value = [_restore(c, f"{prefix}{name}.{i}/", arrays, classes)
+                     for i, c in enumerate(child)]
+        else:
+            value = _restore(child, f"{prefix}{name}/", arrays, classes)
+        setattr(est, name, value)
+    return est
+
+
+def save(estimator, path):
+    """Save a countgrid estimator to ``path`` (a ``.npz`` file, no pickle)."""
+    from countgrid._version import __version__
+
+    if type(estimator).__name__ not in _classes():
+        raise TypeError(f"cannot save objects of type {type(estimator).__name__}")
+    arrays = {}
+    meta = _dump(estimator, "", arrays)
+    header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+              "countgrid_version": __version__, "model": meta}
+    if _HEADER_KEY in arrays:
+        raise ValueError(f"reserved key {_HEADER_KEY}")
+    arrays[_HEADER_KEY] = np.array(json.dumps(header))
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+def load(path):
+    """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
+
+    Raises
+    ------
+    ValueError
+        If the file is not a countgrid model, is corrupt, or was written by a
+        newer format version.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files") or _HEADER_KEY not in data.files:
+                raise ValueError(f"{path!s} is not a countgrid model file")
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+        raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
+    except ValueError as exc:
+        if "not a countgrid model" in str(exc):
+            raise
+        raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
+    try:
+        header = json.loads(str(arrays.pop(_HEADER_KEY)))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path!s} has a corrupt countgrid header") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise ValueError(f"{path!s} is not a countgrid model file")
+    version = header.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
+        raise ValueError(f"{path!s} has format version {version!r}; this countgrid reads "
+                         f"versions 1 to {FORMAT_VERSION}")
+    try:
+        return _restore(header["model"], "", arrays, _classes())
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path!s} has a corrupt countgrid header: {exc}") from exc
