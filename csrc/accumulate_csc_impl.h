@@ -21,16 +21,16 @@ int CG_FN2(cg_accumulate_csc)(int64_t n_features, const INDEX *indptr, const IND
     for (z = 0; z < n_features; z++) {
         REAL *CG_RESTRICT nz = n + z * ld_n;
         int64_t p = (int64_t)cursor[z];
-        const int64_t col_end = (int64_t)indptr[z + 1];
-        int64_t end = p, k;
-        if (p < (int64_t)indptr[z] || col_end > nnz || p > col_end) {
-            #pragma omp atomic write
-            bad = 1;
-            continue;
-        }
-        while (end < col_end && (int64_t)indices[end] < row_end)
+        const int64_t col_start = (int64_t)indptr[z], col_end = (int64_t)indptr[z + 1];
+        int64_t end = p, k, prev = row_start;
+        int ok = col_start >= 0 && p >= col_start && p <= col_end && col_end <= nnz;
+        /* the rows of the block must be sorted and inside [row_start, row_end) */
+        while (ok && end < col_end && (int64_t)indices[end] < row_end) {
+            ok = (int64_t)indices[end] >= prev;
+            prev = (int64_t)indices[end];
             end++;
-        if (end > p && (int64_t)indices[p] < row_start) {
+        }
+        if (!ok) {
             #pragma omp atomic write
             bad = 1;
             continue;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "countgrid/countgrid.h"
 
 #ifdef _OPENMP
@@ -22,6 +23,10 @@
 #define CG_CAT2(a, b) CG_CAT2_(a, b)
 #define CG_CAT3_(a, b, c) a##b##c
 #define CG_CAT3(a, b, c) CG_CAT3_(a, b, c)
+
+/* Windows up to this width are summed directly (w passes); wider ones by
+ * blocked prefix/suffix sums, O(1) work per cell whatever the width. */
+#define CG_BOX_DIRECT_MAX 16
 
 /* The thread count handed to `num_threads(...)` clauses. */
 static inline int cg_resolve_threads(int num_threads)

@@ -2,10 +2,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include "cg_internal.h"
+#include "cg_math.h"
 
 #define REAL float
 #define SUF f32
-#define EXP expf
 #include "posterior_impl.h"
 #define INDEX int32_t
 #define ISUF i32
@@ -19,11 +19,9 @@
 #undef ISUF
 #undef REAL
 #undef SUF
-#undef EXP
 
 #define REAL double
 #define SUF f64
-#define EXP exp
 #include "posterior_impl.h"
 #define INDEX int32_t
 #define ISUF i32
@@ -37,4 +35,3 @@
 #undef ISUF
 #undef REAL
 #undef SUF
-#undef EXP

@@ -7,36 +7,28 @@ static void CG_FN(cg_posterior_row)(REAL *CG_RESTRICT row, int64_t L,
                                     double *loglik)
 {
     int64_t k;
-    REAL m = -INFINITY;
-    double s = 0.0;
+    const REAL m = CG_FN(cg_max)(row, L);
+    double s;
     REAL inv;
-    for (k = 0; k < L; k++)
-        m = row[k] > m ? row[k] : m;
     if (!(m > -INFINITY)) {
         /* every position impossible (or NaN): fall back to the prior */
         for (k = 0; k < L; k++)
-            row[k] = log_prior ? EXP(log_prior[k]) : (REAL)(1.0 / (double)L);
+            row[k] = log_prior ? CG_FN(cg_exp)(log_prior[k]) : (REAL)(1.0 / (double)L);
         *loglik = -INFINITY;
         return;
     }
-    for (k = 0; k < L; k++) {
-        REAL e = EXP(row[k] - m);
-        row[k] = e;
-        s += (double)e;
-    }
+    for (k = 0; k < L; k++)
+        row[k] = CG_FN(cg_exp)(row[k] - m);
+    s = CG_FN(cg_sum)(row, L);
     *loglik = (double)m + log(s) - (log_prior ? 0.0 : log((double)L));
     inv = (REAL)(1.0 / s);
     for (k = 0; k < L; k++)
         row[k] *= inv;
     if (floor > 0.0) {
         const REAL f = (REAL)floor;
-        double s2 = 0.0;
-        for (k = 0; k < L; k++) {
-            REAL v = row[k] < f ? f : row[k];
-            row[k] = v;
-            s2 += (double)v;
-        }
-        inv = (REAL)(1.0 / s2);
+        for (k = 0; k < L; k++)
+            row[k] = row[k] < f ? f : row[k];
+        inv = (REAL)(1.0 / CG_FN(cg_sum)(row, L));
         for (k = 0; k < L; k++)
             row[k] *= inv;
     }

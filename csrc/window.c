@@ -2,10 +2,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include "cg_internal.h"
+#include "cg_math.h"
 
 #define REAL float
 #define SUF f32
-#define LOG logf
+#define LOG cg_log_f32
 #include "box_impl.h"
 #include "window_impl.h"
 #undef REAL
@@ -14,7 +15,7 @@
 
 #define REAL double
 #define SUF f64
-#define LOG log
+#define LOG cg_log_f64
 #include "box_impl.h"
 #include "window_impl.h"
 #undef REAL

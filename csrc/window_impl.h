@@ -64,8 +64,8 @@ int CG_FN(cg_histograms)(int ndim, const int64_t *extent, const int64_t *window,
         }
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
-            REAL *hz = h + z * ld_h;
-            REAL *lz = logh + z * ld_logh;
+            REAL *CG_RESTRICT hz = h + z * ld_h;
+            REAL *CG_RESTRICT lz = logh + z * ld_logh;
             if (scratch == NULL)
                 continue;
             CG_FN(cg_box_grid)(ndim, extent, window, 0, (REAL)(1.0 / (double)wvol), L,
