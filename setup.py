@@ -20,7 +20,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/openmp_info.c"]
+C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/runtime.c"]
 INCLUDE_DIRS = ["src/countgrid/include", "csrc"]
 DEPENDS = sorted(glob.glob("csrc/*.h")) + ["src/countgrid/include/countgrid/countgrid.h",
                                           "src/countgrid/_ckernels.pxd"]

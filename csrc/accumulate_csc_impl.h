@@ -9,6 +9,7 @@ int CG_FN2(cg_accumulate_csc)(int64_t n_features, const INDEX *indptr, const IND
 {
     int64_t z;
     int bad = 0;
+    const CG_CAT3(cg_rowops, _, SUF) ops = CG_CAT3(cg_get_rowops, _, SUF)();
     if (n_features < 0 || nnz < 0 || row_start < 0 || row_end < row_start || L < 1
         || ld_q < L || ld_n < L)
         return CG_ERR_ARGUMENT;
@@ -22,7 +23,7 @@ int CG_FN2(cg_accumulate_csc)(int64_t n_features, const INDEX *indptr, const IND
         REAL *CG_RESTRICT nz = n + z * ld_n;
         int64_t p = (int64_t)cursor[z];
         const int64_t col_start = (int64_t)indptr[z], col_end = (int64_t)indptr[z + 1];
-        int64_t end = p, k, prev = row_start;
+        int64_t end = p, prev = row_start;
         int ok = col_start >= 0 && p >= col_start && p <= col_end && col_end <= nnz;
         /* the rows of the block must be sorted and inside [row_start, row_end) */
         while (ok && end < col_end && (int64_t)indices[end] < row_end) {
@@ -42,14 +43,12 @@ int CG_FN2(cg_accumulate_csc)(int64_t n_features, const INDEX *indptr, const IND
             const REAL *CG_RESTRICT q1 = q + ((int64_t)indices[p + 1] - row_start) * ld_q;
             const REAL *CG_RESTRICT q2 = q + ((int64_t)indices[p + 2] - row_start) * ld_q;
             const REAL *CG_RESTRICT q3 = q + ((int64_t)indices[p + 3] - row_start) * ld_q;
-            for (k = 0; k < L; k++)
-                nz[k] += c0 * q0[k] + c1 * q1[k] + c2 * q2[k] + c3 * q3[k];
+            ops.axpy4(nz, q0, q1, q2, q3, c0, c1, c2, c3, L);
         }
         for (; p < end; p++) {
             const REAL c = data[p];
             const REAL *CG_RESTRICT qr = q + ((int64_t)indices[p] - row_start) * ld_q;
-            for (k = 0; k < L; k++)
-                nz[k] += c * qr[k];
+            ops.axpy1(nz, qr, c, L);
         }
     }
     return bad ? CG_ERR_INDEX : CG_OK;

@@ -28,6 +28,25 @@
  * blocked prefix/suffix sums, O(1) work per cell whatever the width. */
 #define CG_BOX_DIRECT_MAX 16
 
+/* Run-time instruction-set dispatch for the row kernels (rowops.h). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CG_NO_DISPATCH) \
+    && (defined(__clang__) || __GNUC__ >= 8)
+#define CG_X86_DISPATCH 1
+#if defined(__clang__)
+#define CG_ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define CG_ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"), min_vector_width(512)))
+#else
+#define CG_ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define CG_ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,prefer-vector-width=512")))
+#endif
+#else
+#define CG_X86_DISPATCH 0
+#endif
+
+/* 0 = baseline, 1 = AVX2+FMA, 2 = AVX-512: the best level the CPU supports,
+ * capped by the environment variable COUNTGRID_SIMD (baseline|avx2|avx512). */
+int cg_simd_level(void);
+
 /* The thread count handed to `num_threads(...)` clauses. */
 static inline int cg_resolve_threads(int num_threads)
 {

@@ -2,10 +2,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include "cg_internal.h"
-#include "cg_math.h"
 
 #define REAL float
 #define SUF f32
+#include "rowops.h"
 #include "posterior_impl.h"
 #define INDEX int32_t
 #define ISUF i32
@@ -22,6 +22,7 @@
 
 #define REAL double
 #define SUF f64
+#include "rowops.h"
 #include "posterior_impl.h"
 #define INDEX int32_t
 #define ISUF i32

@@ -11,6 +11,7 @@ int CG_FN2(cg_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
 {
     int64_t t;
     int bad = 0;
+    const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
     if (n_rows < 0 || nnz < 0 || n_features < 0 || L < 1 || ld_q < L || ld_logh < L
         || !(floor >= 0.0) || floor * (double)L >= 1.0)
         return CG_ERR_ARGUMENT;
@@ -51,8 +52,7 @@ int CG_FN2(cg_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
             r1 = logh + z1 * ld_logh;
             r2 = logh + z2 * ld_logh;
             r3 = logh + z3 * ld_logh;
-            for (k = 0; k < L; k++)
-                row[k] += c0 * r0[k] + c1 * r1[k] + c2 * r2[k] + c3 * r3[k];
+            ops.axpy4(row, r0, r1, r2, r3, c0, c1, c2, c3, L);
         }
         for (; p < end; p++) {
             const int64_t z = (int64_t)indices[p];
@@ -64,10 +64,9 @@ int CG_FN2(cg_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
                 break;
             }
             r = logh + z * ld_logh;
-            for (k = 0; k < L; k++)
-                row[k] += c * r[k];
+            ops.axpy1(row, r, c, L);
         }
-        CG_FN(cg_posterior_row)(row, L, log_prior, floor, loglik + t);
+        ops.posterior(row, L, log_prior, floor, loglik + t);
     }
     return bad ? CG_ERR_INDEX : CG_OK;
 }

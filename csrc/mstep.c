@@ -6,6 +6,7 @@
 #define REAL float
 #define SUF f32
 #include "box_impl.h"
+#include "rowops.h"
 #include "mstep_impl.h"
 #define INDEX int32_t
 #define ISUF i32
@@ -23,6 +24,7 @@
 #define REAL double
 #define SUF f64
 #include "box_impl.h"
+#include "rowops.h"
 #include "mstep_impl.h"
 #define INDEX int32_t
 #define ISUF i32

@@ -45,6 +45,7 @@ int CG_FN(cg_histograms)(int ndim, const int64_t *extent, const int64_t *window,
     int64_t L, wvol, scratch_len;
     int status = cg_check_grid(ndim, extent, window, &L, &wvol);
     int failed = 0;
+    const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
     if (status != CG_OK)
         return status;
     if (n_features < 0 || ld_pi < L || ld_h < L || ld_logh < L)
@@ -57,7 +58,7 @@ int CG_FN(cg_histograms)(int ndim, const int64_t *extent, const int64_t *window,
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
         REAL *scratch = (REAL *)malloc((size_t)scratch_len * sizeof(REAL));
-        int64_t z, k;
+        int64_t z;
         if (scratch == NULL) {
             #pragma omp atomic write
             failed = 1;
@@ -70,8 +71,7 @@ int CG_FN(cg_histograms)(int ndim, const int64_t *extent, const int64_t *window,
                 continue;
             CG_FN(cg_box_grid)(ndim, extent, window, 0, (REAL)(1.0 / (double)wvol), L,
                                pi + z * ld_pi, hz, scratch);
-            for (k = 0; k < L; k++)
-                lz[k] = LOG(hz[k]);
+            ops.log(lz, hz, L);
         }
         free(scratch);
     }

@@ -77,3 +77,4 @@ cdef extern from "countgrid/countgrid.h" nogil:
                      double rho, double alpha, int num_threads)
     int cg_openmp_enabled()
     int cg_max_threads()
+    const char *cg_simd_name()

@@ -60,7 +60,7 @@ class Corpus:
                                q, loglik, num_threads)
         else:
             out = q[: t1 - t0]
-            np.matmul(self.X[t0:t1], self._dense_logh(logh).T, out=out)
+            np.matmul(self.X[t0:t1], self._dense_logh(logh), out=out)
             _kernels.posterior(out, log_prior, floor, loglik, num_threads)
 
     def accumulate(self, t0, t1, q, n, cursor, num_threads):

@@ -27,6 +27,11 @@ def max_threads():
     return cg_max_threads()
 
 
+def simd_name():
+    """Instruction set of the row kernels: "baseline", "avx2" or "avx512"."""
+    return cg_simd_name().decode("ascii")
+
+
 abi_version = CG_ABI_VERSION
 max_dim = CG_MAX_DIM
 

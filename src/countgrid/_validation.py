@@ -10,6 +10,8 @@ _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def check_dtype(dtype, name="dtype"):
     """The working float dtype (float32 or float64)."""
+    if dtype is None:
+        raise TypeError(f"{name} must be numpy.float32 or numpy.float64, got None")
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
@@ -93,11 +95,14 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
             raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        if X.format in ("csr", "csc"):
+            # scipy converts without checking indices: check in the given orientation
+            _check_compressed_structure(X, name)
         try:
             X = sp.csr_matrix(X)
         except Exception as exc:  # scipy raises assorted errors on corrupt input
             raise ValueError(f"{name} is not a valid sparse matrix: {exc}") from exc
-        _check_csr_structure(X, name)
+        _check_compressed_structure(X, name)
         Xc = sp.csr_matrix((X.data.astype(dtype, copy=True), X.indices.copy(), X.indptr.copy()),
                            shape=X.shape)
         _check_values(Xc.data, name)
@@ -134,21 +139,20 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
     return X, is_sparse
 
 
-def _check_csr_structure(X, name):
-    """Catch corrupt CSR arrays before any kernel sees them."""
-    n, m = X.shape
-    indptr, indices = X.indptr, X.indices
-    if indptr.ndim != 1 or indptr.shape[0] != n + 1:
-        raise ValueError(f"{name} is a corrupt sparse matrix: indptr has length "
-                         f"{indptr.shape[0]}, expected {n + 1}")
+def _check_compressed_structure(X, name):
+    """Catch corrupt CSR/CSC arrays before scipy or any kernel sees them."""
+    n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    what = f"{name} is a corrupt sparse matrix"
+    if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+        raise ValueError(f"{what}: indptr has length {indptr.shape[0]}, expected {n_major + 1}")
     if indptr[0] != 0 or (np.diff(indptr) < 0).any():
-        raise ValueError(f"{name} is a corrupt sparse matrix: indptr is not non-decreasing from 0")
+        raise ValueError(f"{what}: indptr is not non-decreasing from 0")
     nnz = int(indptr[-1])
-    if indices.shape[0] < nnz or X.data.shape[0] < nnz:
-        raise ValueError(f"{name} is a corrupt sparse matrix: indptr points past the "
-                         "end of indices/data")
-    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= m):
-        raise ValueError(f"{name} is a corrupt sparse matrix: column indices outside [0, {m})")
+    if indices.shape[0] < nnz or np.asarray(X.data).shape[0] < nnz:
+        raise ValueError(f"{what}: indptr points past the end of indices/data")
+    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= n_minor):
+        raise ValueError(f"{what}: indices outside [0, {n_minor})")
     if indices.shape[0] != nnz or X.data.shape[0] != nnz:
         X.indices = indices[:nnz]
         X.data = X.data[:nnz]

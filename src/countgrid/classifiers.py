@@ -150,6 +150,7 @@ class CountingGridClassifier(_EmbeddingReadout):
 
     def predict(self, X):
         """Most probable class of each document."""
+        check_is_fitted(self, "grid_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def score(self, X, y):
@@ -264,6 +265,7 @@ class GenerativeCountingGridClassifier(_GridEstimator):
 
     def predict(self, X):
         """Class with the largest likelihood."""
+        check_is_fitted(self, "grids_")
         return self.classes_[np.argmax(self.class_log_likelihoods(X), axis=1)]
 
     def score(self, X, y):

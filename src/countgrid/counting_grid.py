@@ -123,6 +123,8 @@ class CountingGrid(BaseEstimator):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (1 if name == "n_iter" else 0):
                 raise ValueError(f"{name} must be an int >= {1 if name == 'n_iter' else 0}, got {v!r}")
+        if not isinstance(self.learn_prior, (bool, np.bool_)):
+            raise TypeError(f"learn_prior must be a bool, got {self.learn_prior!r}")
         if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
             raise ValueError(f"tol must be a finite float >= 0, got {self.tol!r}")
         schedule = []

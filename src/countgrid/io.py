@@ -7,6 +7,7 @@ bit, so a loaded model computes exactly what the saved one did.
 """
 import json
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -133,11 +134,15 @@ def load(path):
         newer format version.
     """
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files") or _HEADER_KEY not in data.files:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path!s} is not a countgrid model file")
+        with data:
+            if _HEADER_KEY not in data.files:
                 raise ValueError(f"{path!s} is not a countgrid model file")
             arrays = {k: data[k] for k in data.files}
-    except (OSError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+    except (OSError, zipfile.BadZipFile, EOFError, KeyError, zlib.error, NotImplementedError,
+            TypeError) as exc:
         raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
     except ValueError as exc:
         if "not a countgrid model" in str(exc):

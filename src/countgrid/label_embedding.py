@@ -90,10 +90,13 @@ def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, n
         if y.ndim != 1:
             raise ValueError(f"discrete labels must be 1-D, got shape {y.shape}")
         classes = np.unique(y) if classes is None else np.asarray(classes)
-        idx = np.searchsorted(classes, y)
-        idx[idx >= len(classes)] = 0
-        if not np.array_equal(classes[idx], y):
-            raise ValueError("y contains labels that are not in classes")
+        position = {c: i for i, c in enumerate(classes.tolist())}
+        if len(position) != len(classes):
+            raise ValueError("classes contains duplicates")
+        try:
+            idx = np.array([position[v] for v in y.tolist()], dtype=np.int64)
+        except KeyError as exc:
+            raise ValueError(f"y contains the label {exc.args[0]!r}, which is not in classes") from None
         onehot = np.zeros((len(classes), Q.shape[0]))
         onehot[idx, np.arange(Q.shape[0])] = 1.0
         M = onehot @ Q

@@ -143,6 +143,11 @@ int cg_mstep_f64(int ndim, const int64_t *extent, const int64_t *window,
 int cg_openmp_enabled(void);
 /* Threads a parallel region would use for num_threads <= 0. */
 int cg_max_threads(void);
+/* Instruction set the row kernels use: "baseline", "avx2" or "avx512".
+ * Chosen at run time from the CPU, capped by the environment variable
+ * COUNTGRID_SIMD (baseline|avx2|avx512).  Results are bit-identical for a
+ * given instruction set, whatever the thread count. */
+const char *cg_simd_name(void);
 
 #ifdef __cplusplus
 }

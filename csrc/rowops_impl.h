@@ -1,0 +1,69 @@
+/* Row kernels of the E- and M-steps, compiled once per (REAL, instruction
+ * set).  Requires REAL, SUF, ISA (a name suffix) and CG_ISA_ATTR (a function
+ * attribute selecting the instruction set, or nothing), and CG_FN. */
+#define CG_RFN(name) CG_CAT3(name, _, CG_CAT3(SUF, _, ISA))
+
+/* row += c0 r0 + c1 r1 + c2 r2 + c3 r3 */
+static CG_ISA_ATTR void CG_RFN(cg_row_axpy4)(REAL *CG_RESTRICT row, const REAL *CG_RESTRICT r0,
+                                              const REAL *CG_RESTRICT r1, const REAL *CG_RESTRICT r2,
+                                              const REAL *CG_RESTRICT r3, REAL c0, REAL c1, REAL c2,
+                                              REAL c3, int64_t L)
+{
+    int64_t k;
+    for (k = 0; k < L; k++)
+        row[k] += c0 * r0[k] + c1 * r1[k] + c2 * r2[k] + c3 * r3[k];
+}
+
+/* row += c r */
+static CG_ISA_ATTR void CG_RFN(cg_row_axpy1)(REAL *CG_RESTRICT row, const REAL *CG_RESTRICT r,
+                                              REAL c, int64_t L)
+{
+    int64_t k;
+    for (k = 0; k < L; k++)
+        row[k] += c * r[k];
+}
+
+/* out = log(in) */
+static CG_ISA_ATTR void CG_RFN(cg_row_log)(REAL *CG_RESTRICT out, const REAL *CG_RESTRICT in,
+                                            int64_t L)
+{
+    int64_t k;
+    for (k = 0; k < L; k++)
+        out[k] = CG_FN(cg_log)(in[k]);
+}
+
+/* Fused max / exp / normalise / floor of one row of log-scores, and the exact
+ * log-likelihood of the row (see cg_posterior in countgrid.h). */
+static CG_ISA_ATTR void CG_RFN(cg_row_posterior)(REAL *CG_RESTRICT row, int64_t L,
+                                                  const REAL *CG_RESTRICT log_prior, double floor,
+                                                  double *loglik)
+{
+    int64_t k;
+    const REAL m = CG_FN(cg_max)(row, L);
+    double s;
+    REAL inv;
+    if (!(m > -INFINITY)) {
+        /* every position impossible (or NaN): fall back to the prior */
+        for (k = 0; k < L; k++)
+            row[k] = log_prior ? CG_FN(cg_exp)(log_prior[k]) : (REAL)(1.0 / (double)L);
+        *loglik = -INFINITY;
+        return;
+    }
+    for (k = 0; k < L; k++)
+        row[k] = CG_FN(cg_exp)(row[k] - m);
+    s = CG_FN(cg_sum)(row, L);
+    *loglik = (double)m + log(s) - (log_prior ? 0.0 : log((double)L));
+    inv = (REAL)(1.0 / s);
+    for (k = 0; k < L; k++)
+        row[k] *= inv;
+    if (floor > 0.0) {
+        const REAL f = (REAL)floor;
+        for (k = 0; k < L; k++)
+            row[k] = row[k] < f ? f : row[k];
+        inv = (REAL)(1.0 / CG_FN(cg_sum)(row, L));
+        for (k = 0; k < L; k++)
+            row[k] *= inv;
+    }
+}
+
+#undef CG_RFN

@@ -1,0 +1,347 @@
+"""save / load round trips (npz without pickle) and rejection of bad files."""
+import json
+import os
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import countgrid  # noqa: E402
+from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
+                       GenerativeCountingGridClassifier)
+from _synthetic import draw_corpus, true_grid  # noqa: E402
+
+EXTENT, WINDOW = (6, 6), (3, 3)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    pi = true_grid(EXTENT, 15, rng)
+    X, pos = draw_corpus(pi, WINDOW, 60, 30, rng)
+    return X, pos
+
+
+def _fitted_state(est):
+    """All fitted attributes, recursively: {name: value}."""
+    out = {}
+    for name, value in vars(est).items():
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        if isinstance(value, list) and value and hasattr(value[0], "get_params"):
+            for i, child in enumerate(value):
+                for k, v in _fitted_state(child).items():
+                    out[f"{name}.{i}/{k}"] = v
+        elif hasattr(value, "get_params"):
+            for k, v in _fitted_state(value).items():
+                out[f"{name}/{k}"] = v
+        else:
+            out[name] = value
+    return out
+
+
+def _assert_same_fitted(a, b):
+    sa, sb = _fitted_state(a), _fitted_state(b)
+    assert sorted(sa) == sorted(sb)
+    assert sa, "nothing fitted?"
+    for k in sa:
+        va, vb = sa[k], sb[k]
+        if isinstance(va, np.ndarray):
+            assert isinstance(vb, np.ndarray), k
+            assert va.dtype == vb.dtype, (k, va.dtype, vb.dtype)
+            assert va.shape == vb.shape, k
+            assert np.array_equal(va, vb), k
+        else:
+            assert type(va) is type(vb), (k, type(va), type(vb))
+            assert va == vb, k
+
+
+def _assert_same_params(a, b):
+    pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+    assert sorted(pa) == sorted(pb)
+    for k in pa:
+        if k == "random_state" and isinstance(pa[k], np.random.Generator):
+            continue
+        assert pa[k] == pb[k], (k, pa[k], pb[k])
+        assert type(pa[k]) is type(pb[k]), (k, type(pa[k]), type(pb[k]))
+
+
+def _roundtrip(est, tmp_path, name="model.npz"):
+    path = tmp_path / name
+    est.save(path)
+    # plain numpy can read it without pickle
+    with np.load(path, allow_pickle=False) as f:
+        assert "__countgrid__" in f.files
+        header = json.loads(str(f["__countgrid__"]))
+        assert header["format_version"] == 1
+        for k in f.files:
+            assert f[k].dtype != object
+    loaded = countgrid.load(path)
+    assert type(loaded) is type(est)
+    _assert_same_params(est, loaded)
+    _assert_same_fitted(est, loaded)
+    return loaded
+
+
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(learn_prior=True),
+    dict(window_schedule=[(4, 4)]),
+    dict(window_schedule=[((5, 5), 2), (4, 4)], learn_prior=True),
+    dict(dtype=np.float32),
+    dict(dtype=np.float32, learn_prior=True, pseudocount=0.05, posterior_floor=0.0),
+    dict(extent=[6, 6], window=[3, 3], tol=0.0, min_iter=0, num_threads=-1),
+])
+def test_counting_grid_roundtrip(tmp_path, data, kw):
+    X, _ = data
+    params = dict(extent=EXTENT, window=WINDOW, n_iter=5, random_state=0, num_threads=1)
+    params.update(kw)
+    cg = CountingGrid(**params).fit(X)
+    loaded = _roundtrip(cg, tmp_path)
+    assert loaded.pi_.dtype == cg.pi_.dtype
+    assert hasattr(loaded, "prior_") == bool(params.get("learn_prior"))
+    assert np.array_equal(loaded.transform(X), cg.transform(X))
+    assert np.array_equal(loaded.score_samples(X), cg.score_samples(X))
+    assert np.array_equal(loaded.positions(X), cg.positions(X))
+    # the loaded model can be refitted and gives the same model as the original
+    assert np.array_equal(loaded.fit(X).pi_, CountingGrid(**params).fit(X).pi_)
+
+
+def test_counting_grid_generator_random_state(tmp_path, data):
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=3, num_threads=1,
+                      random_state=np.random.default_rng(5)).fit(X)
+    loaded = _roundtrip(cg, tmp_path)
+    assert isinstance(loaded.random_state, np.random.Generator)
+    assert loaded.random_state.bit_generator.state == cg.random_state.bit_generator.state
+    assert np.array_equal(loaded.transform(X), cg.transform(X))
+
+
+def test_unfitted_roundtrip(tmp_path):
+    cg = CountingGrid((5, 4), (2, 2), n_iter=7, dtype=np.float32)
+    loaded = countgrid.load(_save(cg, tmp_path))
+    _assert_same_params(cg, loaded)
+    assert not hasattr(loaded, "pi_")
+
+
+def _save(est, tmp_path, name="m.npz"):
+    path = tmp_path / name
+    est.save(path)
+    return path
+
+
+@pytest.mark.parametrize("labels", ["int", "str", "object"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_classifier_roundtrip(tmp_path, data, labels, dtype):
+    X, pos = data
+    y = (pos[:, 0] < 3).astype(int)
+    if labels == "str":
+        y = np.where(y == 1, "north", "south")
+    elif labels == "object":
+        y = np.array(["north" if v else "south" for v in y], dtype=object)
+    clf = CountingGridClassifier(EXTENT, WINDOW, n_iter=5, random_state=0, num_threads=1,
+                                 dtype=dtype).fit(X, y)
+    loaded = _roundtrip(clf, tmp_path)
+    assert np.array_equal(loaded.predict(X), clf.predict(X))
+    assert np.array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert loaded.classes_.dtype == clf.classes_.dtype
+    assert loaded.grid_.pi_.dtype == dtype
+
+
+def test_regressor_roundtrip(tmp_path, data):
+    X, pos = data
+    y = np.cos(2 * np.pi * pos[:, 0] / 6) + 0.1 * pos[:, 1]
+    reg = CountingGridRegressor(EXTENT, WINDOW, n_iter=5, random_state=0, num_threads=1,
+                                learn_prior=True).fit(X, y)
+    loaded = _roundtrip(reg, tmp_path)
+    assert np.array_equal(loaded.predict(X), reg.predict(X))
+    assert loaded.score(X, y) == reg.score(X, y)
+
+
+@pytest.mark.parametrize("labels", ["int", "str"])
+def test_generative_classifier_roundtrip(tmp_path, data, labels):
+    X, pos = data
+    y = np.array([0, 1, 2])[pos[:, 0] % 3]
+    if labels == "str":
+        y = np.array(["a", "bb", "ccc"])[y]
+    gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=4, random_state=3,
+                                           num_threads=1).fit(X, y)
+    loaded = _roundtrip(gen, tmp_path)
+    assert len(loaded.grids_) == 3
+    assert np.array_equal(loaded.class_log_likelihoods(X), gen.class_log_likelihoods(X))
+    assert np.array_equal(loaded.predict(X), gen.predict(X))
+    assert np.array_equal(loaded.predict_proba(X), gen.predict_proba(X))
+
+
+def test_save_does_not_pickle_and_path_types(tmp_path, data):
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, random_state=0, num_threads=1).fit(X)
+    p = tmp_path / "x.npz"
+    cg.save(str(p))
+    assert zipfile.is_zipfile(p)
+    with zipfile.ZipFile(p) as z:
+        for name in z.namelist():
+            assert name.endswith(".npy")
+    a = countgrid.load(str(p))
+    b = countgrid.load(p)
+    assert np.array_equal(a.pi_, b.pi_)
+
+
+def test_save_rejects_foreign_objects(tmp_path):
+    from countgrid.io import save
+
+    with pytest.raises(TypeError):
+        save(object(), tmp_path / "x.npz")
+
+
+# -------------------------------------------------------------- bad files
+@pytest.fixture
+def good_file(tmp_path, data):
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, random_state=0, num_threads=1).fit(X)
+    return _save(cg, tmp_path, "good.npz")
+
+
+def test_load_non_countgrid_npz(tmp_path):
+    p = tmp_path / "other.npz"
+    np.savez(p, a=np.arange(3), b=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="countgrid"):
+        countgrid.load(p)
+
+
+def test_load_npy_file(tmp_path):
+    p = tmp_path / "arr.npy"
+    np.save(p, np.arange(4))
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_load_text_file(tmp_path):
+    p = tmp_path / "notes.npz"
+    p.write_text("this is not a model\n" * 10)
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_load_empty_file(tmp_path):
+    p = tmp_path / "empty.npz"
+    p.write_bytes(b"")
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9, 0.99])
+def test_load_truncated_file(good_file, tmp_path, fraction):
+    raw = good_file.read_bytes()
+    p = tmp_path / "trunc.npz"
+    p.write_bytes(raw[: int(len(raw) * fraction)])
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def _rewrite_header(path, out, change):
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    header = json.loads(str(arrays["__countgrid__"]))
+    change(header)
+    arrays["__countgrid__"] = np.array(json.dumps(header))
+    np.savez_compressed(out, **arrays)
+    return out
+
+
+def test_load_rewritten_header_still_loads(good_file, tmp_path):
+    """Control for the tests below: rewriting the header unchanged keeps it loadable."""
+    p = _rewrite_header(good_file, tmp_path / "same.npz", lambda h: None)
+    assert np.array_equal(countgrid.load(p).pi_, countgrid.load(good_file).pi_)
+
+
+@pytest.mark.parametrize("change", [
+    lambda h: h.__setitem__("format_version", 2),
+    lambda h: h.__setitem__("format_version", 999),
+    lambda h: h.__setitem__("format_version", "1"),
+    lambda h: h.__setitem__("format_version", 0),
+    lambda h: h.__setitem__("format", "something-else"),
+    lambda h: h["model"].__setitem__("class", "os.system"),
+    lambda h: h["model"]["params"].__setitem__("no_such_param", 1),
+    lambda h: h["model"]["arrays"].__setitem__("missing_", "array"),
+    lambda h: h.pop("model"),
+], ids=["future2", "future999", "version_str", "version0", "format", "class", "param",
+        "array", "no_model"])
+def test_load_bad_header(good_file, tmp_path, change):
+    p = _rewrite_header(good_file, tmp_path / "bad.npz", change)
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_load_header_not_json(good_file, tmp_path):
+    with np.load(good_file, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["__countgrid__"] = np.array("{not json")
+    p = tmp_path / "bad.npz"
+    np.savez(p, **arrays)
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def _member_data_offset(raw, info):
+    # local file header: 30 bytes + file name + extra field
+    off = info.header_offset
+    assert raw[off:off + 4] == b"PK\x03\x04"
+    n_name = int.from_bytes(raw[off + 26:off + 28], "little")
+    n_extra = int.from_bytes(raw[off + 28:off + 30], "little")
+    return off + 30 + n_name + n_extra
+
+
+def test_load_corrupt_compressed_stream(good_file, tmp_path):
+    """A flipped byte inside a deflate stream is a corrupt file: ValueError
+    (not zlib.error)."""
+    raw = bytearray(good_file.read_bytes())
+    with zipfile.ZipFile(good_file) as z:
+        info = z.getinfo("pi_.npy")
+    assert info.compress_type == zipfile.ZIP_DEFLATED
+    start = _member_data_offset(bytes(raw), info)
+    raw[start:start + 4] = b"\xff\xff\xff\xff"  # reserved deflate block type
+    p = tmp_path / "corrupt.npz"
+    p.write_bytes(bytes(raw))
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_load_corrupt_zip_directory(good_file, tmp_path):
+    """A garbled 'version needed to extract' in the central directory:
+    ValueError (not NotImplementedError)."""
+    raw = bytearray(good_file.read_bytes())
+    pos = raw.find(b"PK\x01\x02")
+    assert pos > 0
+    raw[pos + 6] = 0xFF
+    p = tmp_path / "corrupt.npz"
+    p.write_bytes(bytes(raw))
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_load_random_byte_flips_only_raise_value_error(good_file, tmp_path):
+    """Any single corrupted byte either loads or raises ValueError."""
+    raw = good_file.read_bytes()
+    rng = np.random.default_rng(0)
+    p = tmp_path / "flip.npz"
+    leaked = {}
+    for i in rng.choice(len(raw), size=min(150, len(raw)), replace=False):
+        d = bytearray(raw)
+        d[i] ^= 0xFF
+        p.write_bytes(bytes(d))
+        try:
+            countgrid.load(p)
+        except ValueError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - we record what leaked
+            leaked.setdefault(type(exc).__name__, int(i))
+    assert not leaked, f"non-ValueError exceptions at byte offsets: {leaked}"
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises((ValueError, FileNotFoundError)):
+        countgrid.load(tmp_path / "nope.npz")

@@ -1,0 +1,392 @@
+"""Bad input gives a clear ValueError / TypeError naming the argument, never a crash."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import countgrid
+from countgrid import CountingGrid
+
+EXTENT, WINDOW = (4, 4), (2, 2)
+
+
+def _X(n=20, m=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.0, size=(n, m)).astype(np.float64)
+    X[:, 0] += 1  # no empty documents
+    return sp.csr_matrix(X)
+
+
+def _cg(**kw):
+    base = dict(n_iter=2, tol=0, random_state=0, num_threads=1)
+    base.update(kw)
+    return CountingGrid(EXTENT, WINDOW, **base)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return _cg().fit(_X())
+
+
+METHODS = ["transform", "score_samples", "score", "positions"]
+
+
+# ------------------------------------------------------------------ values
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("value,match", [(-1.0, "non-negative"), (np.nan, "NaN"),
+                                         (np.inf, "infinity"), (-np.inf, "NaN or inf")])
+def test_bad_values_in_fit_and_inference(fitted, sparse, value, match):
+    X = _X().toarray()
+    X[3, 2] = value
+    Xb = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match=match) as exc:
+        _cg().fit(Xb)
+    assert "X" in str(exc.value)
+    for meth in METHODS:
+        with pytest.raises(ValueError, match=match):
+            getattr(fitted, meth)(Xb)
+
+
+@pytest.mark.parametrize("n_features", [7, 9])
+@pytest.mark.parametrize("meth", METHODS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_wrong_n_features(fitted, n_features, meth, sparse):
+    X = np.ones((3, n_features))
+    Xb = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match=r"X has %d features.*8" % n_features):
+        getattr(fitted, meth)(Xb)
+
+
+# ------------------------------------------------------------- grid params
+@pytest.mark.parametrize("extent,window,exc,match", [
+    ((4, 4), (5, 2), ValueError, "larger than the grid extent"),
+    ((3,), (4,), ValueError, "larger than the grid extent"),
+    ((4, 4), (2,), ValueError, "window"),
+    ((4,), (2, 2), ValueError, "window"),
+    ((4, 4, 4), (2, 2), ValueError, "window"),
+    ((4.0, 4), (2, 2), TypeError, "extent"),
+    ((4.5, 4), (2, 2), TypeError, "extent"),
+    ((4, 4), (2.0, 2), TypeError, "window"),
+    ("44", (2, 2), TypeError, "extent"),
+    ((True, 4), (1, 1), TypeError, "extent"),
+    (None, (2, 2), TypeError, "extent"),
+    ((4, 4), None, TypeError, "window"),
+    ((0, 4), (1, 1), ValueError, "extent"),
+    ((-4, 4), (1, 1), ValueError, "extent"),
+    ((4, 4), (0, 2), ValueError, "window"),
+    ((4, 4), (-1, 2), ValueError, "window"),
+    ((), (), ValueError, "extent"),
+])
+def test_bad_grid(extent, window, exc, match):
+    with pytest.raises(exc, match=match):
+        CountingGrid(extent, window, n_iter=1, num_threads=1).fit(_X())
+
+
+def test_int_extent_and_numpy_ints_are_accepted():
+    cg = CountingGrid(6, 3, n_iter=1, num_threads=1, random_state=0).fit(_X())
+    assert cg.pi_.shape == (6, 8)
+    cg = CountingGrid(np.array([4, 4]), (np.int64(2), np.int32(2)), n_iter=1, num_threads=1,
+                      random_state=0).fit(_X())
+    assert cg.pi_.shape == (4, 4, 8)
+
+
+# ------------------------------------------------------------- shapes/types
+@pytest.mark.parametrize("X,exc,match", [
+    (np.zeros((0, 5)), ValueError, "0 samples"),
+    (np.zeros((5, 0)), ValueError, "0 features"),
+    (sp.csr_matrix((0, 5)), ValueError, "0 samples"),
+    (sp.csr_matrix((5, 0)), ValueError, "0 features"),
+    (np.zeros((5, 5)), ValueError, "empty"),
+    (sp.csr_matrix((5, 5)), ValueError, "empty"),
+    (np.array([["a", "b"], ["c", "d"]]), TypeError, "X"),
+    (np.array([[1, 2], [3, 4]], dtype=object), TypeError, "X"),
+    (np.array([[1, 2], [3, None]], dtype=object), TypeError, "X"),
+    (np.array([[1, 2], [3, 4]], dtype=complex), TypeError, "X"),
+    (sp.csr_matrix(np.array([[1, 2], [3, 4]], dtype=complex)), TypeError, "X"),
+    (np.array([1.0, 2.0, 3.0]), ValueError, "2-D"),
+    (np.ones((2, 3, 4)), ValueError, "2-D"),
+    (np.float64(3.0), ValueError, "2-D"),
+    ("abc", TypeError, "X"),
+    (b"abc", TypeError, "X"),
+    ([[1, 2], [3]], TypeError, "X"),
+])
+def test_bad_X_in_fit(X, exc, match):
+    with pytest.raises(exc, match=match):
+        _cg().fit(X)
+
+
+@pytest.mark.parametrize("X,exc", [
+    (np.zeros((0, 8)), ValueError),
+    (np.ones(8), ValueError),
+    (np.ones((2, 8, 1)), ValueError),
+    (np.full((2, 8), "a"), TypeError),
+    (np.ones((2, 8), dtype=complex), TypeError),
+])
+@pytest.mark.parametrize("meth", METHODS)
+def test_bad_X_in_inference(fitted, X, exc, meth):
+    with pytest.raises(exc, match="X"):
+        getattr(fitted, meth)(X)
+
+
+def test_bool_and_int_and_list_inputs_are_counts(fitted):
+    """Non-float real inputs are accepted as counts (results as for floats)."""
+    X = (_X().toarray() > 0)
+    ref = fitted.score_samples(sp.csr_matrix(X.astype(np.float64)))
+    np.testing.assert_allclose(fitted.score_samples(sp.csr_matrix(X)), ref, rtol=1e-12)
+    np.testing.assert_allclose(fitted.score_samples(sp.csr_matrix(X.astype(np.uint8))), ref,
+                               rtol=1e-12)
+    # dense bool / nested lists (these take the dense path)
+    np.testing.assert_allclose(fitted.score_samples(X), ref, rtol=1e-9)
+    np.testing.assert_allclose(fitted.score_samples(X.astype(int).tolist()), ref, rtol=1e-9)
+
+
+# ---------------------------------------------------------- corrupt sparse
+def _corrupt(kind):
+    A = sp.csr_matrix(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1], [1, 1, 0, 0]]))
+    if kind == "index_too_large":
+        A.indices[0] = 4
+    elif kind == "index_huge":
+        A.indices[1] = 10 ** 6
+    elif kind == "index_negative":
+        A.indices[0] = -1
+    elif kind == "indptr_short":
+        A.indptr = A.indptr[:-1].copy()
+    elif kind == "indptr_long":
+        A.indptr = np.append(A.indptr, A.indptr[-1])
+    elif kind == "indptr_decreasing":
+        A.indptr = np.array([0, 3, 2, 6], dtype=A.indptr.dtype)
+    elif kind == "indptr_not_from_zero":
+        A.indptr = A.indptr + 1
+    elif kind == "indptr_past_end":
+        A.indptr[-1] = 100
+    elif kind == "data_short":
+        A.data = A.data[:-1].copy()
+    else:
+        raise AssertionError(kind)
+    return A
+
+
+CORRUPT = ["index_too_large", "index_huge", "index_negative", "indptr_short", "indptr_long",
+           "indptr_decreasing", "indptr_not_from_zero", "indptr_past_end", "data_short"]
+
+
+@pytest.mark.parametrize("kind", CORRUPT)
+def test_corrupt_csr_in_fit(kind):
+    with pytest.raises(ValueError, match="X"):
+        CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1).fit(_corrupt(kind))
+
+
+@pytest.mark.parametrize("kind", CORRUPT)
+@pytest.mark.parametrize("meth", METHODS)
+def test_corrupt_csr_in_inference(kind, meth):
+    A = sp.csr_matrix(np.array([[1.0, 0, 2, 0], [0, 3, 0, 1], [1, 1, 0, 0]]))
+    cg = CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(A)
+    with pytest.raises(ValueError, match="X"):
+        getattr(cg, meth)(_corrupt(kind))
+
+
+_CSC_SCRIPT = textwrap.dedent("""
+    import numpy as np, scipy.sparse as sp
+    from countgrid import CountingGrid
+    A = np.array([[1.0, 0, 2, 0], [0, 3, 0, 1], [1, 1, 0, 0]])
+    B = sp.csc_matrix(A)
+    kind = {kind!r}
+    if kind == "row_index_too_large":
+        B.indices[0] = 100
+    elif kind == "row_index_negative":
+        B.indices[0] = -7
+    elif kind == "indptr_decreasing":
+        B.indptr[1] = B.indptr[2] + 1
+    elif kind == "indptr_short":
+        B.indptr = B.indptr[:-1].copy()
+    try:
+        CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(B)
+        print("RESULT fitted")
+    except ValueError as exc:
+        print("RESULT ValueError", exc)
+""")
+
+
+@pytest.mark.parametrize("kind", ["row_index_too_large", "row_index_negative",
+                                  "indptr_decreasing", "indptr_short"])
+def test_corrupt_csc_raises_instead_of_crashing(kind):
+    """Run in a subprocess: corrupt CSC input must raise ValueError, not
+    segfault (or silently fit on garbage)."""
+    env = dict(os.environ)
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", _CSC_SCRIPT.format(kind=kind)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, f"crashed with return code {proc.returncode}: {proc.stderr[-500:]}"
+    assert "RESULT ValueError" in proc.stdout, proc.stdout
+
+
+# ---------------------------------------------------------------- params
+@pytest.mark.parametrize("dtype,exc", [
+    (np.int32, ValueError), (np.float16, ValueError), (np.longdouble, ValueError),
+    (np.complex128, ValueError), ("foo", TypeError), (3, TypeError), (object, ValueError),
+])
+def test_bad_dtype_param(dtype, exc):
+    with pytest.raises(exc, match="dtype"):
+        _cg(dtype=dtype).fit(_X())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, "float32", "f8", np.dtype("float32")])
+def test_good_dtype_param(dtype):
+    cg = _cg(dtype=dtype).fit(_X())
+    assert cg.pi_.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    (dict(pseudocount=-1.0), ValueError, "pseudocount"),
+    (dict(pseudocount=np.nan), ValueError, "pseudocount"),
+    (dict(pseudocount=np.inf), ValueError, "pseudocount"),
+    (dict(pseudocount="x"), ValueError, "pseudocount"),
+    (dict(pseudocount=None), ValueError, "pseudocount"),
+    (dict(posterior_floor=-1e-3), ValueError, "posterior_floor"),
+    (dict(posterior_floor=1.0 / 16), ValueError, "posterior_floor"),
+    (dict(posterior_floor=0.5), ValueError, "posterior_floor"),
+    (dict(posterior_floor=np.nan), ValueError, "posterior_floor"),
+    (dict(posterior_floor="x"), ValueError, "posterior_floor"),
+    (dict(n_iter=0), ValueError, "n_iter"),
+    (dict(n_iter=-3), ValueError, "n_iter"),
+    (dict(n_iter=1.5), ValueError, "n_iter"),
+    (dict(n_iter=True), ValueError, "n_iter"),
+    (dict(n_iter="10"), ValueError, "n_iter"),
+    (dict(min_iter=-1), ValueError, "min_iter"),
+    (dict(tol=-1e-3), ValueError, "tol"),
+    (dict(tol=np.nan), ValueError, "tol"),
+    (dict(tol=np.inf), ValueError, "tol"),
+    (dict(tol="a"), ValueError, "tol"),
+    (dict(tol=None), ValueError, "tol"),
+    (dict(num_threads=0), ValueError, "num_threads"),
+    (dict(num_threads=1.5), TypeError, "num_threads"),
+    (dict(num_threads="2"), TypeError, "num_threads"),
+    (dict(num_threads=True), TypeError, "num_threads"),
+    (dict(random_state="x"), TypeError, "random_state"),
+    (dict(random_state=1.5), TypeError, "random_state"),
+    (dict(window_schedule=[(5, 5)]), ValueError, "window_schedule"),
+    (dict(window_schedule=[(2,)]), ValueError, "window_schedule"),
+    (dict(window_schedule=[((2, 2), 0)]), ValueError, "window_schedule"),
+])
+def test_bad_params(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        _cg(**kw).fit(_X())
+
+
+def test_param_errors_at_inference_num_threads(fitted):
+    import copy
+
+    bad = copy.deepcopy(fitted)
+    bad.num_threads = 0
+    with pytest.raises(ValueError, match="num_threads"):
+        bad.transform(_X())
+
+
+def test_negative_num_threads_counts_back_from_cores():
+    cg = _cg(num_threads=-1).fit(_X())
+    ref = _cg(num_threads=1).fit(_X())
+    assert np.array_equal(cg.pi_, ref.pi_)
+
+
+# ---------------------------------------------------------------- not fitted
+@pytest.mark.parametrize("meth", METHODS)
+def test_not_fitted(meth):
+    with pytest.raises(countgrid.NotFittedError) as exc:
+        getattr(CountingGrid(EXTENT, WINDOW), meth)(_X())
+    assert isinstance(exc.value, ValueError)
+    assert "fit" in str(exc.value)
+
+
+@pytest.mark.parametrize("cls", ["CountingGridClassifier", "CountingGridRegressor",
+                                 "GenerativeCountingGridClassifier"])
+def test_not_fitted_predictors(cls):
+    est = getattr(countgrid, cls)(EXTENT, WINDOW)
+    with pytest.raises(countgrid.NotFittedError):
+        est.predict(_X())
+
+
+# ---------------------------------------------------------------- dtypes
+@pytest.mark.parametrize("model_dtype,input_dtype", [(np.float32, np.float64),
+                                                     (np.float64, np.float32),
+                                                     (np.float32, np.int64)])
+def test_mismatched_dtypes_are_cast(model_dtype, input_dtype):
+    X = _X()
+    cg = _cg(dtype=model_dtype).fit(X)
+    Xi = X.astype(input_dtype)
+    Q = cg.transform(Xi)
+    assert Q.dtype == model_dtype
+    np.testing.assert_allclose(Q, cg.transform(X.astype(model_dtype)), rtol=1e-6, atol=1e-7)
+    s = cg.score_samples(Xi)
+    assert s.dtype == np.float64
+    np.testing.assert_allclose(s, cg.score_samples(X.astype(model_dtype)), rtol=1e-6)
+    np.testing.assert_array_equal(cg.positions(Xi), cg.positions(X.astype(model_dtype)))
+
+
+def test_float_counts_are_accepted():
+    X = _X() * 0.5
+    cg = _cg().fit(X)
+    assert np.isfinite(cg.log_likelihood_).all()
+
+
+def test_input_not_modified():
+    X = _X()
+    X.data[0] = 0.0  # an explicit zero
+    Xc = X.copy()
+    cg = _cg().fit(X)
+    cg.transform(X)
+    assert np.array_equal(X.data, Xc.data) and np.array_equal(X.indices, Xc.indices)
+    assert np.array_equal(X.indptr, Xc.indptr)
+    Xd = _X(seed=3).toarray()
+    Xdc = Xd.copy()
+    cg.score_samples(sp.csr_matrix(Xd))
+    assert np.array_equal(Xd, Xdc)
+
+
+# ---------------------------------------------------------------- embed / classifiers
+def test_embed_labels_validation():
+    Q = np.full((3, 16), 1 / 16)
+    with pytest.raises(ValueError, match="posteriors"):
+        countgrid.embed_labels(Q[:, :15], [0, 1, 0], EXTENT, WINDOW)
+    with pytest.raises(ValueError, match="posteriors"):
+        countgrid.embed_labels(-Q, [0, 1, 0], EXTENT, WINDOW)
+    with pytest.raises(TypeError, match="posteriors"):
+        countgrid.embed_labels(np.ones((3, 16), dtype=int), [0, 1, 0], EXTENT, WINDOW)
+    with pytest.raises(ValueError, match="y"):
+        countgrid.embed_labels(Q, [0, 1], EXTENT, WINDOW)
+    with pytest.raises(ValueError, match="classes"):
+        countgrid.embed_labels(Q, [0, 1, 2], EXTENT, WINDOW, classes=[0, 1])
+    with pytest.raises(ValueError, match="kind"):
+        countgrid.embed_labels(Q, [0, 1, 0], EXTENT, WINDOW, kind="ordinal")
+    with pytest.raises(ValueError, match="NaN"):
+        countgrid.embed_labels(Q, [0.0, np.nan, 1.0], EXTENT, WINDOW, kind="continuous")
+    with pytest.raises(TypeError, match="numeric"):
+        countgrid.embed_labels(Q, ["a", "b", "c"], EXTENT, WINDOW, kind="continuous")
+    with pytest.raises(ValueError, match="larger"):
+        countgrid.embed_labels(Q, [0, 1, 0], EXTENT, (5, 5))
+
+
+@pytest.mark.parametrize("cls", [countgrid.CountingGridClassifier,
+                                 countgrid.GenerativeCountingGridClassifier])
+def test_classifier_label_validation(cls):
+    X = _X()
+    with pytest.raises(ValueError, match="y"):
+        cls(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(X, np.zeros(19))
+    with pytest.raises(ValueError, match="class"):
+        cls(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(X, np.zeros(20))
+    with pytest.raises(ValueError, match="y"):
+        cls(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(X, np.zeros((20, 2)))
+
+
+def test_regressor_target_validation():
+    X = _X()
+    with pytest.raises(ValueError, match="y"):
+        countgrid.CountingGridRegressor(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(
+            X, np.r_[np.zeros(19), np.nan])
+    with pytest.raises(ValueError, match="y"):
+        countgrid.CountingGridRegressor(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(
+            X, np.array(["a"] * 20))
