@@ -24,6 +24,7 @@ def _info():
         "python": sys.version.split()[0],
         "numpy": np.__version__,
         "openmp": _kernels.openmp_enabled(),
+        "simd": _kernels.simd_name(),
         "threads": _kernels.max_threads(),
         "cpu_count": os.cpu_count(),
         "blas": [],
@@ -41,7 +42,7 @@ def _info():
 
 
 def show_config(file=None):
-    """Print the build and runtime configuration (OpenMP, threads, BLAS).
+    """Print the build and runtime configuration (OpenMP, threads, SIMD, BLAS).
 
     Returns the same information as a dict.
     """
@@ -51,6 +52,7 @@ def show_config(file=None):
     print(f"  python {info['python']}, numpy {info['numpy']}", file=out)
     print(f"  OpenMP: {'enabled' if info['openmp'] else 'disabled (serial build)'}", file=out)
     print(f"  threads: {info['threads']} (cores: {info['cpu_count']})", file=out)
+    print(f"  SIMD: {info['simd']} (cap with COUNTGRID_SIMD=baseline|avx2|avx512)", file=out)
     if isinstance(info["blas"], str):
         print(f"  BLAS: {info['blas']}", file=out)
     else:
