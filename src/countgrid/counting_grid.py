@@ -59,8 +59,12 @@ class CountingGrid(BaseEstimator):
         negative values count back from the number of cores.
     random_state : None, int or numpy.random.Generator
         Seeds the symmetry-breaking initialisation ``pi = normalise(1 + U(0, 1))``.
-        The same seed gives a bit-identical model for any ``num_threads``
-        (on the dense BLAS path this relies on the BLAS library).
+        On a given machine the same seed gives a bit-identical model for any
+        ``num_threads``: every reduction has a fixed order.  Across machines
+        the instruction set of the kernels (``show_config()``, capped by the
+        environment variable ``COUNTGRID_SIMD``) may change the last bits.
+        Dense inputs with at least 25% non-zeros use BLAS for the two matrix
+        products, whose reproducibility across thread counts is BLAS's.
     verbose : int, default=0
         Print the log-likelihood of every iteration.
 
