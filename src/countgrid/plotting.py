@@ -1,0 +1,426 @@
+"""Pictures of counting grids: the "word grid" of the counting-grid papers.
+
+Every shown cell of a 2-D grid carries the most probable features (words) of
+``pi`` at that cell, with the font size growing with the probability; cells
+can be tinted by a label embedding ``gamma`` (one colour per class).
+
+matplotlib is optional (``pip install countgrid[plot]``) and only imported
+inside :func:`plot_word_grid`; :func:`text_word_grid` needs numpy only.
+"""
+import math
+
+import numpy as np
+
+__all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
+
+_INSTALL_HINT = ("plot_word_grid needs matplotlib, which is not installed; "
+                 "install it with: pip install countgrid[plot]")
+
+# Colour-blind friendly qualitative palette (Okabe & Ito), then tab10-like extras.
+_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
+            "#7F7F7F", "#BCBD22", "#17BECF")
+
+
+def _import_pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(_INSTALL_HINT) from exc
+    return plt
+
+
+# ---------------------------------------------------------------- helpers
+def _resolve(grid, gamma, label_names):
+    """(pi, gamma, label_names) from a fitted estimator or arrays."""
+    classes = None
+    if hasattr(grid, "grids_") and not hasattr(grid, "grid_"):
+        raise TypeError("a GenerativeCountingGridClassifier holds one grid per class; "
+                        "plot one of its grids_ instead")
+    if hasattr(grid, "grid_"):  # CountingGridClassifier / CountingGridRegressor
+        if gamma is None:
+            gamma = getattr(grid, "gamma_", None)
+            classes = getattr(grid, "classes_", None)
+        grid = grid.grid_
+    if hasattr(grid, "pi_"):
+        pi = grid.pi_
+    elif hasattr(grid, "get_params") and not hasattr(grid, "pi_"):
+        from countgrid.exceptions import NotFittedError
+
+        raise NotFittedError(f"This {type(grid).__name__} instance is not fitted yet; "
+                             "call 'fit' first.")
+    else:
+        pi = grid
+    pi = np.asarray(pi, dtype=np.float64)
+    if pi.ndim != 3:
+        raise ValueError(f"word grids need a 2-D grid, i.e. pi of shape (E1, E2, n_features); "
+                         f"got pi of shape {pi.shape}")
+    if gamma is not None:
+        gamma = np.asarray(gamma, dtype=np.float64)
+        if gamma.shape[:2] != pi.shape[:2] or gamma.ndim not in (2, 3):
+            raise ValueError(f"gamma must have shape {pi.shape[:2]} (continuous) or "
+                             f"{pi.shape[:2]} + (n_classes,) (discrete); got {gamma.shape}")
+    if label_names is None and classes is not None:
+        label_names = [str(c) for c in classes]
+    if label_names is not None:
+        label_names = [str(c) for c in label_names]
+        if gamma is not None and gamma.ndim == 3 and len(label_names) != gamma.shape[2]:
+            raise ValueError(f"{len(label_names)} label_names for {gamma.shape[2]} classes")
+    return pi, gamma, label_names
+
+
+def _auto_step(extent, max_cells):
+    return max(1, math.ceil(max(extent) / max_cells))
+
+
+def _block_mean(a, step):
+    """Mean of ``a`` (E1, E2, ...) over the step x step blocks anchored at
+    every step-th cell (toroidal wrap for a partial last block)."""
+    if step == 1:
+        return a
+    E1, E2 = a.shape[:2]
+    r = (np.arange(0, E1, step)[:, None] + np.arange(step)) % E1   # (n1, step)
+    c = (np.arange(0, E2, step)[:, None] + np.arange(step)) % E2   # (n2, step)
+    blocks = a[r[:, :, None, None], c[None, None, :, :]]            # (n1, s, n2, s, ...)
+    return blocks.mean(axis=(1, 3))
+
+
+def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gamma=None,
+                    label_names=None, weighting="pi"):
+    """The words, probabilities and labels shown by the word-grid pictures.
+
+    Parameters
+    ----------
+    grid : CountingGrid, CountingGridClassifier, CountingGridRegressor or ndarray
+        A fitted estimator or a grid ``pi`` of shape ``(E1, E2, n_features)``.
+        With a classifier (regressor), its ``gamma_`` is used unless
+        ``gamma`` is given.
+    feature_names : sequence of str, length n_features
+    n_words : int, default=3
+        Words per shown cell.
+    step : int, optional
+        Show every ``step``-th cell along each axis; each shown cell then
+        summarises the ``step x step`` block it anchors (mean of ``pi`` and
+        ``gamma`` over the block).  Default: the smallest step that shows at
+        most ``max_cells`` cells per side.
+    max_cells : int, default=24
+    gamma : ndarray, optional
+        Label embedding of shape ``(E1, E2, n_classes)`` (discrete, e.g.
+        :func:`countgrid.embed_labels`) or ``(E1, E2)`` (continuous).
+    label_names : sequence of str, optional
+        Class names (default: the classifier's ``classes_``).
+    weighting : {"pi", "lift"}, default="pi"
+        Rank words by ``pi`` itself, or by ``pi`` divided by the word's mean
+        over the grid (highlights words specific to a region rather than
+        words frequent everywhere).  Sizes always follow ``pi``.
+
+    Returns
+    -------
+    dict
+        ``words`` (n1, n2, n_words) str, ``probs`` (n1, n2, n_words),
+        ``gamma`` (n1, n2[, n_classes]) or None, ``label_names``, ``step``,
+        ``extent``.
+    """
+    pi, gamma, label_names = _resolve(grid, gamma, label_names)
+    names = np.asarray(feature_names).astype(str)
+    if names.ndim != 1 or names.shape[0] != pi.shape[2]:
+        raise ValueError(f"feature_names has {names.size} entries; the grid has "
+                         f"{pi.shape[2]} features")
+    if int(n_words) < 1:
+        raise ValueError(f"n_words must be >= 1, got {n_words}")
+    n_words = min(int(n_words), pi.shape[2])
+    step = _auto_step(pi.shape[:2], max_cells) if step is None else int(step)
+    if step < 1:
+        raise ValueError(f"step must be >= 1, got {step}")
+    P = _block_mean(pi, step)
+    if weighting == "pi":
+        score = P
+    elif weighting == "lift":
+        score = P / np.maximum(pi.mean(axis=(0, 1)), np.finfo(np.float64).tiny)
+    else:
+        raise ValueError(f"weighting must be 'pi' or 'lift', got {weighting!r}")
+    top = np.argsort(-score, axis=2, kind="stable")[:, :, :n_words]
+    probs = np.take_along_axis(P, top, axis=2)
+    return {
+        "words": names[top],
+        "probs": probs,
+        "gamma": None if gamma is None else _block_mean(gamma, step),
+        "label_names": label_names,
+        "step": step,
+        "extent": pi.shape[:2],
+    }
+
+
+def _class_colors(n, colors):
+    from matplotlib.colors import to_rgb
+
+    if colors is None:
+        if n <= len(_PALETTE):
+            colors = _PALETTE[:n]
+        else:
+            import matplotlib
+
+            cmap = matplotlib.colormaps["hsv"]
+            colors = [cmap(i / n) for i in range(n)]
+    if len(colors) < n:
+        raise ValueError(f"{len(colors)} colors for {n} classes")
+    return np.array([to_rgb(c) for c in colors[:n]])
+
+
+# ----------------------------------------------------------------- figure
+def _new_figure(shown_shape, cell_inches=0.62, legend=True, pyplot=True):
+    """A figure and axes sized for a word grid of ``shown_shape`` cells.
+
+    ``pyplot=False`` builds a bare :class:`matplotlib.figure.Figure` (no
+    backend or GUI involved; ``savefig`` still works), for scripts and the
+    command line.
+    """
+    n1, n2 = shown_shape
+    size = cell_inches * max(n1, n2)
+    scale = 20.0 / size if size > 20 else 1.0
+    figsize = (cell_inches * n2 * scale + 0.4, cell_inches * n1 * scale + (1.1 if legend else 0.6))
+    if pyplot:
+        fig = _import_pyplot().figure(figsize=figsize)
+    else:
+        try:
+            from matplotlib.figure import Figure
+        except ImportError as exc:
+            raise ImportError(_INSTALL_HINT) from exc
+        fig = Figure(figsize=figsize)
+    ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01,
+                        top=1.0 - (1.0 if legend else 0.5) / figsize[1])
+    return fig, ax
+
+
+def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells=24,
+                   gamma=None, label_names=None, colors=None, weighting="pi",
+                   max_fontsize=None, min_fontsize=None, tint=0.35, cmap="coolwarm",
+                   legend=True, title=None, cell_inches=0.62):
+    """Draw the word grid of a 2-D counting grid with matplotlib.
+
+    Each shown cell carries its ``n_words`` most probable words, from the
+    most probable down; font sizes grow with the probability (square-root
+    scale) and shrink for long words so that they stay inside the cell.
+    With a label embedding the cells are tinted by the mixture of class
+    colours given by ``gamma`` and the words take the colour of the most
+    probable class (continuous ``gamma``: tint from ``cmap``).
+
+    Parameters
+    ----------
+    grid : CountingGrid, CountingGridClassifier, CountingGridRegressor or ndarray
+        Fitted estimator, or ``pi`` of shape ``(E1, E2, n_features)``.  A
+        classifier brings its label embedding ``gamma_`` and ``classes_``.
+    feature_names : sequence of str, length n_features
+        The vocabulary.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; by default a new figure sized to the grid
+        (``cell_inches`` per shown cell, at most about 20 inches).
+    n_words : int, default=3
+        Words per shown cell.
+    step : int, optional
+        Show every ``step``-th cell, each summarising its ``step x step``
+        block; default keeps at most ``max_cells`` cells per side so that big
+        grids stay legible.
+    max_cells : int, default=24
+    gamma : ndarray, optional
+        ``(E1, E2, n_classes)`` discrete or ``(E1, E2)`` continuous label
+        embedding (e.g. from :func:`countgrid.embed_labels`); overrides the
+        classifier's ``gamma_``.
+    label_names : sequence of str, optional
+        Names of the classes for the legend.
+    colors : sequence of matplotlib colours, optional
+        One colour per class (default: a colour-blind friendly palette).
+    weighting : {"pi", "lift"}, default="pi"
+        How words are ranked in a cell (see :func:`word_grid_cells`).
+    max_fontsize, min_fontsize : float, optional
+        Font sizes (points) of the most and least probable shown words;
+        default from the cell size.
+    tint : float, default=0.35
+        Strength of the background tint (0 = white cells).
+    cmap : str or Colormap, default="coolwarm"
+        Colormap for a continuous ``gamma``.
+    legend : bool, default=True
+        Add a class legend (discrete) or a colour bar (continuous).
+    title : str, optional
+    cell_inches : float, default=0.62
+        Size of a shown cell when a new figure is created.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on; ``ax.figure`` is the figure.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (``pip install countgrid[plot]``).
+    ValueError
+        If the grid is not 2-D or the names do not match.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np, countgrid
+    >>> from countgrid.plotting import plot_word_grid
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
+    >>> ax = plot_word_grid(cg, [f"w{i}" for i in range(12)], n_words=2)
+    >>> ax.figure.savefig("grid.png")  # doctest: +SKIP
+    """
+    try:
+        import matplotlib
+        from matplotlib.patches import Patch
+    except ImportError as exc:
+        raise ImportError(_INSTALL_HINT) from exc
+
+    cells = word_grid_cells(grid, feature_names, n_words=n_words, step=step,
+                            max_cells=max_cells, gamma=gamma, label_names=label_names,
+                            weighting=weighting)
+    words, probs, g = cells["words"], cells["probs"], cells["gamma"]
+    names, step = cells["label_names"], cells["step"]
+    n1, n2, k = words.shape
+
+    if ax is None:
+        fig, ax = _new_figure((n1, n2), cell_inches, legend, pyplot=True)
+    fig = ax.figure
+
+    # Background: class-colour mixture (discrete) or colormap (continuous).
+    rgb = np.ones((n1, n2, 3))
+    text_rgb = np.zeros((n1, n2, 3)) + 0.1
+    handles = None
+    if g is not None and g.ndim == 3:
+        cols = _class_colors(g.shape[2], colors)
+        mix = (g / np.maximum(g.sum(axis=2, keepdims=True), 1e-300)) @ cols
+        rgb = 1.0 - tint * (1.0 - mix)
+        text_rgb = 0.62 * cols[np.argmax(g, axis=2)]
+        labels = names if names is not None else [f"class {i}" for i in range(g.shape[2])]
+        handles = [Patch(facecolor=1.0 - 0.6 * (1.0 - c), edgecolor=0.62 * c, label=lab)
+                   for c, lab in zip(cols, labels)]
+    elif g is not None:
+        cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+        lo, hi = float(np.min(g)), float(np.max(g))
+        norm = matplotlib.colors.Normalize(lo, hi if hi > lo else lo + 1.0)
+        rgb = 1.0 - tint * (1.0 - cm(norm(g))[..., :3])
+    ax.imshow(rgb, extent=(0, n2, n1, 0), interpolation="nearest", aspect="auto")
+    ax.set_xlim(0, n2)
+    ax.set_ylim(n1, 0)
+    for i in range(1, n1):
+        ax.axhline(i, color="0.82", lw=0.4)
+    for j in range(1, n2):
+        ax.axvline(j, color="0.82", lw=0.4)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+    # Font sizes from the cell size in points.
+    bbox = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
+    cell_w, cell_h = 72.0 * bbox.width / n2, 72.0 * bbox.height / n1
+    if max_fontsize is None:
+        max_fontsize = max(3.0, min(cell_h / (k + 0.6), cell_w / (0.6 * 8)))
+    if min_fontsize is None:
+        min_fontsize = max(2.5, 0.5 * max_fontsize)
+    pmax = float(probs.max()) if probs.size else 1.0
+    rel = np.sqrt(probs / pmax) if pmax > 0 else np.ones_like(probs)
+    sizes = min_fontsize + (max_fontsize - min_fontsize) * rel
+    line = 1.0 / (k + 0.4)
+    for i in range(n1):
+        for j in range(n2):
+            color = tuple(text_rgb[i, j])
+            for r in range(k):
+                w = words[i, j, r]
+                fs = min(sizes[i, j, r], cell_w / (0.62 * max(len(w), 1)))
+                # Half-point steps: matplotlib caches font look-ups per size,
+                # so a few distinct sizes keep big grids fast to render.
+                fs = max(0.5, round(2.0 * fs) / 2.0)
+                ax.text(j + 0.5, i + (r + 0.7) * line, w, ha="center", va="center",
+                        fontsize=fs, color=color, clip_on=True,
+                        fontweight="bold" if r == 0 else "normal")
+
+    if legend and handles is not None:
+        ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  ncol=min(len(handles), 5), frameon=False, fontsize=10,
+                  borderaxespad=0.2, handlelength=1.2)
+    elif legend and g is not None:
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cm)
+        fig.colorbar(sm, ax=ax, fraction=0.03, pad=0.01)
+    if title is None:
+        E1, E2 = cells["extent"]
+        title = f"{E1} x {E2} counting grid" + (f" (one cell shown per {step}x{step} block)"
+                                                 if step > 1 else "")
+    if title:
+        if legend and handles is not None:
+            fig.suptitle(title, fontsize=11, y=0.995, va="top")
+        else:
+            ax.set_title(title, fontsize=11)
+    return ax
+
+
+# ------------------------------------------------------------------- text
+def text_word_grid(grid, feature_names, n_words=1, step=None, max_width=120, cell_width=10,
+                   gamma=None, label_names=None, weighting="pi"):
+    """A plain-text word grid (no matplotlib needed).
+
+    Each shown cell becomes a column of width ``cell_width`` holding its
+    ``n_words`` most probable words, one per line (truncated to fit).  With
+    a discrete label embedding every word is prefixed by the letter of the
+    most probable class of its cell (``A``, ``B``, ...), explained in a
+    legend below the grid.
+
+    Parameters
+    ----------
+    grid : CountingGrid, CountingGridClassifier, CountingGridRegressor or ndarray
+        As for :func:`plot_word_grid`.
+    feature_names : sequence of str
+    n_words : int, default=1
+        Words (text lines) per shown cell.
+    step : int, optional
+        Show every ``step``-th cell (each summarising its block); default
+        keeps the text within ``max_width`` characters.
+    max_width : int, default=120
+    cell_width : int, default=10
+        Characters per cell, separators included.
+    gamma, label_names, weighting
+        As for :func:`plot_word_grid`.
+
+    Returns
+    -------
+    str
+        The rendering, lines separated by ``"\\n"``.
+    """
+    if cell_width < 3:
+        raise ValueError(f"cell_width must be >= 3, got {cell_width}")
+    pi_extent = _resolve(grid, gamma, label_names)[0].shape[:2]
+    if step is None:
+        per_row = max(1, max_width // cell_width)
+        step = max(1, math.ceil(pi_extent[1] / per_row))
+    cells = word_grid_cells(grid, feature_names, n_words=n_words, step=step, gamma=gamma,
+                            label_names=label_names, weighting=weighting)
+    words, g, names = cells["words"], cells["gamma"], cells["label_names"]
+    n1, n2, k = words.shape
+    marks = None
+    if g is not None and g.ndim == 3:
+        letters = [chr(ord("A") + i) if i < 26 else "?" for i in range(g.shape[2])]
+        marks = np.array(letters)[np.argmax(g, axis=2)]
+    width = cell_width - 1
+    rule = "+" + "+".join(["-" * width] * n2) + "+"
+    out = [rule]
+    for i in range(n1):
+        for r in range(k):
+            row = []
+            for j in range(n2):
+                w = str(words[i, j, r])
+                if marks is not None:
+                    w = f"{marks[i, j]}:{w}"
+                row.append(w[:width].ljust(width))
+            out.append("|" + "|".join(row) + "|")
+        out.append(rule)
+    E1, E2 = cells["extent"]
+    note = f"{E1} x {E2} counting grid"
+    if cells["step"] > 1:
+        note += f", one cell shown per {cells['step']}x{cells['step']} block (block means)"
+    out.append(note)
+    if marks is not None:
+        labels = names if names is not None else [f"class {i}" for i in range(g.shape[2])]
+        out.append("classes: " + ", ".join(f"{chr(ord('A') + i)} = {lab}"
+                                           for i, lab in enumerate(labels)))
+    return "\n".join(out)

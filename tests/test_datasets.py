@@ -1,0 +1,114 @@
+"""Tests of countgrid.datasets (bundled demo corpus and the .npz reader)."""
+import os
+from importlib import resources
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from countgrid.datasets import Dataset, load_news20_3class, load_npz_corpus
+
+SHARED = "/work/shared/data/news20_different.npz"
+
+
+def _bundled_path():
+    return resources.files("countgrid").joinpath("data", "news20_3class.npz")
+
+
+def test_news20_3class_shapes_and_dtypes():
+    d = load_news20_3class()
+    X, y, words, labels = d  # unpacks as a 4-tuple
+    assert isinstance(d, Dataset)
+    assert sp.issparse(X) and X.format == "csr" and X.has_sorted_indices
+    assert X.shape == (2780, 2500)
+    assert X.dtype == np.float64
+    assert X.indices.dtype == np.int32
+    assert (X.data > 0).all() and np.array_equal(X.data, np.round(X.data))
+    assert (np.asarray(X.sum(axis=1)).ravel() > 0).all()  # no empty documents
+    assert y.shape == (2780,) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == [799, 994, 987]
+    assert list(labels) == ["alt.atheism", "rec.sport.baseball", "sci.space"]
+    assert words.shape == (2500,) and words.dtype.kind == "U"
+    assert len(set(words.tolist())) == 2500
+    assert isinstance(d.description, str) and "20 Newsgroups" in d.description
+    assert set(d.extras) == {"split", "split_names"}
+    assert d.extras["split"].shape == (2780,)
+    assert "2780 x 2500" in repr(d).replace(" sparse", "")
+
+
+def test_news20_3class_integer_counts():
+    X = load_news20_3class(dtype=None).X
+    assert X.dtype == np.uint16
+    assert np.array_equal(X.toarray(), load_news20_3class().X.toarray())
+
+
+def test_vocabulary_is_pruned():
+    words = set(load_news20_3class().feature_names.tolist())
+    for junk in ("the", "and", "writes", "edu", "article", "com", "don"):
+        assert junk not in words
+    for topical in ("god", "baseball", "space", "orbit", "pitcher", "atheism"):
+        assert topical in words
+
+
+def test_bundled_file_is_small_and_pickle_free():
+    res = _bundled_path()
+    data = res.read_bytes()
+    assert len(data) < 1.5e6
+    import io
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        for key in z.files:
+            assert z[key].dtype.kind != "O", key
+        assert {"data", "indices", "indptr", "shape", "y", "label_names", "feature_names",
+                "description"} <= set(z.files)
+    # Also readable by scipy's own reader, like the shared data files.
+    with resources.as_file(res) as path:
+        assert sp.load_npz(path).shape == (2780, 2500)
+
+
+def test_load_npz_corpus_roundtrip(tmp_path):
+    rng = np.random.default_rng(0)
+    X = sp.random(20, 7, density=0.3, format="csr", random_state=0,
+                  data_rvs=lambda n: rng.integers(1, 5, n))
+    path = tmp_path / "c.npz"
+    sp.save_npz(path, X)
+    d = load_npz_corpus(path)
+    assert d.y is None and d.feature_names is None and d.description == ""
+    np.testing.assert_array_equal(d.X.toarray(), X.toarray())
+    # With labels, names and an extra array, stored as plain arrays.
+    z = dict(np.load(path, allow_pickle=False))
+    z.update(y=np.arange(20) % 2, label_names=np.array(["a", "b"]),
+             feature_names=np.array([f"w{i}" for i in range(7)]),
+             description=np.array("toy"), sample_ids=np.arange(20))
+    np.savez_compressed(path, **z)
+    with open(path, "rb") as f:  # file objects work too
+        d = load_npz_corpus(f, dtype=np.float32)
+    assert d.X.dtype == np.float32
+    assert d.y.tolist() == (np.arange(20) % 2).tolist()
+    assert list(d.label_names) == ["a", "b"] and d.description == "toy"
+    assert list(d.extras) == ["sample_ids"]
+
+
+def test_load_npz_corpus_rejects_non_corpus(tmp_path):
+    path = tmp_path / "bad.npz"
+    np.savez(path, y=np.arange(3))
+    with pytest.raises(ValueError, match="missing"):
+        load_npz_corpus(path)
+
+
+def test_load_npz_corpus_refuses_pickles(tmp_path):
+    path = tmp_path / "obj.npz"
+    sp.save_npz(path, sp.csr_matrix(np.eye(3)))
+    z = dict(np.load(path, allow_pickle=False))
+    z["y"] = np.array([{"a": 1}, None, 3], dtype=object)
+    np.savez(path, **z)
+    with pytest.raises(ValueError):
+        load_npz_corpus(path)
+
+
+@pytest.mark.skipif(not os.path.exists(SHARED), reason="shared data directory not available")
+def test_load_shared_corpus_matches_bundled_source():
+    d = load_npz_corpus(SHARED, dtype=None)
+    assert d.X.shape == (2780, 27992)
+    assert list(d.label_names) == list(load_news20_3class().label_names)
+    assert "texts_utf8" in d.extras
