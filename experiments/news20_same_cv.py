@@ -45,7 +45,10 @@ from sklearn.pipeline import Pipeline
 
 import countgrid
 
-DEFAULT_DATA = "/work/shared/data/news20_same.npz"
+DEFAULT_DATA = os.path.join(os.environ.get(
+    "COUNTGRID_DATA_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
+    "news20_same.npz")
 PAPER_ACC = 81.28  # Table 1, E/W = 40/4, 1,700-post version of news-20-same
 
 

@@ -217,8 +217,9 @@ def test_corrupt_csc_raises_instead_of_crashing(kind):
     """Run in a subprocess: corrupt CSC input must raise ValueError, not
     segfault (or silently fit on garbage)."""
     env = dict(os.environ)
-    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    # the child imports the same countgrid as this process (installed or in-place build)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(countgrid.__file__)))
+    env["PYTHONPATH"] = here + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", _CSC_SCRIPT.format(kind=kind)],
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, f"crashed with return code {proc.returncode}: {proc.stderr[-500:]}"

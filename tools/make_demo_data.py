@@ -2,7 +2,7 @@
 
 The source is ``news20_different.npz`` (20 Newsgroups, bydate split, the
 three well separated groups alt.atheism, rec.sport.baseball and sci.space;
-see ``/work/shared/data/README.md``).  The vocabulary is pruned to a compact,
+see ``../shared/data/README.md``).  The vocabulary is pruned to a compact,
 label-free selection:
 
 1. drop English stop words, Usenet boiler-plate (``writes``, ``edu``,
@@ -31,7 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_SOURCE = "/work/shared/data/news20_different.npz"
+DEFAULT_SOURCE = os.path.join(os.environ.get(
+    "COUNTGRID_DATA_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
+    "news20_different.npz")
 DEFAULT_OUTPUT = os.path.join(HERE, os.pardir, "src", "countgrid", "data", "news20_3class.npz")
 
 # A small English stop list (function words and very common verbs/adverbs).

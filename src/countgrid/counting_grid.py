@@ -168,7 +168,15 @@ class CountingGrid(BaseEstimator):
     def _initial_pi(self, init_pi, extent, n_features, dtype, rng):
         L = int(np.prod(extent))
         if init_pi is None:
-            pi = 1.0 + rng.random((L, n_features))
+            # 1 + U(0, 1) per entry, drawn cell by cell in float64 (so float32 and
+            # float64 models share their start) in blocks to bound the memory
+            out = np.empty((n_features, L), dtype=dtype)
+            step = max(1, (1 << 22) // n_features)
+            for c0 in range(0, L, step):
+                block = 1.0 + rng.random((min(L, c0 + step) - c0, n_features))
+                block /= block.sum(axis=1, keepdims=True)
+                out[:, c0:c0 + block.shape[0]] = block.T
+            return out
         else:
             pi = np.asarray(init_pi)
             if pi.dtype.kind not in "biuf":
