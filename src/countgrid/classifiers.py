@@ -21,22 +21,8 @@ _PARAMS_DOC = """
 
 
 class _GridEstimator(BaseEstimator):
-    def __init__(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
-                 posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
-                 dtype=np.float64, num_threads=None, random_state=None, verbose=0):
-        self.extent = extent
-        self.window = window
-        self.n_iter = n_iter
-        self.tol = tol
-        self.pseudocount = pseudocount
-        self.posterior_floor = posterior_floor
-        self.window_schedule = window_schedule
-        self.learn_prior = learn_prior
-        self.min_iter = min_iter
-        self.dtype = dtype
-        self.num_threads = num_threads
-        self.random_state = random_state
-        self.verbose = verbose
+    # the same constructor parameters as CountingGrid, which is fitted with them
+    __init__ = CountingGrid.__init__
 
     def _new_grid(self, random_state=None):
         params = {name: getattr(self, name) for name in _GRID_PARAMS}
