@@ -57,6 +57,7 @@ def show_config(file=None):
         print(f"  BLAS: {info['blas']}", file=out)
     else:
         for lib in info["blas"]:
-            print(f"  {lib['user_api']}: {lib['internal_api']} {lib['version']}, "
-                  f"{lib['num_threads']} threads", file=out)
+            version = f" {lib['version']}" if lib.get("version") else ""
+            print(f"  {lib['user_api']} runtime: {lib['internal_api']}{version}, "
+                  f"{lib['num_threads']} threads ({lib['filepath']})", file=out)
     return info
