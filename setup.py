@@ -21,6 +21,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/runtime.c"]
+ITK_SOURCES = ["csrc/itkernels.c", "csrc/runtime.c"]
 INCLUDE_DIRS = ["src/countgrid/include", "csrc"]
 DEPENDS = sorted(glob.glob("csrc/*.h")) + ["src/countgrid/include/countgrid/countgrid.h",
                                           "src/countgrid/_ckernels.pxd"]
@@ -96,10 +97,10 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-def extension(name, pyx):
+def extension(name, pyx, c_sources):
     return Extension(
         name,
-        sources=[pyx] + C_SOURCES,
+        sources=[pyx] + c_sources,
         include_dirs=INCLUDE_DIRS + [np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         depends=DEPENDS,
@@ -107,7 +108,8 @@ def extension(name, pyx):
 
 
 extensions = [
-    extension("countgrid._kernels", "src/countgrid/_kernels.pyx"),
+    extension("countgrid._kernels", "src/countgrid/_kernels.pyx", C_SOURCES),
+    extension("countgrid._itkernels", "src/countgrid/_itkernels.pyx", ITK_SOURCES),
 ]
 
 setup(

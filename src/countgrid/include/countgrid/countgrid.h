@@ -139,6 +139,31 @@ int cg_mstep_f64(int ndim, const int64_t *extent, const int64_t *window,
                  const double *h, int64_t ld_h, double *pi, int64_t ld_pi,
                  double rho, double alpha, int num_threads);
 
+/* Jensen-Tsallis kernel Gram matrices (k^B_q of the spec itkernels.md §6.2):
+ *   K[i, j] = 1/(q-1) sum_d [(x_id + y_jd)^q - x_id^q - y_jd^q]        (q != 1)
+ *   K[i, j] = sum_d [s log s - x log x - y log y],  s = x_id + y_jd   (q == 1)
+ * over the common support of rows i of X (n x D) and j of Y (m x D), for
+ * 0 <= q <= 2.  The other kernels (Jensen-Shannon, Jensen-Tsallis on
+ * probability vectors, the mass-normalised k^A_q, exponentiated forms) are
+ * elementwise transforms of this one.  symmetric != 0 computes K(X, X) from one
+ * triangle (Y, ldy, m are then ignored/must equal n).  Entries must be finite
+ * and >= 0 (else CG_ERR_ARGUMENT).  Dense rows use the vectorised log/exp. */
+int cg_jt_gram_dense_f32(int64_t n, int64_t m, int64_t D, const float *X, int64_t ldx,
+                         const float *Y, int64_t ldy, double q, int symmetric,
+                         float *K, int64_t ldk, int num_threads);
+int cg_jt_gram_dense_f64(int64_t n, int64_t m, int64_t D, const double *X, int64_t ldx,
+                         const double *Y, int64_t ldy, double q, int symmetric,
+                         double *K, int64_t ldk, int num_threads);
+/* The same for CSR rows (int64 index arrays, sorted column indices). */
+int cg_jt_gram_csr_f32_i64(int64_t n, int64_t m, int64_t D,
+                           const int64_t *xptr, const int64_t *xind, const float *xval,
+                           const int64_t *yptr, const int64_t *yind, const float *yval,
+                           double q, int symmetric, float *K, int64_t ldk, int num_threads);
+int cg_jt_gram_csr_f64_i64(int64_t n, int64_t m, int64_t D,
+                           const int64_t *xptr, const int64_t *xind, const double *xval,
+                           const int64_t *yptr, const int64_t *yind, const double *yval,
+                           double q, int symmetric, double *K, int64_t ldk, int num_threads);
+
 /* 1 if the library was compiled with OpenMP, else 0. */
 int cg_openmp_enabled(void);
 /* Threads a parallel region would use for num_threads <= 0. */

@@ -1,0 +1,58 @@
+/* Jensen-Shannon and Jensen-Tsallis kernel Gram matrices (spec itkernels.md). */
+#include <math.h>
+#include <stdlib.h>
+#include "cg_internal.h"
+#include "cg_math.h"
+
+/* coordinates per pass of the pair kernels (a stack-sized buffer) */
+#define CG_ITK_CHUNK 256
+
+#define REAL float
+#define SUF f32
+#define CG_FN(name) CG_CAT3(name, _, SUF)
+#define ISA base
+#define CG_ISA_ATTR
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#if CG_X86_DISPATCH
+#define ISA avx2
+#define CG_ISA_ATTR CG_ATTR_AVX2
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#define ISA avx512
+#define CG_ISA_ATTR CG_ATTR_AVX512
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#endif
+#include "itk_impl.h"
+#undef CG_FN
+#undef REAL
+#undef SUF
+
+#define REAL double
+#define SUF f64
+#define CG_FN(name) CG_CAT3(name, _, SUF)
+#define ISA base
+#define CG_ISA_ATTR
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#if CG_X86_DISPATCH
+#define ISA avx2
+#define CG_ISA_ATTR CG_ATTR_AVX2
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#define ISA avx512
+#define CG_ISA_ATTR CG_ATTR_AVX512
+#include "itk_pair_impl.h"
+#undef ISA
+#undef CG_ISA_ATTR
+#endif
+#include "itk_impl.h"
+#undef CG_FN
+#undef REAL
+#undef SUF
