@@ -22,6 +22,7 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/runtime.c"]
 ITK_SOURCES = ["csrc/itkernels.c", "csrc/runtime.c"]
+PLSA_SOURCES = ["csrc/plsa.c", "csrc/runtime.c"]
 INCLUDE_DIRS = ["src/countgrid/include", "csrc"]
 DEPENDS = sorted(glob.glob("csrc/*.h")) + ["src/countgrid/include/countgrid/countgrid.h",
                                           "src/countgrid/_ckernels.pxd"]
@@ -110,6 +111,7 @@ def extension(name, pyx, c_sources):
 extensions = [
     extension("countgrid._kernels", "src/countgrid/_kernels.pyx", C_SOURCES),
     extension("countgrid._itkernels", "src/countgrid/_itkernels.pyx", ITK_SOURCES),
+    extension("countgrid._plsa_kernels", "src/countgrid/_plsa_kernels.pyx", PLSA_SOURCES),
 ]
 
 setup(

@@ -34,6 +34,7 @@ typedef struct {
     void (*axpy1)(REAL *, const REAL *, REAL, int64_t);
     void (*posterior)(REAL *, int64_t, const REAL *, double, double *);
     void (*log)(REAL *, const REAL *, int64_t);
+    double (*dot_axpy)(const REAL *, const REAL *, REAL *, REAL, int64_t);
 } CG_FN(cg_rowops);
 
 static CG_FN(cg_rowops) CG_FN(cg_get_rowops)(void)
@@ -43,6 +44,7 @@ static CG_FN(cg_rowops) CG_FN(cg_get_rowops)(void)
     ops.axpy1 = CG_CAT3(cg_row_axpy1_, SUF, _base);
     ops.posterior = CG_CAT3(cg_row_posterior_, SUF, _base);
     ops.log = CG_CAT3(cg_row_log_, SUF, _base);
+    ops.dot_axpy = CG_CAT3(cg_row_dot_axpy_, SUF, _base);
 #if CG_X86_DISPATCH
     switch (cg_simd_level()) {
     case 2:
@@ -50,12 +52,14 @@ static CG_FN(cg_rowops) CG_FN(cg_get_rowops)(void)
         ops.axpy1 = CG_CAT3(cg_row_axpy1_, SUF, _avx512);
         ops.posterior = CG_CAT3(cg_row_posterior_, SUF, _avx512);
         ops.log = CG_CAT3(cg_row_log_, SUF, _avx512);
+        ops.dot_axpy = CG_CAT3(cg_row_dot_axpy_, SUF, _avx512);
         break;
     case 1:
         ops.axpy4 = CG_CAT3(cg_row_axpy4_, SUF, _avx2);
         ops.axpy1 = CG_CAT3(cg_row_axpy1_, SUF, _avx2);
         ops.posterior = CG_CAT3(cg_row_posterior_, SUF, _avx2);
         ops.log = CG_CAT3(cg_row_log_, SUF, _avx2);
+        ops.dot_axpy = CG_CAT3(cg_row_dot_axpy_, SUF, _avx2);
         break;
     default:
         break;

@@ -23,6 +23,32 @@ static CG_ISA_ATTR void CG_RFN(cg_row_axpy1)(REAL *CG_RESTRICT row, const REAL *
         row[k] += c * r[k];
 }
 
+/* s = x . y (fixed order: 8 interleaved lanes), then acc += (c / s) y for s > 0;
+ * returns s (acc may be NULL: the dot product alone).  The pLSA step for one
+ * count: x, y are P(z|d) and P(w|z)^beta. */
+static CG_ISA_ATTR double CG_RFN(cg_row_dot_axpy)(const REAL *CG_RESTRICT x,
+                                                   const REAL *CG_RESTRICT y,
+                                                   REAL *CG_RESTRICT acc, REAL c, int64_t K)
+{
+    REAL lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double s;
+    REAL f;
+    int64_t k = 0, j;
+    for (; k + 8 <= K; k += 8)
+        for (j = 0; j < 8; j++)
+            lane[j] += x[k + j] * y[k + j];
+    s = (((double)lane[0] + lane[1]) + ((double)lane[2] + lane[3]))
+        + (((double)lane[4] + lane[5]) + ((double)lane[6] + lane[7]));
+    for (; k < K; k++)
+        s += (double)x[k] * y[k];
+    if (s > 0.0 && acc != NULL) {
+        f = (REAL)((double)c / s);
+        for (k = 0; k < K; k++)
+            acc[k] += f * y[k];
+    }
+    return s;
+}
+
 /* out = log(in) */
 static CG_ISA_ATTR void CG_RFN(cg_row_log)(REAL *CG_RESTRICT out, const REAL *CG_RESTRICT in,
                                             int64_t L)

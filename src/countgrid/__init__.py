@@ -10,6 +10,7 @@ from countgrid.counting_grid import CountingGrid
 from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                    GenerativeCountingGridClassifier)
+from countgrid.plsa import PLSA, select_n_components_bic
 from countgrid.io import load
 from countgrid import kernels
 from countgrid.exceptions import NotFittedError
@@ -23,6 +24,8 @@ __all__ = [
     "CountingGridClassifier",
     "CountingGridRegressor",
     "GenerativeCountingGridClassifier",
+    "PLSA",
+    "select_n_components_bic",
     "load",
     "kernels",
     "NotFittedError",

@@ -20,10 +20,11 @@ def _classes():
     from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
+    from countgrid.plsa import PLSA
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
-                                          GenerativeCountingGridClassifier)}
+                                          GenerativeCountingGridClassifier, PLSA)}
 
 
 def _encode(value):
@@ -38,6 +39,10 @@ def _encode(value):
         return {"__seq__": type(value).__name__, "items": [_encode(v) for v in value]}
     if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
         return {"__dtype__": np.dtype(value).name}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return {"__ndarray__": value.tolist(), "dtype": value.dtype.str,
+                "hex": [float(v).hex() for v in value.ravel()] if value.dtype.kind == "f" else None,
+                "shape": list(value.shape)}
     if isinstance(value, np.random.Generator):
         return {"__generator__": type(value.bit_generator).__name__,
                 "state": json.loads(json.dumps(value.bit_generator.state, default=int))}
@@ -51,6 +56,12 @@ def _decode(value):
         if "__seq__" in value:
             items = [_decode(v) for v in value["items"]]
             return tuple(items) if value["__seq__"] == "tuple" else items
+        if "__ndarray__" in value:
+            dtype = np.dtype(value["dtype"])
+            if value.get("hex") is not None:
+                flat = np.array([float.fromhex(h) for h in value["hex"]], dtype=dtype)
+                return flat.reshape(value["shape"])
+            return np.array(value["__ndarray__"], dtype=dtype).reshape(value["shape"])
         if "__dtype__" in value:
             return np.dtype(value["__dtype__"]).type
         if "__generator__" in value:

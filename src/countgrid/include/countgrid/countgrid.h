@@ -164,6 +164,52 @@ int cg_jt_gram_csr_f64_i64(int64_t n, int64_t m, int64_t D,
                            const int64_t *yptr, const int64_t *yind, const double *yval,
                            double q, int symmetric, double *K, int64_t ldk, int num_threads);
 
+/* pLSA on sparse counts (asymmetric form).  theta = P(z|d) is n_docs x K,
+ * phi = P(w|z) is stored word-major, n_words x K; phib = phi^beta for tempered
+ * EM (NULL: phi).  No nnz x K responsibility array is formed.
+ * cg_plsa_docs: per CSR row d, loglik[d] = sum_w n(d,w) log sum_z theta_dz phi_wz
+ *   at the theta on entry, then up to n_iter folding-in updates
+ *   theta_dz <- theta_dz sum_w n(d,w) phib_wz / s_dw / n(d), s_dw = theta_d . phib_w,
+ *   stopping when max_z |change| < tol.  Parallel over documents.
+ * cg_plsa_words: per CSC column w, acc[w, z] = phib_wz sum_d n(d,w) theta_dz / s_dw
+ *   (the unnormalised M-step of P(w|z)).  Parallel over words, no atomics. */
+int cg_plsa_docs_f32_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                          const float *data, int64_t nnz, int64_t n_words, int64_t K,
+                          const float *phi, const float *phib, int64_t ld_phi,
+                          float *theta, int64_t ld_theta, int64_t n_iter, double tol,
+                          double *loglik, int num_threads);
+int cg_plsa_docs_f32_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                          const float *data, int64_t nnz, int64_t n_words, int64_t K,
+                          const float *phi, const float *phib, int64_t ld_phi,
+                          float *theta, int64_t ld_theta, int64_t n_iter, double tol,
+                          double *loglik, int num_threads);
+int cg_plsa_docs_f64_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                          const double *data, int64_t nnz, int64_t n_words, int64_t K,
+                          const double *phi, const double *phib, int64_t ld_phi,
+                          double *theta, int64_t ld_theta, int64_t n_iter, double tol,
+                          double *loglik, int num_threads);
+int cg_plsa_docs_f64_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                          const double *data, int64_t nnz, int64_t n_words, int64_t K,
+                          const double *phi, const double *phib, int64_t ld_phi,
+                          double *theta, int64_t ld_theta, int64_t n_iter, double tol,
+                          double *loglik, int num_threads);
+int cg_plsa_words_f32_i32(int64_t n_words, const int32_t *indptr, const int32_t *indices,
+                           const float *data, int64_t nnz, int64_t n_docs, int64_t K,
+                           const float *theta, int64_t ld_theta, const float *phib,
+                           int64_t ld_phi, float *acc, int64_t ld_acc, int num_threads);
+int cg_plsa_words_f32_i64(int64_t n_words, const int64_t *indptr, const int64_t *indices,
+                           const float *data, int64_t nnz, int64_t n_docs, int64_t K,
+                           const float *theta, int64_t ld_theta, const float *phib,
+                           int64_t ld_phi, float *acc, int64_t ld_acc, int num_threads);
+int cg_plsa_words_f64_i32(int64_t n_words, const int32_t *indptr, const int32_t *indices,
+                           const double *data, int64_t nnz, int64_t n_docs, int64_t K,
+                           const double *theta, int64_t ld_theta, const double *phib,
+                           int64_t ld_phi, double *acc, int64_t ld_acc, int num_threads);
+int cg_plsa_words_f64_i64(int64_t n_words, const int64_t *indptr, const int64_t *indices,
+                           const double *data, int64_t nnz, int64_t n_docs, int64_t K,
+                           const double *theta, int64_t ld_theta, const double *phib,
+                           int64_t ld_phi, double *acc, int64_t ld_acc, int num_threads);
+
 /* 1 if the library was compiled with OpenMP, else 0. */
 int cg_openmp_enabled(void);
 /* Threads a parallel region would use for num_threads <= 0. */
