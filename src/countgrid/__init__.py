@@ -4,7 +4,7 @@ Counting grids (:class:`CountingGrid`), label embedding and the classifiers
 and regressors read out from a grid.
 """
 from countgrid._version import __version__
-from countgrid._config import get_include, show_config
+from countgrid._config import get_include, get_library_dir, get_link_args, show_config
 from countgrid.counting_grid import CountingGrid
 from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
@@ -15,6 +15,8 @@ from countgrid.exceptions import NotFittedError
 __all__ = [
     "__version__",
     "get_include",
+    "get_library_dir",
+    "get_link_args",
     "show_config",
     "CountingGrid",
     "embed_labels",

@@ -11,6 +11,16 @@
  *     region, never set globally;
  *   - every function returns CG_OK (0) or a negative cg_status, and allocates
  *     nothing that outlives the call.
+ *
+ * This header is the single source of truth of the public C API.  It is
+ * installed in the directory returned by countgrid.get_include(); C code can
+ * either link the static library in countgrid.get_library_dir() or call the
+ * same functions through the capsule table of countgrid/countgrid_api.h, and
+ * Cython code can cimport countgrid.cython_api (docs/c_api.md).
+ *
+ * Stability: within a CG_ABI_VERSION, functions are only added (at the end of
+ * the capsule table), never removed, renamed or given another prototype or
+ * meaning; any such change bumps CG_ABI_VERSION.
  */
 #ifndef COUNTGRID_COUNTGRID_H
 #define COUNTGRID_COUNTGRID_H
@@ -20,7 +30,10 @@
 #define CG_VERSION_MAJOR 0
 #define CG_VERSION_MINOR 1
 #define CG_VERSION_PATCH 0
-/* Bumped whenever a prototype below changes or a function is removed. */
+#define CG_VERSION_STRING "0.1.0"
+/* Bumped whenever a prototype below changes, a function is removed or renamed,
+ * the meaning of an argument or status code changes, or the layout of the
+ * capsule table (countgrid_api.h) changes other than by appending. */
 #define CG_ABI_VERSION 1
 /* Largest grid dimension D accepted by the kernels. */
 #define CG_MAX_DIM 16
