@@ -14,6 +14,7 @@ table of countgrid._kernels, so it is built from its .pyx alone.
 import glob
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,7 +70,10 @@ def probe_openmp(compiler):
             fh.write(PROBE)
         objs = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
         exe = os.path.join(tmp, "probe")
-        compiler.link_executable(objs, exe, extra_postargs=lflags)
+        # Executables are linked without LDFLAGS (extensions get them): pass them
+        # so that a runtime found through LDFLAGS (libomp on macOS) is found here.
+        ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+        compiler.link_executable(objs, exe, extra_postargs=lflags + ldflags)
         out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
         return out.returncode == 0 and out.stdout.strip() == "1"
     except Exception:  # any compile, link or run failure means no usable OpenMP

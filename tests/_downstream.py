@@ -9,7 +9,8 @@ countgrid.cython_api`` found on sys.path, ``countgrid.get_include()``,
 
 A test is skipped only when no C compiler works here (a trivial extension
 cannot be built, e.g. ``CC=false`` in tools/check_wheel.sh); any other build
-failure is a test failure.
+failure is a test failure.  With COUNTGRID_REQUIRE_COMPILER=1 (wheel builds,
+tools/check_wheel.sh) a missing compiler fails instead of skipping.
 """
 import functools
 import importlib.util
@@ -65,6 +66,8 @@ def _compiler_problem(tmpdir):
 def require_compiler(tmp_path_factory):
     problem = _compiler_problem(str(tmp_path_factory.getbasetemp()))
     if problem:
+        if os.environ.get("COUNTGRID_REQUIRE_COMPILER") == "1":
+            pytest.fail(f"COUNTGRID_REQUIRE_COMPILER=1 but {problem}", pytrace=False)
         pytest.skip(problem)
 
 
