@@ -199,3 +199,23 @@ def test_link_args():
         assert not any("openmp" in a or a == "-lomp" for a in args)
     if os.name == "posix" and K.openmp_enabled():
         assert "-fopenmp" in args or "-lomp" in args
+
+
+def test_docs_show_the_tested_setup_lines():
+    """docs/c_api.md gives the downstream setup.py lines the downstream tests
+    build with (module name aside)."""
+    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "docs", "c_api.md")
+    if not os.path.isfile(docs):
+        pytest.skip("docs/ not available (tests run from an installed copy)")
+    import test_downstream_c as c
+    import test_downstream_cython as cy
+
+    def norm(text):
+        return " ".join(text.split())
+
+    text = norm(read(docs))
+    for setup_py, name in [(cy.SETUP_PY, "cg_downstream_cy"),
+                           (c.SETUP_CAPSULE, "cg_downstream_capsule"),
+                           (c.SETUP_STATIC, "cg_downstream_static")]:
+        assert norm(setup_py.replace(name, "mymod")) in text, name
