@@ -131,7 +131,8 @@ class BuildExt(build_ext):
         tmp = os.path.join(self.build_temp, "clib")
         objects = self.compiler.object_filenames(C_SOURCES, output_dir=tmp)
         stamp = os.path.join(tmp, "flags.json")
-        flags = json.dumps({"args": compile_args, "cc": self.compiler.compiler_type})
+        flags = json.dumps({"args": compile_args, "type": self.compiler.compiler_type,
+                            "cc": getattr(self.compiler, "compiler_so", None)})
         fresh = (not self.force and os.path.exists(stamp) and open(stamp).read() == flags
                  and all(os.path.exists(obj) and os.path.getmtime(obj) >= max(
                          os.path.getmtime(dep) for dep in [src] + HEADERS)
