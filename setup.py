@@ -133,7 +133,11 @@ class BuildExt(build_ext):
         stamp = os.path.join(tmp, "flags.json")
         flags = json.dumps({"args": compile_args, "type": self.compiler.compiler_type,
                             "cc": getattr(self.compiler, "compiler_so", None)})
-        fresh = (not self.force and os.path.exists(stamp) and open(stamp).read() == flags
+        previous = None
+        if os.path.exists(stamp):
+            with open(stamp) as fh:
+                previous = fh.read()
+        fresh = (not self.force and previous == flags
                  and all(os.path.exists(obj) and os.path.getmtime(obj) >= max(
                          os.path.getmtime(dep) for dep in [src] + HEADERS)
                          for src, obj in zip(C_SOURCES, objects)))

@@ -7,8 +7,9 @@
 #     libgomp; the repaired wheel must hold the headers, .pxd files and the
 #     static library (tools/wheels/check_wheel_contents.py);
 #  3. install it with the test extras into a fresh venv and run the whole test
-#     suite from a directory outside the source tree with no compiler reachable
-#     (CC=false CXX=false): the downstream-build tests must skip, all else pass;
+#     suite (from a copy of the checkout without src/, cwd outside it) with no
+#     compiler reachable (CC=false CXX=false): the downstream-build tests must
+#     skip, all else pass;
 #  4. in the same venv, with the compiler, run the downstream tests against the
 #     installed wheel (COUNTGRID_REQUIRE_COMPILER=1: they must run, not skip);
 #  5. print the build identifiers cibuildwheel would build (pyproject.toml).
@@ -72,8 +73,14 @@ rm -rf "$WORK/venv"
 V="$WORK/venv/bin/python"
 pipq "$V" install --upgrade pip
 pipq "$V" install "${REPAIRED}[test]"
-mkdir -p "$WORK/run"
-cd "$WORK/run"   # outside the source tree: `import countgrid` must find the wheel
+# The tests run from a copy of the checkout without src/ (and from a directory
+# outside it), so that nothing can import the source tree instead of the wheel.
+rm -rf "$WORK/checkout" "$WORK/run"
+mkdir -p "$WORK/checkout" "$WORK/run"
+tar -C "$REPO" --exclude=./src --exclude=./build --exclude=./.git --exclude=./dist \
+    --exclude=./wheelhouse -cf - . | tar -C "$WORK/checkout" -xf -
+TESTS="$WORK/checkout/tests"
+cd "$WORK/run"   # `import countgrid` must find the wheel
 "$V" - "$REPO" <<'EOF'
 import os, sys
 import countgrid
@@ -88,15 +95,15 @@ assert info["static_library"], "no static library in the wheel"
 EOF
 
 step "test suite from $WORK/run with no compiler (CC=false CXX=false)"
-CC=false CXX=false "$V" -m pytest "$REPO/tests" -q -p no:cacheprovider -rs 2>&1 \
+CC=false CXX=false "$V" -m pytest "$TESTS" -q -p no:cacheprovider -rs 2>&1 \
     | tee "$WORK/pytest-nocc.txt" | tail -15 || true
 LAST="$(tail -1 "$WORK/pytest-nocc.txt")"
 [[ $LAST == *passed* && $LAST != *failed* && $LAST != *error* ]] || fail "test suite: $LAST"
 [[ $LAST == *skipped* ]] || fail "the downstream tests should have skipped without a compiler"
 
 step "downstream builds against the installed wheel, compiler required"
-COUNTGRID_REQUIRE_COMPILER=1 "$V" -m pytest "$REPO/tests/test_downstream_c.py" \
-    "$REPO/tests/test_downstream_cython.py" -q -p no:cacheprovider -rs 2>&1 \
+COUNTGRID_REQUIRE_COMPILER=1 "$V" -m pytest "$TESTS/test_downstream_c.py" \
+    "$TESTS/test_downstream_cython.py" -q -p no:cacheprovider -rs 2>&1 \
     | tee "$WORK/pytest-downstream.txt" | tail -5 || true
 LAST="$(tail -1 "$WORK/pytest-downstream.txt")"
 [[ $LAST == *passed* && $LAST != *failed* && $LAST != *error* && $LAST != *skipped* ]] \

@@ -36,7 +36,7 @@ def get_link_args():
     The static library was compiled with OpenMP when the extension was (see
     :func:`show_config`); its objects then need the OpenMP runtime, and the
     maths library on Unix.  Returns a list such as ``["-fopenmp", "-lm"]``
-    (GCC/Clang on Linux), ``["-lomp", ...]`` (macOS) or ``[]`` (MSVC, where the
+    (GCC/Clang on Linux), ``["-lomp"]`` (macOS) or ``[]`` (MSVC, where the
     objects name their OpenMP runtime themselves).
     """
     from countgrid import _kernels
@@ -45,14 +45,10 @@ def get_link_args():
     if sys.platform == "win32":
         return []
     if sys.platform == "darwin":
-        if not omp:
-            return []
-        # Link the libomp that delocate vendored into the wheel, if any, so
-        # that a single OpenMP runtime is loaded.
-        vendored = os.path.join(_HERE, ".dylibs")
-        if os.path.exists(os.path.join(vendored, "libomp.dylib")):
-            return [f"-L{vendored}", "-lomp", f"-Wl,-rpath,{vendored}"]
-        return ["-lomp"]
+        # Your libomp: never combine with the copy a wheel vendors in
+        # countgrid/.dylibs (two LLVM OpenMP runtimes in one process abort);
+        # with wheels use the capsule or Cython route instead (docs/c_api.md).
+        return ["-lomp"] if omp else []
     return (["-fopenmp"] if omp else []) + ["-lm"]
 
 
