@@ -217,3 +217,34 @@ def test_estep_csr_bad_index(mod):
     status = mod.estep_csr_f64_i32(np.array([0, 1], np.int32), np.array([7], np.int32),
                                    np.ones(1), 1, 3, logh, 4, 0.0, q, ll, 1)
     assert status == -3
+
+
+BAD_ABI_C = r"""
+/* Pretends to be compiled against a future countgrid with another C ABI. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include "countgrid/countgrid.h"
+#undef CG_ABI_VERSION
+#define CG_ABI_VERSION 999
+#include "countgrid/countgrid_api.h"
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "cg_downstream_badabi", NULL, -1,
+                                    NULL};
+
+PyMODINIT_FUNC PyInit_cg_downstream_badabi(void)
+{
+    if (countgrid_import() < 0)
+        return NULL;
+    return PyModule_Create(&moddef);
+}
+"""
+
+
+def test_capsule_rejects_other_abi(tmp_path_factory):
+    """countgrid_import() refuses a module compiled for another C ABI with an
+    ImportError naming both versions."""
+    require_compiler(tmp_path_factory)
+    with pytest.raises(ImportError, match=r"C ABI 999 .* has C ABI %d" % K.abi_version):
+        build_and_import(tmp_path_factory.mktemp("badabi"), "cg_downstream_badabi",
+                         SETUP_CAPSULE.replace("cg_downstream_capsule", "cg_downstream_badabi"),
+                         {"cg_downstream_badabi.c": BAD_ABI_C})
