@@ -1,12 +1,20 @@
-"""Build of the countgrid extensions.
+"""Build of the countgrid extensions and of the static kernel library.
 
-Holds only the extension definitions and the OpenMP probe.  The environment
-variable COUNTGRID_OPENMP selects OpenMP: "auto" (default; probe, fall back to
-a serial build with a warning), "require" (fail the build without it; used for
-wheels and CI) or "disable" (serial build).
+Holds only the extension definitions, the OpenMP probe and the static library
+step.  The environment variable COUNTGRID_OPENMP selects OpenMP: "auto"
+(default; probe, fall back to a serial build with a warning), "require" (fail
+the build without it; used for wheels and CI) or "disable" (serial build).
+
+The C kernels (csrc/*.c) are compiled once, with the flags and OpenMP decision
+of the extensions, archived as countgrid/lib/libcountgrid.a (countgrid.lib
+with MSVC) for C projects that link them, and linked from the same objects
+into countgrid._kernels.  countgrid.cython_api calls them through the capsule
+table of countgrid._kernels, so it is built from its .pyx alone.
 """
 import glob
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,12 +28,16 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/runtime.c"]
-ITK_SOURCES = ["csrc/itkernels.c", "csrc/runtime.c"]
-PLSA_SOURCES = ["csrc/plsa.c", "csrc/runtime.c"]
+C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/itkernels.c",
+             "csrc/plsa.c", "csrc/runtime.c"]
 INCLUDE_DIRS = ["src/countgrid/include", "csrc"]
-DEPENDS = sorted(glob.glob("csrc/*.h")) + ["src/countgrid/include/countgrid/countgrid.h",
-                                          "src/countgrid/_ckernels.pxd"]
+HEADERS = sorted(glob.glob("csrc/*.h")) + sorted(glob.glob("src/countgrid/include/countgrid/*.h"))
+DEPENDS = HEADERS + ["src/countgrid/_ckernels.pxd"]
+LIB_NAME = "countgrid"          # libcountgrid.a / countgrid.lib
+KERNEL_EXTENSIONS = {"countgrid._kernels"}
+# Extensions that wrap a part of the kernels: linked against the static library,
+# so that only the object files they use are pulled in.
+ARCHIVE_EXTENSIONS = {"countgrid._itkernels", "countgrid._plsa_kernels"}
 
 PROBE = textwrap.dedent(
     """
@@ -62,7 +74,10 @@ def probe_openmp(compiler):
             fh.write(PROBE)
         objs = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
         exe = os.path.join(tmp, "probe")
-        compiler.link_executable(objs, exe, extra_postargs=lflags)
+        # Executables are linked without LDFLAGS (extensions get them): pass them
+        # so that a runtime found through LDFLAGS (libomp on macOS) is found here.
+        ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+        compiler.link_executable(objs, exe, extra_postargs=lflags + ldflags)
         out = subprocess.run([exe], capture_output=True, text=True, timeout=60)
         return out.returncode == 0 and out.stdout.strip() == "1"
     except Exception:  # any compile, link or run failure means no usable OpenMP
@@ -92,26 +107,108 @@ class BuildExt(build_ext):
             # -fno-trapping-math lets compilers if-convert (and so vectorise) the
             # selects in csrc/cg_math.h; it does not change any result.
             base = ["-O3", "-fno-trapping-math"]
+        objects = self.build_kernel_library(base + cflags)
         for ext in self.extensions:
-            ext.extra_compile_args = base + cflags
-            ext.extra_link_args = lflags
+            if ext.name in KERNEL_EXTENSIONS:
+                ext.extra_compile_args = base + cflags
+                ext.extra_link_args = lflags
+                ext.extra_objects = objects
+                ext.depends = list(ext.depends) + objects
+            elif ext.name in ARCHIVE_EXTENSIONS:
+                ext.extra_compile_args = base + cflags
+                ext.extra_link_args = [self.library_path()] + lflags
+                ext.depends = list(ext.depends) + [self.library_path()]
+            else:
+                ext.extra_compile_args = base
         super().build_extensions()
 
+    def library_dir(self):
+        """countgrid/lib in the build directory (copied to the source tree by
+        --inplace, see copy_extensions_to_source)."""
+        return os.path.join(self.build_lib, "countgrid", "lib")
 
-def extension(name, pyx, c_sources):
-    return Extension(
-        name,
-        sources=[pyx] + c_sources,
-        include_dirs=INCLUDE_DIRS + [np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=DEPENDS,
-    )
+    def library_path(self):
+        return os.path.join(self.library_dir(),
+                            self.compiler.library_filename(LIB_NAME, lib_type="static"))
+
+    def build_kernel_library(self, compile_args):
+        """Compile csrc/*.c (position-independent, as for the extensions) and
+        archive them into countgrid/lib; returns the object files.  Objects are
+        reused while they are newer than every source and header and were built
+        with the same flags."""
+        tmp = os.path.join(self.build_temp, "clib")
+        objects = self.compiler.object_filenames(C_SOURCES, output_dir=tmp)
+        stamp = os.path.join(tmp, "flags.json")
+        flags = json.dumps({"args": compile_args, "type": self.compiler.compiler_type,
+                            "cc": getattr(self.compiler, "compiler_so", None)})
+        previous = None
+        if os.path.exists(stamp):
+            with open(stamp) as fh:
+                previous = fh.read()
+        fresh = (not self.force and previous == flags
+                 and all(os.path.exists(obj) and os.path.getmtime(obj) >= max(
+                         os.path.getmtime(dep) for dep in [src] + HEADERS)
+                         for src, obj in zip(C_SOURCES, objects)))
+        if not fresh:
+            objects = self.compiler.compile(C_SOURCES, output_dir=tmp,
+                                            include_dirs=INCLUDE_DIRS,
+                                            extra_postargs=compile_args, depends=HEADERS)
+            with open(stamp, "w") as fh:
+                fh.write(flags)
+        libdir = self.library_dir()
+        os.makedirs(libdir, exist_ok=True)
+        lib = self.library_path()
+        if not fresh and os.path.exists(lib):
+            os.remove(lib)  # archivers add to an existing archive; start afresh
+        self.compiler.create_static_lib(objects, LIB_NAME, output_dir=libdir)
+        return objects
+
+    def copy_extensions_to_source(self):
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        dest = os.path.join(build_py.get_package_dir("countgrid"), "lib")
+        os.makedirs(dest, exist_ok=True)
+        self.copy_file(self.library_path(), dest, level=self.verbose)
+
+    def get_outputs(self):
+        outputs = super().get_outputs()
+        if self.compiler is not None:
+            outputs.append(self.library_path())
+        return outputs
 
 
 extensions = [
-    extension("countgrid._kernels", "src/countgrid/_kernels.pyx", C_SOURCES),
-    extension("countgrid._itkernels", "src/countgrid/_itkernels.pyx", ITK_SOURCES),
-    extension("countgrid._plsa_kernels", "src/countgrid/_plsa_kernels.pyx", PLSA_SOURCES),
+    # The kernels (linked from the objects of the static library, see BuildExt)
+    # and the capsule table of countgrid/countgrid_api.h.
+    Extension(
+        "countgrid._kernels",
+        sources=["src/countgrid/_kernels.pyx"],
+        include_dirs=INCLUDE_DIRS + [np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=DEPENDS + C_SOURCES,
+    ),
+    # Information-theoretic kernels and pLSA (wrappers of parts of the library).
+    Extension(
+        "countgrid._itkernels",
+        sources=["src/countgrid/_itkernels.pyx"],
+        include_dirs=INCLUDE_DIRS + [np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=DEPENDS,
+    ),
+    Extension(
+        "countgrid._plsa_kernels",
+        sources=["src/countgrid/_plsa_kernels.pyx"],
+        include_dirs=INCLUDE_DIRS + [np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=DEPENDS,
+    ),
+    # Cython API: noexcept nogil wrappers calling the kernels through the capsule.
+    Extension(
+        "countgrid.cython_api",
+        sources=["src/countgrid/cython_api.pyx"],
+        include_dirs=["src/countgrid/include"],
+        depends=DEPENDS + ["src/countgrid/cython_api.pxd"],
+    ),
 ]
 
 setup(

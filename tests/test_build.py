@@ -28,7 +28,8 @@ def test_show_config_prints_and_returns_dict():
     buf = io.StringIO()
     info = countgrid.show_config(file=buf)
     assert isinstance(info, dict)
-    for key in ("countgrid", "openmp", "threads", "numpy", "python", "blas", "abi_version"):
+    for key in ("countgrid", "openmp", "threads", "numpy", "python", "blas", "abi_version",
+                "include_dir", "static_library", "link_args"):
         assert key in info
     assert info["openmp"] is _kernels.openmp_enabled()
     assert info["threads"] == _kernels.max_threads()

@@ -5,7 +5,7 @@ and regressors read out from a grid; information-theoretic kernels
 (:mod:`countgrid.kernels`).
 """
 from countgrid._version import __version__
-from countgrid._config import get_include, show_config
+from countgrid._config import get_include, get_library_dir, get_link_args, show_config
 from countgrid.counting_grid import CountingGrid
 from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
@@ -18,6 +18,8 @@ from countgrid.exceptions import NotFittedError
 __all__ = [
     "__version__",
     "get_include",
+    "get_library_dir",
+    "get_link_args",
     "show_config",
     "CountingGrid",
     "embed_labels",

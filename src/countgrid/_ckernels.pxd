@@ -47,22 +47,26 @@ cdef extern from "countgrid/countgrid.h" nogil:
                              int64_t L, const double *logh, int64_t ld_logh,
                              const double *log_prior, double floor,
                              double *q, int64_t ld_q, double *loglik, int num_threads)
-    int cg_accumulate_csc_f32_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+    int cg_accumulate_csc_f32_i32(int64_t n_features, const int32_t *indptr,
+                                  const int32_t *indices,
                                   const float *data, int64_t nnz, int32_t *cursor,
                                   int64_t row_start, int64_t row_end, int64_t L,
                                   const float *q, int64_t ld_q, float *n, int64_t ld_n,
                                   int num_threads)
-    int cg_accumulate_csc_f32_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+    int cg_accumulate_csc_f32_i64(int64_t n_features, const int64_t *indptr,
+                                  const int64_t *indices,
                                   const float *data, int64_t nnz, int64_t *cursor,
                                   int64_t row_start, int64_t row_end, int64_t L,
                                   const float *q, int64_t ld_q, float *n, int64_t ld_n,
                                   int num_threads)
-    int cg_accumulate_csc_f64_i32(int64_t n_features, const int32_t *indptr, const int32_t *indices,
+    int cg_accumulate_csc_f64_i32(int64_t n_features, const int32_t *indptr,
+                                  const int32_t *indices,
                                   const double *data, int64_t nnz, int32_t *cursor,
                                   int64_t row_start, int64_t row_end, int64_t L,
                                   const double *q, int64_t ld_q, double *n, int64_t ld_n,
                                   int num_threads)
-    int cg_accumulate_csc_f64_i64(int64_t n_features, const int64_t *indptr, const int64_t *indices,
+    int cg_accumulate_csc_f64_i64(int64_t n_features, const int64_t *indptr,
+                                  const int64_t *indices,
                                   const double *data, int64_t nnz, int64_t *cursor,
                                   int64_t row_start, int64_t row_end, int64_t L,
                                   const double *q, int64_t ld_q, double *n, int64_t ld_n,
@@ -78,3 +82,54 @@ cdef extern from "countgrid/countgrid.h" nogil:
     int cg_openmp_enabled()
     int cg_max_threads()
     const char *cg_simd_name()
+    int cg_jt_gram_dense_f32(int64_t n, int64_t m, int64_t D, const float *X, int64_t ldx,
+                             const float *Y, int64_t ldy, double q, int symmetric, float *K,
+                             int64_t ldk, int num_threads)
+    int cg_jt_gram_dense_f64(int64_t n, int64_t m, int64_t D, const double *X, int64_t ldx,
+                             const double *Y, int64_t ldy, double q, int symmetric, double *K,
+                             int64_t ldk, int num_threads)
+    int cg_jt_gram_csr_f32_i64(int64_t n, int64_t m, int64_t D, const int64_t *xptr,
+                               const int64_t *xind, const float *xval, const int64_t *yptr,
+                               const int64_t *yind, const float *yval, double q, int symmetric,
+                               float *K, int64_t ldk, int num_threads)
+    int cg_jt_gram_csr_f64_i64(int64_t n, int64_t m, int64_t D, const int64_t *xptr,
+                               const int64_t *xind, const double *xval, const int64_t *yptr,
+                               const int64_t *yind, const double *yval, double q, int symmetric,
+                               double *K, int64_t ldk, int num_threads)
+    int cg_plsa_docs_f32_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                             const float *data, int64_t nnz, int64_t n_words, int64_t K,
+                             const float *phi, const float *phib, int64_t ld_phi, float *theta,
+                             int64_t ld_theta, int64_t n_iter, double tol, double *loglik,
+                             int num_threads)
+    int cg_plsa_docs_f32_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                             const float *data, int64_t nnz, int64_t n_words, int64_t K,
+                             const float *phi, const float *phib, int64_t ld_phi, float *theta,
+                             int64_t ld_theta, int64_t n_iter, double tol, double *loglik,
+                             int num_threads)
+    int cg_plsa_docs_f64_i32(int64_t n_rows, const int32_t *indptr, const int32_t *indices,
+                             const double *data, int64_t nnz, int64_t n_words, int64_t K,
+                             const double *phi, const double *phib, int64_t ld_phi, double *theta,
+                             int64_t ld_theta, int64_t n_iter, double tol, double *loglik,
+                             int num_threads)
+    int cg_plsa_docs_f64_i64(int64_t n_rows, const int64_t *indptr, const int64_t *indices,
+                             const double *data, int64_t nnz, int64_t n_words, int64_t K,
+                             const double *phi, const double *phib, int64_t ld_phi, double *theta,
+                             int64_t ld_theta, int64_t n_iter, double tol, double *loglik,
+                             int num_threads)
+    int cg_plsa_words_f32_i32(int64_t n_words, const int32_t *indptr, const int32_t *indices,
+                              const float *data, int64_t nnz, int64_t n_docs, int64_t K,
+                              const float *theta, int64_t ld_theta, const float *phib,
+                              int64_t ld_phi, float *acc, int64_t ld_acc, int num_threads)
+    int cg_plsa_words_f32_i64(int64_t n_words, const int64_t *indptr, const int64_t *indices,
+                              const float *data, int64_t nnz, int64_t n_docs, int64_t K,
+                              const float *theta, int64_t ld_theta, const float *phib,
+                              int64_t ld_phi, float *acc, int64_t ld_acc, int num_threads)
+    int cg_plsa_words_f64_i32(int64_t n_words, const int32_t *indptr, const int32_t *indices,
+                              const double *data, int64_t nnz, int64_t n_docs, int64_t K,
+                              const double *theta, int64_t ld_theta, const double *phib,
+                              int64_t ld_phi, double *acc, int64_t ld_acc, int num_threads)
+    int cg_plsa_words_f64_i64(int64_t n_words, const int64_t *indptr, const int64_t *indices,
+                              const double *data, int64_t nnz, int64_t n_docs, int64_t K,
+                              const double *theta, int64_t ld_theta, const double *phib,
+                              int64_t ld_phi, double *acc, int64_t ld_acc, int num_threads)
+

@@ -1,17 +1,62 @@
-"""Build and runtime configuration: headers, OpenMP, threads, BLAS."""
+"""Build and runtime configuration: headers, static library, OpenMP, threads, BLAS."""
 import os
 import sys
 
 import numpy as np
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
 
 def get_include():
-    """Directory holding the public C headers (``countgrid/countgrid.h``).
+    """Directory holding the public C headers.
 
-    Use it as an include directory when building a C extension against
-    countgrid, as with ``numpy.get_include()``.
+    ``countgrid/countgrid.h`` declares the kernels (prefix ``cg_``) and the
+    version macros; ``countgrid/countgrid_api.h`` adds the capsule table and
+    ``countgrid_import()`` for extension modules that call the kernels without
+    linking them.  Use it as an include directory when building a C extension
+    against countgrid, as with ``numpy.get_include()``; see docs/c_api.md.
     """
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return os.path.join(_HERE, "include")
+
+
+def get_library_dir():
+    """Directory holding the static kernel library.
+
+    ``libcountgrid.a`` (``countgrid.lib`` with MSVC), built from the same
+    objects and flags as ``countgrid._kernels``.  Link it with
+    ``library_dirs=[countgrid.get_library_dir()]``, ``libraries=["countgrid"]``
+    and ``extra_link_args=countgrid.get_link_args()``; see docs/c_api.md.
+    """
+    return os.path.join(_HERE, "lib")
+
+
+def get_link_args():
+    """Extra link arguments needed after ``-lcountgrid``.
+
+    The static library was compiled with OpenMP when the extension was (see
+    :func:`show_config`); its objects then need the OpenMP runtime, and the
+    maths library on Unix.  Returns a list such as ``["-fopenmp", "-lm"]``
+    (GCC/Clang on Linux), ``["-lomp"]`` (macOS) or ``[]`` (MSVC, where the
+    objects name their OpenMP runtime themselves).
+    """
+    from countgrid import _kernels
+
+    omp = _kernels.openmp_enabled()
+    if sys.platform == "win32":
+        return []
+    if sys.platform == "darwin":
+        # Your libomp: never combine with the copy a wheel vendors in
+        # countgrid/.dylibs (two LLVM OpenMP runtimes in one process abort);
+        # with wheels use the capsule or Cython route instead (docs/c_api.md).
+        return ["-lomp"] if omp else []
+    return (["-fopenmp"] if omp else []) + ["-lm"]
+
+
+def _static_library():
+    libdir = get_library_dir()
+    names = ["libcountgrid.a", "countgrid.lib"]
+    found = [os.path.join(libdir, n) for n in names if os.path.isfile(os.path.join(libdir, n))]
+    return found[0] if found else None
 
 
 def _info():
@@ -27,6 +72,9 @@ def _info():
         "simd": _kernels.simd_name(),
         "threads": _kernels.max_threads(),
         "cpu_count": os.cpu_count(),
+        "include_dir": get_include(),
+        "static_library": _static_library(),
+        "link_args": get_link_args(),
         "blas": [],
     }
     try:
@@ -42,7 +90,8 @@ def _info():
 
 
 def show_config(file=None):
-    """Print the build and runtime configuration (OpenMP, threads, SIMD, BLAS).
+    """Print the build and runtime configuration (OpenMP, threads, SIMD, C
+    headers and static library with its link arguments, BLAS).
 
     Returns the same information as a dict.
     """
@@ -53,6 +102,12 @@ def show_config(file=None):
     print(f"  OpenMP: {'enabled' if info['openmp'] else 'disabled (serial build)'}", file=out)
     print(f"  threads: {info['threads']} (cores: {info['cpu_count']})", file=out)
     print(f"  SIMD: {info['simd']} (cap with COUNTGRID_SIMD=baseline|avx2|avx512)", file=out)
+    print(f"  C headers: {info['include_dir']}", file=out)
+    if info["static_library"]:
+        print(f"  static library: {info['static_library']} (link: -lcountgrid "
+              f"{' '.join(info['link_args'])})".rstrip(), file=out)
+    else:
+        print("  static library: not built (editable or partial install)", file=out)
     if isinstance(info["blas"], str):
         print(f"  BLAS: {info['blas']}", file=out)
     else:

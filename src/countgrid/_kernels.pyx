@@ -34,6 +34,16 @@ def simd_name():
 
 abi_version = CG_ABI_VERSION
 max_dim = CG_MAX_DIM
+version_info = (CG_VERSION_MAJOR, CG_VERSION_MINOR, CG_VERSION_PATCH)
+
+
+cdef extern from "capi_table.h":
+    object cg_capi_capsule()
+
+# The C API for other extension modules: a capsule named "countgrid._C_API"
+# holding the cg_api_table of countgrid/countgrid_api.h (read by
+# countgrid_import()), filled with the kernels of this module.
+_C_API = cg_capi_capsule()
 
 
 cdef int _check(int status, str what) except -1:

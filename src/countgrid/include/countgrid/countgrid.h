@@ -11,6 +11,16 @@
  *     region, never set globally;
  *   - every function returns CG_OK (0) or a negative cg_status, and allocates
  *     nothing that outlives the call.
+ *
+ * This header is the single source of truth of the public C API.  It is
+ * installed in the directory returned by countgrid.get_include(); C code can
+ * either link the static library in countgrid.get_library_dir() or call the
+ * same functions through the capsule table of countgrid/countgrid_api.h, and
+ * Cython code can cimport countgrid.cython_api (docs/c_api.md).
+ *
+ * Stability: within a CG_ABI_VERSION, functions are only added (at the end of
+ * the capsule table), never removed, renamed or given another prototype or
+ * meaning; any such change bumps CG_ABI_VERSION.
  */
 #ifndef COUNTGRID_COUNTGRID_H
 #define COUNTGRID_COUNTGRID_H
@@ -20,7 +30,10 @@
 #define CG_VERSION_MAJOR 0
 #define CG_VERSION_MINOR 1
 #define CG_VERSION_PATCH 0
-/* Bumped whenever a prototype below changes or a function is removed. */
+#define CG_VERSION_STRING "0.1.0"
+/* Bumped whenever a prototype below changes, a function is removed or renamed,
+ * the meaning of an argument or status code changes, or the layout of the
+ * capsule table (countgrid_api.h) changes other than by appending. */
 #define CG_ABI_VERSION 1
 /* Largest grid dimension D accepted by the kernels. */
 #define CG_MAX_DIM 16
@@ -139,6 +152,16 @@ int cg_mstep_f64(int ndim, const int64_t *extent, const int64_t *window,
                  const double *h, int64_t ld_h, double *pi, int64_t ld_pi,
                  double rho, double alpha, int num_threads);
 
+/* 1 if the library was compiled with OpenMP, else 0. */
+int cg_openmp_enabled(void);
+/* Threads a parallel region would use for num_threads <= 0. */
+int cg_max_threads(void);
+/* Instruction set the row kernels use: "baseline", "avx2" or "avx512".
+ * Chosen at run time from the CPU, capped by the environment variable
+ * COUNTGRID_SIMD (baseline|avx2|avx512).  Results are bit-identical for a
+ * given instruction set, whatever the thread count. */
+const char *cg_simd_name(void);
+
 /* Jensen-Tsallis kernel Gram matrices (k^B_q of the spec itkernels.md §6.2):
  *   K[i, j] = 1/(q-1) sum_d [(x_id + y_jd)^q - x_id^q - y_jd^q]        (q != 1)
  *   K[i, j] = sum_d [s log s - x log x - y log y],  s = x_id + y_jd   (q == 1)
@@ -210,15 +233,6 @@ int cg_plsa_words_f64_i64(int64_t n_words, const int64_t *indptr, const int64_t 
                            const double *theta, int64_t ld_theta, const double *phib,
                            int64_t ld_phi, double *acc, int64_t ld_acc, int num_threads);
 
-/* 1 if the library was compiled with OpenMP, else 0. */
-int cg_openmp_enabled(void);
-/* Threads a parallel region would use for num_threads <= 0. */
-int cg_max_threads(void);
-/* Instruction set the row kernels use: "baseline", "avx2" or "avx512".
- * Chosen at run time from the CPU, capped by the environment variable
- * COUNTGRID_SIMD (baseline|avx2|avx512).  Results are bit-identical for a
- * given instruction set, whatever the thread count. */
-const char *cg_simd_name(void);
 
 #ifdef __cplusplus
 }

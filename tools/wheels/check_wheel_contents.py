@@ -1,0 +1,60 @@
+"""Checks that repaired countgrid wheels ship what the C/Cython API promises and
+vendor their OpenMP runtime.
+
+    python tools/wheels/check_wheel_contents.py wheelhouse/*.whl
+
+For each wheel: both extensions, the public headers, the .pxd files, the
+static library, and the OpenMP runtime of the platform (libgomp on Linux,
+libomp on macOS, vcomp140.dll on Windows).  Exits non-zero on the first wheel
+that lacks one.
+"""
+import os
+import re
+import sys
+import zipfile
+
+COMMON = [
+    (r"^countgrid/_kernels\.[^/]*\.(so|pyd)$", "extension countgrid._kernels"),
+    (r"^countgrid/cython_api\.[^/]*\.(so|pyd)$", "extension countgrid.cython_api"),
+    (r"^countgrid/cython_api\.pxd$", "Cython declarations cython_api.pxd"),
+    (r"^countgrid/include/countgrid/countgrid\.h$", "header countgrid/countgrid.h"),
+    (r"^countgrid/include/countgrid/countgrid_api\.h$", "header countgrid/countgrid_api.h"),
+    (r"^countgrid/lib/(libcountgrid\.a|countgrid\.lib)$", "static library"),
+]
+OPENMP = {
+    "linux": (r"^countgrid\.libs/libgomp[^/]*\.so[.0-9]*$", "vendored libgomp"),
+    "macosx": (r"^countgrid/\.dylibs/libomp\.dylib$", "vendored libomp"),
+    "win": (r"^countgrid\.libs/vcomp140[^/]*\.dll$", "vendored vcomp140.dll"),
+}
+
+
+def check(path):
+    names = zipfile.ZipFile(path).namelist()
+    tag = os.path.basename(path)[:-len(".whl")].split("-")[-1]
+    platform = next((p for p in OPENMP if p in tag), None)
+    wanted = list(COMMON)
+    if platform is None:
+        return [f"a known platform tag (not {tag!r})"]
+    wanted.append(OPENMP[platform])
+    missing = [what for pattern, what in wanted
+               if not any(re.match(pattern, n) for n in names)]
+    return missing
+
+
+def main(paths):
+    if not paths:
+        print(__doc__)
+        return 2
+    status = 0
+    for path in paths:
+        missing = check(path)
+        if missing:
+            status = 1
+            print(f"FAIL {path}: missing {', '.join(missing)}")
+        else:
+            print(f"ok   {path}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
