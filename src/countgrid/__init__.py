@@ -1,7 +1,8 @@
 """countgrid: latent models of count data with C/OpenMP kernels.
 
 Counting grids (:class:`CountingGrid`), label embedding and the classifiers
-and regressors read out from a grid.
+and regressors read out from a grid; EM for Gaussian mixtures on weighted
+histograms (:class:`HistogramGMM`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, show_config
@@ -9,6 +10,7 @@ from countgrid.counting_grid import CountingGrid
 from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                    GenerativeCountingGridClassifier)
+from countgrid.histogram_gmm import HistogramGMM
 from countgrid.io import load
 from countgrid.exceptions import NotFittedError
 
@@ -21,6 +23,7 @@ __all__ = [
     "CountingGridClassifier",
     "CountingGridRegressor",
     "GenerativeCountingGridClassifier",
+    "HistogramGMM",
     "load",
     "NotFittedError",
 ]
