@@ -2,7 +2,8 @@
 
 Counting grids (:class:`CountingGrid`), label embedding and the classifiers
 and regressors read out from a grid; EM for Gaussian mixtures on weighted
-histograms (:class:`HistogramGMM`).
+histograms (:class:`HistogramGMM`); the zero-inflated Poisson GTM
+(:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, show_config
@@ -11,6 +12,8 @@ from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                    GenerativeCountingGridClassifier)
 from countgrid.histogram_gmm import HistogramGMM
+from countgrid.zip_gtm import ZIPGTM
+from countgrid import text
 from countgrid.io import load
 from countgrid.exceptions import NotFittedError
 
@@ -24,6 +27,8 @@ __all__ = [
     "CountingGridRegressor",
     "GenerativeCountingGridClassifier",
     "HistogramGMM",
+    "ZIPGTM",
+    "text",
     "load",
     "NotFittedError",
 ]

@@ -21,10 +21,12 @@ def _classes():
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
     from countgrid.histogram_gmm import HistogramGMM
+    from countgrid.zip_gtm import ZIPGTM
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
-                                          GenerativeCountingGridClassifier, HistogramGMM)}
+                                          GenerativeCountingGridClassifier, HistogramGMM,
+                                          ZIPGTM)}
 
 
 def _encode(value):
