@@ -108,6 +108,13 @@ def extension(name, pyx):
 
 extensions = [
     extension("countgrid._kernels", "src/countgrid/_kernels.pyx"),
+    Extension(
+        "countgrid._gtm_kernels",
+        sources=["src/countgrid/_gtm_kernels.pyx", "csrc/gtm.c"],
+        include_dirs=["csrc", np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=["csrc/gtm.h", "csrc/gtm_impl.h"],
+    ),
 ]
 
 setup(

@@ -198,7 +198,10 @@ class ZIPGTM(BaseEstimator):
     decreases (``alpha=0``: the log-likelihood itself).
 
     All sums run over the non-zeros of the (sparse) count matrix: one
-    iteration costs ``O(nnz K + K D M^2)``; sparse input stays sparse.
+    iteration costs ``O(nnz K + K D M^2)``; sparse input stays sparse.  For
+    sparse input the E-step (fused with the softmax) and the M-step
+    statistics are C/OpenMP kernels (``csrc/gtm.c``) whose results do not
+    depend on the thread count; dense input uses NumPy/BLAS.
 
     Parameters
     ----------
@@ -238,9 +241,9 @@ class ZIPGTM(BaseEstimator):
         Seeds random latent points, random initial weights and the PCA
         solver.
     num_threads : int, optional
-        Threads for BLAS on the dense steps (through threadpoolctl when it
-        is installed); None = all cores.  The sparse products are serial
-        (SciPy).  On a busy machine 1 is often fastest (waiting BLAS threads).
+        Threads of the OpenMP kernels and of BLAS (through threadpoolctl when
+        it is installed); None = all cores, honouring ``OMP_NUM_THREADS``.
+        On a busy machine 1 is often fastest (threads waiting for each other).
     verbose : int, default=0
 
     Attributes
@@ -392,40 +395,24 @@ class ZIPGTM(BaseEstimator):
         return coef, gamma
 
     # ---------------------------------------------------------------- pieces
-    @staticmethod
-    def _prepare(X, is_sparse):
-        if is_sparse:
-            nz = X.copy()
-            nz.data = np.ones_like(nz.data)
-            lf = X.copy()
-            lf.data = gammaln(X.data.astype(np.float64) + 1.0)
-            log_fact = np.asarray(lf.sum(axis=1), dtype=np.float64).ravel()
-        else:
-            nz = (X > 0).astype(X.dtype)
-            log_fact = gammaln(X.astype(np.float64) + 1.0).sum(axis=1)
-        return nz, log_fact
-
     def _penalty(self, coef, gamma):
         pen = (coef ** 2).sum() + (0.0 if gamma is None else (gamma ** 2).sum())
         return 0.5 * float(self.alpha) * pen
 
-    def _estep(self, X, nz, log_fact, phi, coef, gamma, log_mix):
+    def _estep(self, counts, phi, coef, gamma, log_mix):
         eta = phi @ coef
         zeta = None if gamma is None else phi @ gamma
         log_p0, delta, log_p = zip_terms(eta, zeta)
-        lj = log_px_given_latent(X, nz, log_fact, eta, log_p0, delta) + log_mix[None, :]
-        lse = logsumexp(lj, axis=1)
-        return lj, lse, log_p0, log_p
+        theta, lse = counts.estep(eta, log_p0, delta, log_mix)            # eq. 5
+        return theta, lse, log_p0, log_p
 
-    def _mstep(self, X, nz, phi, PhiPhi, lj, lse, coef, gamma, log_p0, log_p):
-        theta = np.exp(lj - lse[:, None])                    # eq. 5
+    def _mstep(self, counts, phi, PhiPhi, theta, coef, gamma, log_p0, log_p):
         Nk = theta.sum(axis=0)
-        R = np.asarray(X.T @ theta).T                         # sum_n theta_nk t_nj
+        R, C = counts.stats(theta)          # sum_n theta_nk t_nj, sum_{n: t_nj > 0} theta_nk
         alpha = float(self.alpha)
         if gamma is None:
             S = np.broadcast_to(Nk[:, None], R.shape)
         else:
-            C = np.asarray(nz.T @ theta).T                    # sum_{n: t_nj > 0} theta_nk
             Z = np.exp(log_p - log_p0)                        # P(zero state | t = 0, k)
             A = Z * (Nk[:, None] - C)
             S = Nk[:, None] - A
@@ -465,17 +452,17 @@ class ZIPGTM(BaseEstimator):
             coef, gamma = self._initial_coefs(X, is_sparse, latent, phi, rng)
             iu = np.triu_indices(phi.shape[1])
             PhiPhi = phi[:, iu[0]] * phi[:, iu[1]]        # upper triangle of phi_k phi_k^T
-            nz, log_fact = self._prepare(X, is_sparse)
+            counts = _Counts(X, is_sparse, nt, csc=True)
             log_mix = np.full(phi.shape[0], -np.log(phi.shape[0]))
-            lj, lse, log_p0, log_p = self._estep(X, nz, log_fact, phi, coef, gamma, log_mix)
+            theta, lse, log_p0, log_p = self._estep(counts, phi, coef, gamma, log_mix)
             ll = [float(lse.sum())]
             obj = [ll[0] - self._penalty(coef, gamma)]
             converged = False
             n_done = 0
             for it in range(int(self.n_iter)):
-                coef, gamma, log_mix = self._mstep(X, nz, phi, PhiPhi, lj, lse, coef, gamma,
+                coef, gamma, log_mix = self._mstep(counts, phi, PhiPhi, theta, coef, gamma,
                                                    log_p0, log_p)
-                lj, lse, log_p0, log_p = self._estep(X, nz, log_fact, phi, coef, gamma, log_mix)
+                theta, lse, log_p0, log_p = self._estep(counts, phi, coef, gamma, log_mix)
                 ll.append(float(lse.sum()))
                 obj.append(ll[-1] - self._penalty(coef, gamma))
                 n_done += 1
@@ -506,15 +493,15 @@ class ZIPGTM(BaseEstimator):
         return self.fit(X).transform(X)
 
     # ------------------------------------------------------------- read-out
-    def _log_joint(self, X):
+    def _posterior(self, X):
         check_is_fitted(self, "rate_coef_")
         X, is_sparse = self._check_X(X, self.n_features_in_)
-        nz, log_fact = self._prepare(X, is_sparse)
+        counts = _Counts(X, is_sparse, resolve_num_threads(self.num_threads))
         gamma = getattr(self, "zero_coef_", None)
         with np.errstate(divide="ignore"):
             log_mix = np.log(self.mixing_)
-        lj, lse, _, _ = self._estep(X, nz, log_fact, self.phi_, self.rate_coef_, gamma, log_mix)
-        return lj, lse
+        theta, lse, _, _ = self._estep(counts, self.phi_, self.rate_coef_, gamma, log_mix)
+        return theta, lse
 
     def predict_proba(self, X):
         """Responsibilities ``theta_nk`` of the latent points (eq. 5).
@@ -527,8 +514,7 @@ class ZIPGTM(BaseEstimator):
         -------
         theta : ndarray of shape (n_samples, K)
         """
-        lj, lse = self._log_joint(X)
-        return np.exp(lj - lse[:, None])
+        return self._posterior(X)[0]
 
     def transform(self, X):
         """Posterior-mean map coordinates ``sum_k theta_nk x_k``, shape (n_samples, 2)."""
@@ -536,7 +522,7 @@ class ZIPGTM(BaseEstimator):
 
     def score_samples(self, X):
         """Log-likelihood ``log sum_k alpha_k p(t_n | x_k)`` of every document (with ``log t!``)."""
-        return self._log_joint(X)[1]
+        return self._posterior(X)[1]
 
     def score(self, X, y=None):
         """Mean log-likelihood per document."""
@@ -596,6 +582,56 @@ class ZIPGTM(BaseEstimator):
         ax.set_ylabel("latent 2")
         ax.set_aspect("equal", adjustable="datalim")
         return ax
+
+
+class _Counts:
+    """The count matrix with what the E- and M-steps need.
+
+    Sparse input runs the C/OpenMP kernels of ``_gtm_kernels`` (fused E-step over
+    CSR rows, M-step statistics over CSC columns); dense input uses NumPy/BLAS.
+    Both compute ``log_px_given_latent`` (the E-step) and ``theta^T T``,
+    ``theta^T [T > 0]`` (the M-step statistics).
+    """
+
+    def __init__(self, X, is_sparse, num_threads, csc=False):
+        self.X, self.sparse, self.nt = X, is_sparse, int(num_threads)
+        if is_sparse:
+            lf = X.copy()
+            lf.data = gammaln(X.data.astype(np.float64) + 1.0)
+            self.log_fact = np.asarray(lf.sum(axis=1), dtype=np.float64).ravel()
+            if csc:
+                C = X.tocsc()
+                C.sort_indices()
+                self.csc = C
+        else:
+            self.nz = (X > 0).astype(X.dtype)
+            self.log_fact = gammaln(X.astype(np.float64) + 1.0).sum(axis=1)
+
+    def estep(self, eta, log_p0, delta, log_mix):
+        if self.sparse:
+            from countgrid import _gtm_kernels
+
+            X = self.X
+            return _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
+                                          np.ascontiguousarray(log_p0.sum(axis=1)),
+                                          np.ascontiguousarray(log_mix, dtype=np.float64),
+                                          self.log_fact, np.ascontiguousarray(delta.T),
+                                          np.ascontiguousarray(eta.T), self.nt)
+        lj = log_px_given_latent(self.X, self.nz, self.log_fact, eta, log_p0, delta)
+        lj += log_mix[None, :]
+        lse = logsumexp(lj, axis=1)
+        with np.errstate(invalid="ignore"):
+            return np.exp(lj - lse[:, None]), lse
+
+    def stats(self, theta):
+        if self.sparse:
+            from countgrid import _gtm_kernels
+
+            C = self.csc
+            RT, CT = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data,
+                                                 np.ascontiguousarray(theta), self.nt)
+            return RT.T, CT.T
+        return np.asarray(self.X.T @ theta).T, np.asarray(self.nz.T @ theta).T
 
 
 class _blas_limit:
