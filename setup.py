@@ -38,6 +38,8 @@ KERNEL_EXTENSIONS = {"countgrid._kernels"}
 # Extensions that wrap a part of the kernels: linked against the static library,
 # so that only the object files they use are pulled in.
 ARCHIVE_EXTENSIONS = {"countgrid._itkernels", "countgrid._plsa_kernels"}
+# Extensions without kernels of their own (no OpenMP needed).
+CAPSULE_EXTENSIONS = {"countgrid.cython_api"}
 
 PROBE = textwrap.dedent(
     """
@@ -118,8 +120,11 @@ class BuildExt(build_ext):
                 ext.extra_compile_args = base + cflags
                 ext.extra_link_args = [self.library_path()] + lflags
                 ext.depends = list(ext.depends) + [self.library_path()]
+            elif ext.name in CAPSULE_EXTENSIONS:
+                ext.extra_compile_args = base  # calls the kernels through the capsule
             else:
-                ext.extra_compile_args = base
+                ext.extra_compile_args = base + cflags
+                ext.extra_link_args = lflags
         super().build_extensions()
 
     def library_dir(self):
@@ -208,6 +213,14 @@ extensions = [
         sources=["src/countgrid/cython_api.pyx"],
         include_dirs=["src/countgrid/include"],
         depends=DEPENDS + ["src/countgrid/cython_api.pxd"],
+    ),
+    # ZIP-GTM kernels (private: csrc/gtm.h is not part of the public C API).
+    Extension(
+        "countgrid._gtm_kernels",
+        sources=["src/countgrid/_gtm_kernels.pyx", "csrc/gtm.c"],
+        include_dirs=["csrc", np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=["csrc/gtm.h", "csrc/gtm_impl.h"],
     ),
 ]
 

@@ -1,8 +1,10 @@
 """countgrid: latent models of count data with C/OpenMP kernels.
 
 Counting grids (:class:`CountingGrid`), label embedding and the classifiers
-and regressors read out from a grid; information-theoretic kernels
-(:mod:`countgrid.kernels`).
+and regressors read out from a grid; pLSA (:class:`PLSA`); information-theoretic
+kernels (:mod:`countgrid.kernels`); EM for Gaussian mixtures on weighted
+histograms (:class:`HistogramGMM`); the zero-inflated Poisson GTM
+(:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
@@ -11,6 +13,9 @@ from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                    GenerativeCountingGridClassifier)
 from countgrid.plsa import PLSA, select_n_components_bic
+from countgrid.histogram_gmm import HistogramGMM
+from countgrid.zip_gtm import ZIPGTM
+from countgrid import text
 from countgrid.io import load
 from countgrid import kernels
 from countgrid.exceptions import NotFittedError
@@ -28,6 +33,9 @@ __all__ = [
     "GenerativeCountingGridClassifier",
     "PLSA",
     "select_n_components_bic",
+    "HistogramGMM",
+    "ZIPGTM",
+    "text",
     "load",
     "kernels",
     "NotFittedError",

@@ -20,11 +20,14 @@ def _classes():
     from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
+    from countgrid.histogram_gmm import HistogramGMM
     from countgrid.plsa import PLSA
+    from countgrid.zip_gtm import ZIPGTM
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
-                                          GenerativeCountingGridClassifier, PLSA)}
+                                          GenerativeCountingGridClassifier, PLSA, HistogramGMM,
+                                          ZIPGTM)}
 
 
 def _encode(value):
