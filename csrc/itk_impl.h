@@ -42,6 +42,18 @@ static int CG_FN(cg_itk_check)(const REAL *M, int64_t rows, int64_t D, int64_t l
     return CG_OK;
 }
 
+/* K[i, j] = K[j, i] for j < i: a symmetric Gram matrix from its upper triangle */
+static void CG_FN(cg_itk_mirror)(REAL *K, int64_t n, int64_t ldk, int num_threads)
+{
+    int64_t i;
+    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+    for (i = 1; i < n; i++) {
+        int64_t j;
+        for (j = 0; j < i; j++)
+            K[i * ldk + j] = K[j * ldk + i];
+    }
+}
+
 int CG_FN(cg_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, int64_t ldx,
                             const REAL *Y, int64_t ldy, double q, int symmetric,
                             REAL *K, int64_t ldk, int num_threads)
@@ -51,7 +63,6 @@ int CG_FN(cg_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, int6
     const CG_FN(cg_itk_pair_fn) pair = CG_FN(cg_itk_select)();
     REAL *gx, *gy;
     int failed = 0;
-    int64_t i;
     if (n < 0 || m < 0 || D < 0 || ldx < D || ldy < D || ldk < m || !(q >= 0.0 && q <= 2.0)
         || (symmetric && (n != m)))
         return CG_ERR_ARGUMENT;
@@ -100,14 +111,8 @@ int CG_FN(cg_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, int6
     free(gx);
     if (failed)
         return CG_ERR_ALLOC;
-    if (symmetric) {
-        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
-        for (i = 1; i < n; i++) {
-            int64_t j;
-            for (j = 0; j < i; j++)
-                K[i * ldk + j] = K[j * ldk + i];
-        }
-    }
+    if (symmetric)
+        CG_FN(cg_itk_mirror)(K, n, ldk, num_threads);
     return CG_OK;
 }
 
@@ -169,14 +174,8 @@ int CG_CAT3(cg_jt_gram_csr_, SUF, _i64)(int64_t n, int64_t m, int64_t D,
     }
     if (bad)
         return CG_ERR_ARGUMENT;
-    if (symmetric) {
-        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
-        for (i = 1; i < n; i++) {
-            int64_t j;
-            for (j = 0; j < i; j++)
-                K[i * ldk + j] = K[j * ldk + i];
-        }
-    }
+    if (symmetric)
+        CG_FN(cg_itk_mirror)(K, n, ldk, num_threads);
     return CG_OK;
 }
 

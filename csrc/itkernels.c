@@ -10,23 +10,8 @@
 #define REAL float
 #define SUF f32
 #define CG_FN(name) CG_CAT3(name, _, SUF)
-#define ISA base
-#define CG_ISA_ATTR
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#if CG_X86_DISPATCH
-#define ISA avx2
-#define CG_ISA_ATTR CG_ATTR_AVX2
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#define ISA avx512
-#define CG_ISA_ATTR CG_ATTR_AVX512
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#endif
+#define CG_ISA_TEMPLATE "itk_pair_impl.h"
+#include "cg_isa_instantiate.h"
 #include "itk_impl.h"
 #undef CG_FN
 #undef REAL
@@ -35,23 +20,8 @@
 #define REAL double
 #define SUF f64
 #define CG_FN(name) CG_CAT3(name, _, SUF)
-#define ISA base
-#define CG_ISA_ATTR
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#if CG_X86_DISPATCH
-#define ISA avx2
-#define CG_ISA_ATTR CG_ATTR_AVX2
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#define ISA avx512
-#define CG_ISA_ATTR CG_ATTR_AVX512
-#include "itk_pair_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#endif
+#define CG_ISA_TEMPLATE "itk_pair_impl.h"
+#include "cg_isa_instantiate.h"
 #include "itk_impl.h"
 #undef CG_FN
 #undef REAL

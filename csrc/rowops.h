@@ -9,24 +9,8 @@
 
 #define CG_FN(name) CG_CAT3(name, _, SUF)
 
-#define ISA base
-#define CG_ISA_ATTR
-#include "rowops_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-
-#if CG_X86_DISPATCH
-#define ISA avx2
-#define CG_ISA_ATTR CG_ATTR_AVX2
-#include "rowops_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#define ISA avx512
-#define CG_ISA_ATTR CG_ATTR_AVX512
-#include "rowops_impl.h"
-#undef ISA
-#undef CG_ISA_ATTR
-#endif
+#define CG_ISA_TEMPLATE "rowops_impl.h"
+#include "cg_isa_instantiate.h"
 
 typedef struct {
     void (*axpy4)(REAL *, const REAL *, const REAL *, const REAL *, const REAL *,
