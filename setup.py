@@ -110,6 +110,18 @@ extensions = [
     extension("countgrid._kernels", "src/countgrid/_kernels.pyx"),
 ]
 
+# --- Rate Adapting Poisson (countgrid.rap): its own extension, same flags and
+# OpenMP handling (BuildExt sets them for every extension). BLAS comes from
+# SciPy's cython_blas and random numbers from NumPy's bit generators.
+RAP_SOURCES = ["csrc/rap.c"]
+extensions.append(Extension(
+    "countgrid._rap_kernels",
+    sources=["src/countgrid/_rap_kernels.pyx"] + RAP_SOURCES,
+    include_dirs=INCLUDE_DIRS + [np.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+    depends=["csrc/rap.h", "csrc/rap_impl.h", "csrc/cg_internal.h", "csrc/cg_math.h"],
+))
+
 setup(
     ext_modules=cythonize(
         extensions,

@@ -1,7 +1,8 @@
 """countgrid: latent models of count data with C/OpenMP kernels.
 
 Counting grids (:class:`CountingGrid`), label embedding and the classifiers
-and regressors read out from a grid.
+and regressors read out from a grid; the Rate Adapting Poisson harmonium
+(:class:`RAP`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, show_config
@@ -10,6 +11,7 @@ from countgrid.label_embedding import embed_labels
 from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                    GenerativeCountingGridClassifier)
 from countgrid.io import load
+from countgrid.rap import RAP
 from countgrid.exceptions import NotFittedError
 
 __all__ = [
@@ -22,5 +24,6 @@ __all__ = [
     "CountingGridRegressor",
     "GenerativeCountingGridClassifier",
     "load",
+    "RAP",
     "NotFittedError",
 ]

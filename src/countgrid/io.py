@@ -20,10 +20,11 @@ def _classes():
     from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
+    from countgrid.rap import RAP
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
-                                          GenerativeCountingGridClassifier)}
+                                          GenerativeCountingGridClassifier, RAP)}
 
 
 def _encode(value):
