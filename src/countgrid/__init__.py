@@ -12,6 +12,8 @@ from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor
                                    GenerativeCountingGridClassifier)
 from countgrid.io import load
 from countgrid.rap import RAP
+from countgrid.retrieval import LSI, tfidf
+from countgrid import metrics
 from countgrid.exceptions import NotFittedError
 
 __all__ = [
@@ -25,5 +27,8 @@ __all__ = [
     "GenerativeCountingGridClassifier",
     "load",
     "RAP",
+    "LSI",
+    "tfidf",
+    "metrics",
     "NotFittedError",
 ]

@@ -21,10 +21,11 @@ def _classes():
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
     from countgrid.rap import RAP
+    from countgrid.retrieval import LSI
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
-                                          GenerativeCountingGridClassifier, RAP)}
+                                          GenerativeCountingGridClassifier, RAP, LSI)}
 
 
 def _encode(value):
