@@ -75,16 +75,20 @@ double cg_rap_binomial(bitgen_t *g, int64_t n, double p)
 
 #define REAL float
 #define SUF _f32
+#define GEMM_T cg_sgemm_t
 #define CG_EXP cg_exp_f64
 #include "rap_impl.h"
 #undef REAL
 #undef SUF
+#undef GEMM_T
 #undef CG_EXP
 
 #define REAL double
 #define SUF _f64
+#define GEMM_T cg_dgemm_t
 #define CG_EXP cg_exp_f64
 #include "rap_impl.h"
 #undef REAL
 #undef SUF
+#undef GEMM_T
 #undef CG_EXP

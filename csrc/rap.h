@@ -17,7 +17,13 @@
  * Poisson rate never exceeds exp(30) ~ 1.07e13 (no overflow, no hang). */
 #define CG_RAP_MAX_LOGRATE 30.0
 
-#define CG_RAP_DECLARE(SUF, REAL)                                                        \
+/* BLAS GEMM (Fortran interface, e.g. SciPy's cython_blas dgemm/sgemm). */
+typedef void (*cg_dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *,
+                           double *, int *, double *, double *, int *);
+typedef void (*cg_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
+                           float *, int *, float *, float *, int *);
+
+#define CG_RAP_DECLARE(SUF, REAL, GEMM_T)                                                        \
     /* out[r, :] = x_{rows[r]} W  (rows == NULL: identity), out has ld K. */             \
     int cg_rap_project##SUF(int64_t n, int64_t D, int64_t K, const int64_t *indptr,      \
                             const int64_t *indices, const REAL *data, const int64_t *rows,\
@@ -29,11 +35,13 @@
                            const REAL *W, const REAL *beta, const REAL *ntrials,         \
                            REAL *mp, REAL *h, bitgen_t **gens, int64_t block_rows,       \
                            int num_threads);                                             \
-    /* Visible layer, eq. (1): R (n, D, ld ldr) holds h W^T on entry; the rate is       \
-     * exp(min(a_i + R[r,i], CG_RAP_MAX_LOGRATE)).  With gens, x ~ Poisson(rate)        \
-     * (mode 1) else x = rate (mode 0, mean field).  x is written as CSR into           \
-     * out_indptr (n+1), out_indices and out_data (capacity n*D each); R is scratch. */ \
-    int cg_rap_visible##SUF(int64_t n, int64_t D, REAL *R, int64_t ldr, const REAL *a,   \
+    /* Visible layer, eq. (1): each block of rows computes R = h W^T with `gemm`      \
+     * (called from the OpenMP threads: keep BLAS single-threaded); the rate is         \
+     * exp(min(a_i + R[r,i], CG_RAP_MAX_LOGRATE)).  With gens, x ~ Poisson(rate),       \
+     * else x = rate (mean field).  x is written as CSR into out_indptr (n+1),          \
+     * out_indices and out_data (capacity n*D each); R (n, ld ldr >= D) is scratch. */  \
+    int cg_rap_visible##SUF(int64_t n, int64_t D, int64_t K, const REAL *H, const REAL *W,\
+                            GEMM_T gemm, REAL *R, int64_t ldr, const REAL *a,            \
                             bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,    \
                             int64_t *out_indices, REAL *out_data, int num_threads);      \
     /* One momentum step of eq. (10): with g the batch average of                        \
@@ -47,8 +55,8 @@
                               REAL *va, REAL *vbeta, double lr, double momentum,         \
                               double weight_decay, int num_threads);
 
-CG_RAP_DECLARE(_f32, float)
-CG_RAP_DECLARE(_f64, double)
+CG_RAP_DECLARE(_f32, float, cg_sgemm_t)
+CG_RAP_DECLARE(_f64, double, cg_dgemm_t)
 
 /* Scalar samplers (exposed for tests): Poisson by inversion below rate 10 and
  * by Hörmann's PTRS transformed rejection above; binomial by inversion on

@@ -86,31 +86,53 @@ int RAP_FN(cg_rap_hidden)(int64_t n, int64_t D, int64_t K, const int64_t *indptr
     return CG_OK;
 }
 
-int RAP_FN(cg_rap_visible)(int64_t n, int64_t D, REAL *R, int64_t ldr, const REAL *a,
-                           bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,
-                           int64_t *out_indices, REAL *out_data, int num_threads)
+int RAP_FN(cg_rap_visible)(int64_t n, int64_t D, int64_t K, const REAL *H, const REAL *W,
+                           GEMM_T gemm, REAL *R, int64_t ldr, const REAL *a, bitgen_t **gens,
+                           int64_t block_rows, int64_t *out_indptr, int64_t *out_indices,
+                           REAL *out_data, int num_threads)
 {
-    int64_t b, n_blocks, r;
+    int64_t n_blocks, r;
     int failed = 0;
-    if (n < 0 || D < 1 || ldr < D || block_rows < 1) return CG_ERR_ARGUMENT;
+    if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL)
+        return CG_ERR_ARGUMENT;
+    if (D > INT32_MAX || K > INT32_MAX || ldr > INT32_MAX || block_rows > INT32_MAX)
+        return CG_ERR_ARGUMENT; /* BLAS takes int sizes */
     n_blocks = (n + block_rows - 1) / block_rows;
     /* phase 1: each row writes its non-zeros into its own segment r*D */
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
         double *lam = (double *)malloc((size_t)D * sizeof(double));
-        double *em = (double *)malloc((size_t)D * sizeof(double));
-        int ok = lam != NULL && em != NULL;
+        int ok = lam != NULL;
         if (!ok) {
             #pragma omp atomic write
             failed = 1;
         }
-        #pragma omp for schedule(static)
-        for (b = 0; b < n_blocks; ++b) {
-            bitgen_t *g = gens ? gens[b] : NULL;
-            const int64_t r1 = (b + 1) * block_rows < n ? (b + 1) * block_rows : n;
+        int64_t b0 = 0, b1 = n_blocks, bb;
+#ifdef _OPENMP
+        {
+            /* a contiguous share of whole blocks per thread; one GEMM for the share
+             * (GEMM packs all of W per call, so one call per 8-row block would
+             * spend most of its time packing) */
+            const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
+            b0 = n_blocks * t / T;
+            b1 = n_blocks * (t + 1) / T;
+        }
+#endif
+        if (ok && b1 > b0) {
+            /* R[r0:r1] = H[r0:r1] W^T: column-major R^T (D x m) = W_cm^T (D x K) H^T */
+            const int64_t r0 = b0 * block_rows, r1 = b1 * block_rows < n ? b1 * block_rows : n;
+            int m = (int)D, nb = (int)(r1 - r0), k = (int)K, ld = (int)ldr;
+            REAL one = 1, zero = 0;
+            char ta = 'T', tb = 'N';
+            gemm(&ta, &tb, &m, &nb, &k, &one, (REAL *)W, &k, (REAL *)(H + r0 * K), &k, &zero,
+                 R + r0 * ldr, &ld);
+        }
+        for (bb = b0; bb < b1; ++bb) {
+            bitgen_t *g = gens ? gens[bb] : NULL;
+            const int64_t r1 = (bb + 1) * block_rows < n ? (bb + 1) * block_rows : n;
             int64_t rr, i;
             if (!ok) continue;
-            for (rr = b * block_rows; rr < r1; ++rr) {
+            for (rr = bb * block_rows; rr < r1; ++rr) {
                 REAL *CG_RESTRICT row = R + rr * ldr;
                 int64_t *CG_RESTRICT idx = out_indices + rr * D;
                 REAL *CG_RESTRICT val = out_data + rr * D;
@@ -128,14 +150,17 @@ int RAP_FN(cg_rap_visible)(int64_t n, int64_t D, REAL *R, int64_t ldr, const REA
                     }
                     cnt = D;
                 } else {
-                    for (i = 0; i < D; ++i) em[i] = CG_EXP(-lam[i]);
                     for (i = 0; i < D; ++i) {
                         const double u = g->next_double(g->state);
-                        double k;
-                        if (u <= em[i]) continue; /* P(x = 0) = exp(-rate) */
+                        double k, em;
+                        /* P(x = 0) = exp(-rate) >= 1 - rate: most words of a
+                         * document have tiny rates and stop here without exp */
+                        if (u <= 1.0 - lam[i]) continue;
+                        em = CG_EXP(-lam[i]);
+                        if (u <= em) continue;
                         if (lam[i] < 10.0) {
                             /* continue the inversion from k = 1 with the same u */
-                            double p = em[i] * lam[i], s = em[i] + p;
+                            double p = em * lam[i], s = em + p;
                             k = 1.0;
                             while (u > s && k < 1000.0) {
                                 k += 1.0;
@@ -156,7 +181,6 @@ int RAP_FN(cg_rap_visible)(int64_t n, int64_t D, REAL *R, int64_t ldr, const REA
             }
         }
         free(lam);
-        free(em);
     }
     if (failed) return CG_ERR_ALLOC;
     /* phase 2: prefix sum and in-order compaction (each destination lies at or

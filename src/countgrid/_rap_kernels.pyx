@@ -35,10 +35,16 @@ cdef extern from "rap.h" nogil:
                           const double *W, const double *beta, const double *ntrials,
                           double *mp, double *h, bitgen_t **gens, int64_t block_rows,
                           int num_threads)
-    int cg_rap_visible_f32(int64_t n, int64_t D, float *R, int64_t ldr, const float *a,
+    ctypedef void (*cg_dgemm_t)(char *, char *, int *, int *, int *, double *, double *,
+                                int *, double *, int *, double *, double *, int *)
+    ctypedef void (*cg_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
+                                float *, int *, float *, float *, int *)
+    int cg_rap_visible_f32(int64_t n, int64_t D, int64_t K, const float *H, const float *W,
+                           cg_sgemm_t gemm, float *R, int64_t ldr, const float *a,
                            bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,
                            int64_t *out_indices, float *out_data, int num_threads)
-    int cg_rap_visible_f64(int64_t n, int64_t D, double *R, int64_t ldr, const double *a,
+    int cg_rap_visible_f64(int64_t n, int64_t D, int64_t K, const double *H, const double *W,
+                           cg_dgemm_t gemm, double *R, int64_t ldr, const double *a,
                            bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,
                            int64_t *out_indices, double *out_data, int num_threads)
     int cg_rap_cd_update_f32(int64_t n, int64_t D, int64_t K, const int64_t *indptr0,
@@ -167,46 +173,38 @@ cdef int _hidden(const int64_t[::1] indptr, const int64_t[::1] indices, const fl
     return _check(status, "hidden")
 
 
-cdef int _gemm_hWt(floating[:, ::1] h, const floating[:, ::1] W, floating[:, ::1] R) except -1 nogil:
-    # R (n, D) = h (n, K) @ W.T, row-major; in BLAS column-major terms
-    # R^T (D, n) = op(W_cm)^T ... with W_cm the (K, D) column-major view of W
-    cdef int m = <int>W.shape[0], nn = <int>h.shape[0], k = <int>W.shape[1]
-    cdef floating one = 1.0, zero = 0.0
-    cdef char *ta = b"T"
-    cdef char *tb = b"N"
-    if floating is float:
-        sgemm(ta, tb, &m, &nn, &k, &one, <float *>&W[0, 0], &k, &h[0, 0], &k, &zero,
-              &R[0, 0], &m)
-    else:
-        dgemm(ta, tb, &m, &nn, &k, &one, <double *>&W[0, 0], &k, &h[0, 0], &k, &zero,
-              &R[0, 0], &m)
-    return 0
+def workspace(Py_ssize_t n, Py_ssize_t D, dtype):
+    """Scratch arrays of the visible step for up to n rows (reused across minibatches)."""
+    return (np.empty((n, D), dtype=dtype), np.zeros(n + 1, dtype=np.int64),
+            np.empty(max(1, n * D), dtype=np.int64), np.empty(max(1, n * D), dtype=dtype))
 
 
 cdef tuple _visible(floating[:, ::1] h, const floating[:, ::1] W, const floating[::1] a,
-                    bitgen_t **g, Py_ssize_t block_rows, int num_threads):
+                    bitgen_t **g, Py_ssize_t block_rows, int num_threads, tuple work=None):
     cdef Py_ssize_t n = h.shape[0], D = W.shape[0]
     cdef int status
     dt = np.float32 if floating is float else np.float64
-    R_arr = np.empty((n, D), dtype=dt)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    indices = np.empty(max(1, n * D), dtype=np.int64)
-    data = np.empty(max(1, n * D), dtype=dt)
-    cdef floating[:, ::1] R = R_arr
+    if (work is None or work[0].shape[0] < n or work[0].shape[1] != D
+            or work[0].dtype != np.dtype(dt)):
+        work = workspace(n, D, dt)
+    R_arr, indptr, indices, data = work
+    cdef floating[:, ::1] R = R_arr[:n]
     cdef int64_t[::1] ip = indptr
     cdef int64_t[::1] ii = indices
     cdef floating[::1] dd = data
+    cdef Py_ssize_t K = W.shape[1]
     with nogil:
-        _gemm_hWt(h, W, R)
         if floating is float:
-            status = cg_rap_visible_f32(n, D, &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
+            status = cg_rap_visible_f32(n, D, K, &h[0, 0], &W[0, 0], <cg_sgemm_t>sgemm,
+                                        &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
                                         &dd[0], num_threads)
         else:
-            status = cg_rap_visible_f64(n, D, &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
+            status = cg_rap_visible_f64(n, D, K, &h[0, 0], &W[0, 0], <cg_dgemm_t>dgemm,
+                                        &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
                                         &dd[0], num_threads)
     _check(status, "visible")
     nnz = int(indptr[n])
-    return indptr, indices[:nnz], data[:nnz]
+    return indptr[:n + 1], indices[:nnz], data[:nnz]
 
 
 def hidden(const int64_t[::1] indptr, const int64_t[::1] indices, const floating[::1] data,
@@ -247,10 +245,12 @@ def cd_step(const int64_t[::1] indptr, const int64_t[::1] indices, const floatin
             const int64_t[::1] rows, floating[:, ::1] W, floating[::1] a, floating[::1] beta,
             const floating[::1] ntrials, floating[:, ::1] vW, floating[::1] va,
             floating[::1] vbeta, double lr, double momentum, double weight_decay,
-            int cd_steps, _Gens gens=None, Py_ssize_t block_rows=1, int num_threads=0):
+            int cd_steps, _Gens gens=None, Py_ssize_t block_rows=1, int num_threads=0,
+            tuple work=None):
     """One CD-k momentum update (eq. 10, Rao-Blackwellised) on the rows `rows` of a CSR matrix.
 
-    gens=None runs the mean-field variant (conditional means instead of samples)."""
+    gens=None runs the mean-field variant (conditional means instead of samples); `work`
+    (from `workspace`) saves re-allocating the scratch arrays of every minibatch."""
     cdef Py_ssize_t n = rows.shape[0], D = W.shape[0], K = W.shape[1]
     cdef int status, step
     if n == 0:
@@ -275,7 +275,7 @@ def cd_step(const int64_t[::1] indptr, const int64_t[::1] indices, const floatin
     cdef const floating[::1] dd1
     cdef const int64_t[::1] norows = None
     for step in range(cd_steps):
-        ip1_, ii1_, dd1_ = _visible(hv, W, a, g, block_rows, num_threads)
+        ip1_, ii1_, dd1_ = _visible(hv, W, a, g, block_rows, num_threads, work)
         ip1, ii1, dd1 = ip1_, ii1_, dd1_
         _hidden(ip1, ii1, dd1, norows, W, beta, ntrials, mp1v, hv, g, n, block_rows, num_threads)
     cdef const int64_t *p_ii1 = &ii1[0] if ii1.shape[0] > 0 else NULL

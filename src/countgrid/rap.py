@@ -50,7 +50,9 @@ class _CSR:
 
 
 class _BlasThreads:
-    """Limit BLAS to our thread budget (threadpoolctl, if installed)."""
+    """Limit BLAS threads (threadpoolctl, if installed).  Around the CD kernels
+    BLAS runs single-threaded: the OpenMP threads call GEMM on their own blocks
+    of rows, and idle BLAS threads would spin on the same cores."""
 
     def __init__(self, n):
         self._n = n
@@ -305,12 +307,13 @@ class RAP(BaseEstimator):
         W, a, beta, vW, va, vbeta = state
         bs = p["batch_size"]
         mean_field = self.method == "mean_field"
+        work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.dtype)
         for start in range(0, order.shape[0], bs):
             rows = order[start:start + bs]
             gens = None if mean_field else self._gens((_KEY_BATCH, self.n_updates_), rows.shape[0])
             _rap_kernels.cd_step(X.indptr, X.indices, X.data, rows, W, a, beta, p["ntrials"],
                                  vW, va, vbeta, p["lr"], p["momentum"], p["weight_decay"],
-                                 p["cd_steps"], gens, BLOCK_ROWS, p["num_threads"])
+                                 p["cd_steps"], gens, BLOCK_ROWS, p["num_threads"], work)
             self.n_updates_ += 1
             if not (np.isfinite(a).all() and np.isfinite(beta).all()):
                 self._store(*state)
@@ -337,7 +340,7 @@ class RAP(BaseEstimator):
         rng = check_random_state(self.random_state)
         self._initialize(X, p, rng)
         state = self._state(p["dtype"])
-        with _BlasThreads(p["num_threads"]):
+        with _BlasThreads(1):
             for epoch in range(1, p["n_epochs"] + 1):
                 t0 = time.perf_counter()
                 ss = np.random.SeedSequence(self.stream_seed_, spawn_key=(_KEY_SHUFFLE, epoch))
@@ -374,7 +377,7 @@ class RAP(BaseEstimator):
                              f"{self.components_.shape[0]} components")
         p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
         state = self._state(p["dtype"])
-        with _BlasThreads(p["num_threads"]):
+        with _BlasThreads(1):
             self._run_batches(X, np.arange(X.shape[0], dtype=np.int64), p, state,
                               self.n_iter_ + 1)
         self.n_iter_ += 1
@@ -495,7 +498,7 @@ class RAP(BaseEstimator):
         a = np.ascontiguousarray(self.intercept_visible_)
         M = np.ascontiguousarray(self.n_trials_)
         indptr, indices, data, rows = X.indptr, X.indices, X.data, None
-        with _BlasThreads(nt):
+        with _BlasThreads(1):
             for _ in range(n_steps):
                 _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, gens,
                                            BLOCK_ROWS, nt)
