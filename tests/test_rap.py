@@ -333,3 +333,22 @@ def test_bad_input_and_divergence():
                        match=r"(components_|intercept_\w+) contains NaN or infinity in epoch \d"):
         RAP(n_components=4, learning_rate=1e300, n_epochs=3,
             random_state=0).fit(rng.poisson(20.0, size=(50, 10)))
+
+
+def test_scikit_learn_compatibility(planted):
+    sklearn = pytest.importorskip("sklearn")  # noqa: F841
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Normalizer
+
+    X, z = planted
+    est = RAP(n_components=4, n_epochs=1, random_state=0, dtype=np.float32)
+    assert est.get_params()["n_components"] == 4 and "n_components=4" in repr(est)
+    est.fit(X)
+    c = clone(est)
+    assert not hasattr(c, "components_") and c.get_params() == est.get_params()
+    np.testing.assert_array_equal(c.fit(X).components_, est.components_)
+    codes = make_pipeline(RAP(n_components=4, n_epochs=1, random_state=0), Normalizer())
+    assert codes.fit_transform(X).shape == (X.shape[0], 4)
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        est.set_params(n_hidden=3)
