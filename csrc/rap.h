@@ -28,6 +28,9 @@ typedef void (*cg_sgemm_t)(char *, char *, int *, int *, int *, float *, float *
     int cg_rap_project##SUF(int64_t n, int64_t D, int64_t K, const int64_t *indptr,      \
                             const int64_t *indices, const REAL *data, const int64_t *rows,\
                             const REAL *W, REAL *out, int num_threads);                   \
+    int cg_rap_project_i32##SUF(int64_t n, int64_t D, int64_t K, const int32_t *indptr,  \
+                                const int32_t *indices, const REAL *data, const REAL *W,  \
+                                REAL *out, int num_threads);                             \
     /* Hidden layer, eq. (2): mp[r,j] = M_j sigma(x_r W_j - beta_j); h[r,j] is a        \
      * Binomial(M_j, sigma) sample (gens != NULL) or mp[r,j] (mean field). */            \
     int cg_rap_hidden##SUF(int64_t n, int64_t D, int64_t K, const int64_t *indptr,       \

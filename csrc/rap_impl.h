@@ -27,28 +27,37 @@ static inline void RAP_FN(rap_row_project)(int64_t K, const int64_t *indices, co
     }
 }
 
-static int RAP_FN(rap_check_csr)(int64_t n, int64_t D, const int64_t *indptr,
-                                 const int64_t *indices, const int64_t *rows)
-{
-    (void)indices;
-    (void)D;
-    if (n < 0) return CG_ERR_ARGUMENT;
-    if (n > 0 && (indptr == NULL)) return CG_ERR_ARGUMENT;
-    (void)rows;
-    return CG_OK;
-}
-
 int RAP_FN(cg_rap_project)(int64_t n, int64_t D, int64_t K, const int64_t *indptr,
                            const int64_t *indices, const REAL *data, const int64_t *rows,
                            const REAL *W, REAL *out, int num_threads)
 {
     int64_t r;
-    int status = RAP_FN(rap_check_csr)(n, D, indptr, indices, rows);
-    if (status != CG_OK || K < 1 || D < 1) return status != CG_OK ? status : CG_ERR_ARGUMENT;
+    if (n < 0 || K < 1 || D < 1 || (n > 0 && indptr == NULL)) return CG_ERR_ARGUMENT;
     #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
     for (r = 0; r < n; ++r) {
         const int64_t row = rows ? rows[r] : r;
         RAP_FN(rap_row_project)(K, indices, data, indptr[row], indptr[row + 1], W, out + r * K);
+    }
+    return CG_OK;
+}
+
+/* The same with int32 CSR arrays (scipy's default), so transform needs no index copy. */
+int RAP_FN(cg_rap_project_i32)(int64_t n, int64_t D, int64_t K, const int32_t *indptr,
+                               const int32_t *indices, const REAL *data, const REAL *W,
+                               REAL *out, int num_threads)
+{
+    int64_t r;
+    if (n < 0 || K < 1 || D < 1 || (n > 0 && indptr == NULL)) return CG_ERR_ARGUMENT;
+    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+    for (r = 0; r < n; ++r) {
+        REAL *CG_RESTRICT u = out + r * K;
+        int64_t p, j;
+        for (j = 0; j < K; ++j) u[j] = 0;
+        for (p = indptr[r]; p < indptr[r + 1]; ++p) {
+            const REAL x = data[p];
+            const REAL *CG_RESTRICT w = W + (int64_t)indices[p] * K;
+            for (j = 0; j < K; ++j) u[j] += x * w[j];
+        }
     }
     return CG_OK;
 }
@@ -59,9 +68,8 @@ int RAP_FN(cg_rap_hidden)(int64_t n, int64_t D, int64_t K, const int64_t *indptr
                           REAL *h, bitgen_t **gens, int64_t block_rows, int num_threads)
 {
     int64_t b, n_blocks;
-    int status = RAP_FN(rap_check_csr)(n, D, indptr, indices, rows);
-    if (status != CG_OK) return status;
-    if (K < 1 || D < 1 || block_rows < 1) return CG_ERR_ARGUMENT;
+    if (n < 0 || K < 1 || D < 1 || block_rows < 1 || (n > 0 && indptr == NULL))
+        return CG_ERR_ARGUMENT;
     n_blocks = (n + block_rows - 1) / block_rows;
     #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
     for (b = 0; b < n_blocks; ++b) {

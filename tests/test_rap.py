@@ -78,6 +78,10 @@ def test_conditional_means_and_marginal(dtype, num_threads):
     Wd = m.components_.T.astype(np.float64)
     ad, bd = m.intercept_visible_.astype(np.float64), -m.intercept_hidden_.astype(np.float64)
     np.testing.assert_allclose(m.transform(X), X @ Wd, rtol=tol, atol=tol)
+    Xs = sp.csr_matrix(X)
+    np.testing.assert_allclose(m.transform(Xs), X @ Wd, rtol=tol, atol=tol)   # int32 indices
+    Xs.indices, Xs.indptr = Xs.indices.astype(np.int64), Xs.indptr.astype(np.int64)
+    np.testing.assert_allclose(m.transform(Xs), X @ Wd, rtol=tol, atol=tol)   # int64 indices
     np.testing.assert_allclose(m.expected_hidden(X), hidden_mean_ref(X, Wd, bd, M),
                                rtol=tol, atol=tol)
     np.testing.assert_allclose(m.score_samples(X), log_marginal_ref(X, Wd, ad, bd, M),

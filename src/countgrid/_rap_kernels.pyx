@@ -9,7 +9,7 @@ come from NumPy bit generators (one per block of ``block_rows`` rows).
 import numpy as np
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cython cimport floating
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from scipy.linalg.cython_blas cimport dgemm, sgemm
@@ -25,6 +25,12 @@ cdef extern from "rap.h" nogil:
     int cg_rap_project_f64(int64_t n, int64_t D, int64_t K, const int64_t *indptr,
                            const int64_t *indices, const double *data, const int64_t *rows,
                            const double *W, double *out, int num_threads)
+    int cg_rap_project_i32_f32(int64_t n, int64_t D, int64_t K, const int32_t *indptr,
+                               const int32_t *indices, const float *data, const float *W,
+                               float *out, int num_threads)
+    int cg_rap_project_i32_f64(int64_t n, int64_t D, int64_t K, const int32_t *indptr,
+                               const int32_t *indices, const double *data, const double *W,
+                               double *out, int num_threads)
     int cg_rap_hidden_f32(int64_t n, int64_t D, int64_t K, const int64_t *indptr,
                           const int64_t *indices, const float *data, const int64_t *rows,
                           const float *W, const float *beta, const float *ntrials,
@@ -149,6 +155,30 @@ def project(const int64_t[::1] indptr, const int64_t[::1] indices, const floatin
         else:
             status = cg_rap_project_f64(n, D, K, &indptr[0], ip, dp, rp, &W[0, 0], &o[0, 0],
                                         num_threads)
+    _check(status, "project")
+    return out
+
+
+def project_i32(const int32_t[::1] indptr, const int32_t[::1] indices, const floating[::1] data,
+                const floating[:, ::1] W, Py_ssize_t n, int num_threads=0):
+    """out = X @ W for a CSR matrix with int32 index arrays (validated by the caller)."""
+    cdef Py_ssize_t D = W.shape[0], K = W.shape[1]
+    cdef int status
+    if indptr.shape[0] != n + 1 or indices.shape[0] != data.shape[0] or indptr[n] > data.shape[0]:
+        raise ValueError("inconsistent CSR arrays")
+    out = np.zeros((n, K), dtype=np.float32 if floating is float else np.float64)
+    cdef floating[:, ::1] o = out
+    if n == 0:
+        return out
+    cdef const int32_t *ip = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const floating *dp = &data[0] if data.shape[0] > 0 else NULL
+    with nogil:
+        if floating is float:
+            status = cg_rap_project_i32_f32(n, D, K, &indptr[0], ip, dp, &W[0, 0], &o[0, 0],
+                                            num_threads)
+        else:
+            status = cg_rap_project_i32_f64(n, D, K, &indptr[0], ip, dp, &W[0, 0], &o[0, 0],
+                                            num_threads)
     _check(status, "project")
     return out
 

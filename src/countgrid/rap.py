@@ -404,7 +404,16 @@ class RAP(BaseEstimator):
         -------
         H : ndarray of shape (n_samples, n_components), dtype of the model
         """
-        X, W, nt = self._fitted(X)
+        check_is_fitted(self, "components_")
+        Xs, _ = check_counts(X, self.components_.dtype, n_features=self.n_features_in_, name="X")
+        W = np.ascontiguousarray(self.components_.T)
+        nt = resolve_num_threads(self.num_threads)
+        if not sp.issparse(Xs):
+            with _BlasThreads(nt):
+                return Xs @ W
+        if Xs.indptr.dtype == np.int32 and Xs.indices.dtype == np.int32:
+            return _rap_kernels.project_i32(Xs.indptr, Xs.indices, Xs.data, W, Xs.shape[0], nt)
+        X = _CSR(Xs)
         return _rap_kernels.project(X.indptr, X.indices, X.data, None, W, X.shape[0], nt)
 
     def fit_transform(self, X, y=None):
