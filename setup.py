@@ -222,6 +222,15 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         depends=["csrc/gtm.h", "csrc/gtm_impl.h"],
     ),
+    # Rate Adapting Poisson harmonium (private kernels, csrc/rap.h): BLAS from
+    # SciPy's cython_blas, random numbers from NumPy's bit generators.
+    Extension(
+        "countgrid._rap_kernels",
+        sources=["src/countgrid/_rap_kernels.pyx", "csrc/rap.c"],
+        include_dirs=INCLUDE_DIRS + [np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        depends=["csrc/rap.h", "csrc/rap_impl.h", "csrc/cg_internal.h", "csrc/cg_math.h"],
+    ),
 ]
 
 setup(

@@ -2,9 +2,11 @@
 
 Counting grids (:class:`CountingGrid`), label embedding and the classifiers
 and regressors read out from a grid; pLSA (:class:`PLSA`); information-theoretic
-kernels (:mod:`countgrid.kernels`); EM for Gaussian mixtures on weighted
-histograms (:class:`HistogramGMM`); the zero-inflated Poisson GTM
-(:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`).
+kernels (:mod:`countgrid.kernels`); the Rate Adapting Poisson harmonium
+(:class:`RAP`) with retrieval tools (:mod:`countgrid.metrics`, :func:`tfidf`,
+:class:`LSI`); EM for Gaussian mixtures on weighted histograms
+(:class:`HistogramGMM`); the zero-inflated Poisson GTM (:class:`ZIPGTM`) and term
+selection (:mod:`countgrid.text`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
@@ -18,6 +20,9 @@ from countgrid.zip_gtm import ZIPGTM
 from countgrid import text
 from countgrid.io import load
 from countgrid import kernels
+from countgrid.rap import RAP
+from countgrid.retrieval import LSI, tfidf
+from countgrid import metrics
 from countgrid.exceptions import NotFittedError
 
 __all__ = [
@@ -38,5 +43,9 @@ __all__ = [
     "text",
     "load",
     "kernels",
+    "RAP",
+    "LSI",
+    "tfidf",
+    "metrics",
     "NotFittedError",
 ]

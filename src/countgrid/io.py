@@ -22,12 +22,14 @@ def _classes():
     from countgrid.counting_grid import CountingGrid
     from countgrid.histogram_gmm import HistogramGMM
     from countgrid.plsa import PLSA
+    from countgrid.rap import RAP
+    from countgrid.retrieval import LSI
     from countgrid.zip_gtm import ZIPGTM
 
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
                                           GenerativeCountingGridClassifier, PLSA, HistogramGMM,
-                                          ZIPGTM)}
+                                          ZIPGTM, RAP, LSI)}
 
 
 def _encode(value):
