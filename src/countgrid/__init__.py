@@ -4,7 +4,8 @@ Counting grids (:class:`CountingGrid`), label embedding and the classifiers
 and regressors read out from a grid; pLSA (:class:`PLSA`); information-theoretic
 kernels (:mod:`countgrid.kernels`); EM for Gaussian mixtures on weighted
 histograms (:class:`HistogramGMM`); the zero-inflated Poisson GTM
-(:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`).
+(:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`); generative embeddings
+on pLSA and counting grids (:mod:`countgrid.embeddings`).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
@@ -19,6 +20,10 @@ from countgrid import text
 from countgrid.io import load
 from countgrid import kernels
 from countgrid.exceptions import NotFittedError
+from countgrid import embeddings
+from countgrid.embeddings import (MixtureOfTopics, FisherScore, TOPEmbedding, LLREmbedding,
+                                  FreeEnergyScoreSpace, PosteriorDivergence,
+                                  CountingGridPosterior, CountingGridFESS)
 
 __all__ = [
     "__version__",
@@ -39,4 +44,13 @@ __all__ = [
     "load",
     "kernels",
     "NotFittedError",
+    "embeddings",
+    "MixtureOfTopics",
+    "FisherScore",
+    "TOPEmbedding",
+    "LLREmbedding",
+    "FreeEnergyScoreSpace",
+    "PosteriorDivergence",
+    "CountingGridPosterior",
+    "CountingGridFESS",
 ]
