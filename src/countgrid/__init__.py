@@ -5,7 +5,8 @@ and regressors read out from a grid; pLSA (:class:`PLSA`); information-theoretic
 kernels (:mod:`countgrid.kernels`); EM for Gaussian mixtures on weighted
 histograms (:class:`HistogramGMM`); the zero-inflated Poisson GTM
 (:class:`ZIPGTM`) and term selection (:mod:`countgrid.text`); generative embeddings
-on pLSA and counting grids (:mod:`countgrid.embeddings`).
+on pLSA and counting grids (:mod:`countgrid.embeddings`) and the
+:class:`ITKernelClassifier` that classifies them with IT kernels.
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
@@ -24,6 +25,7 @@ from countgrid import embeddings
 from countgrid.embeddings import (MixtureOfTopics, FisherScore, TOPEmbedding, LLREmbedding,
                                   FreeEnergyScoreSpace, PosteriorDivergence,
                                   CountingGridPosterior, CountingGridFESS)
+from countgrid.itk_classifier import ITKernelClassifier
 
 __all__ = [
     "__version__",
@@ -53,4 +55,5 @@ __all__ = [
     "PosteriorDivergence",
     "CountingGridPosterior",
     "CountingGridFESS",
+    "ITKernelClassifier",
 ]
