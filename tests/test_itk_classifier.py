@@ -30,6 +30,22 @@ def test_knn_kernel_distance_matches_bruteforce():
     assert clf.score(X, y) > 0.8
 
 
+@pytest.mark.parametrize("params", [dict(kernel="linear"), dict(kernel="js"),
+                                    dict(kernel="jt", q=0.0), dict(kernel="jt", q=0.5),
+                                    dict(kernel="jt", q=2.0), dict(kernel="jt", weighted="A"),
+                                    dict(kernel="jt", weighted="B", q=0.7),
+                                    dict(kernel="jt", exponentiated=True, t=0.5)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_self_kernel_is_gram_diagonal(params, sparse):
+    rng = np.random.default_rng(7)
+    A = rng.random((6, 5)) * (rng.random((6, 5)) > 0.4)
+    A[3] = 0
+    A = sp.csr_matrix(A) if sparse else A
+    clf = countgrid.ITKernelClassifier(**params)
+    np.testing.assert_allclose(clf._self_kernel(A), np.diag(clf._gram(A)), rtol=1e-12,
+                               atol=1e-14)
+
+
 @pytest.mark.parametrize("kernel", ["linear", "js", "jt"])
 def test_knn_with_embedding(kernel):
     X, y = corpus(1)

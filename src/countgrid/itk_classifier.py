@@ -131,6 +131,22 @@ class ITKernelClassifier(BaseEstimator):
             if sp.issparse(A):
                 return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
             return np.einsum("ij,ij->i", A, A).astype(np.float64)
+        if self.weighted is None and not self.exponentiated:
+            # k_JT,q(p, p) = 2^-q (2^q - 2) / (q - 1) sum_i p_i^q on the L1-normalised row
+            # (ln 2 at q = 1; |supp p| at q = 0); 0 for a row of zero mass
+            q = 1.0 if self.kernel == "js" else float(self.q)
+            mass = np.asarray(A.sum(axis=1), dtype=np.float64).ravel()
+            inv = np.where(mass > 0, 1.0 / np.where(mass > 0, mass, 1.0), 0.0)
+            if abs(q - 1.0) < 1e-8:
+                val = np.full(A.shape[0], np.log(2.0))
+            elif q == 0.0:
+                val = np.asarray((A != 0).sum(axis=1), dtype=np.float64).ravel()
+            else:
+                P = sp.csr_matrix(A.multiply(inv[:, None])) if sp.issparse(A) else A * inv[:, None]
+                Pq = P.power(q) if sp.issparse(P) else np.power(P, q)
+                val = (2.0 ** -q * (2.0 ** q - 2.0) / (q - 1.0)
+                       * np.asarray(Pq.sum(axis=1), dtype=np.float64).ravel())
+            return np.where(mass > 0, val, 0.0)
         return np.array([self._gram(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
 
     def _embed(self, X):
