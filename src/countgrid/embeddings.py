@@ -17,16 +17,16 @@ pLSA embeddings (``P(w|z)`` = ``PLSA.components_``; ``q(z|w) = P(z|d,w)`` the po
 folding-in fixed point ``P(z|d)``, spec §2.4, applied identically to training and test
 documents):
 
-========================  ==========================================  =======================
-class                     vector per model                            non-negativity
-========================  ==========================================  =======================
-MixtureOfTopics (MT)      ``P(z|d)``, Z dims (§3.1)                    a probability vector
-FisherScore (FS)          ``dl/dP(w|z) = n(d,w) q(z|w) / P(w|z)`` (§3.2) raw gradient is >= 0
-TOPEmbedding (TOP)        ``[v, grad+, -grad-]`` (§3.3), 2 classes      signed: ``positivize``
-LLREmbedding (LLR)        ``[l+ - l-, grad+, -grad-]`` (§3.4)           signed: ``positivize``
-FreeEnergyScoreSpace      FESS blocks ``[A, B, E]`` (§3.5)             absolute values (§3.5)
-PosteriorDivergence (PD)  ``[KL change, fit, uncertainty]`` (§3.6)     each term >= 0
-========================  ==========================================  =======================
+* :class:`MixtureOfTopics` (MT, §3.1): ``P(z|d)``, Z dims per model; a probability vector.
+* :class:`FisherScore` (FS, §3.2): ``dl/dP(w|z) = n(d,w) q(z|w) / P(w|z)``; the raw
+  gradient is >= 0.
+* :class:`TOPEmbedding` (TOP, §3.3) and :class:`LLREmbedding` (LLR, §3.4):
+  ``[v, grad+, -grad-]``, two class models (one-vs-rest for more classes); signed, made
+  non-negative by ``positivize`` (§4.2).
+* :class:`FreeEnergyScoreSpace` (FESS, §3.5): the free-energy terms ``[A, B, E]``, absolute
+  values (§3.5).
+* :class:`PosteriorDivergence` (PD, §3.6 reconstruction): ``[KL change, fit,
+  uncertainty]`` per topic, each >= 0.
 
 Counting-grid embeddings (spec countinggrid.md §3): :class:`CountingGridPosterior` (the MT
 analogue: the posterior over window positions) and :class:`CountingGridFESS` (the terms of
@@ -37,7 +37,6 @@ The functions :func:`fisher_score`, :func:`fess_terms`, :func:`posterior_diverge
 
 Layout of word-topic blocks: entry ``(w, z)`` is column ``w * Z + z``.
 """
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -318,7 +317,7 @@ class _PLSAEmbedding(BaseEstimator):
 
 
 class MixtureOfTopics(_PLSAEmbedding):
-    """MT embedding: the topic proportions ``P(z|d)`` by folding-in (spec §3.1).
+    __doc__ = """MT embedding: the topic proportions ``P(z|d)`` by folding-in (spec §3.1).
 
     Parameters
     ----------
@@ -354,7 +353,7 @@ class MixtureOfTopics(_PLSAEmbedding):
 
 
 class FisherScore(_PLSAEmbedding):
-    """FS embedding: gradient of ``l(d)`` w.r.t. ``P(w|z)`` (spec §3.2), non-negative.
+    __doc__ = """FS embedding: gradient of ``l(d)`` w.r.t. ``P(w|z)`` (spec §3.2), non-negative.
 
     ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` after folding ``d`` in; Fisher information
     replaced by the identity.  The ``P(z|d)`` block (constant ``n(d)``) is omitted.
@@ -389,7 +388,7 @@ class FisherScore(_PLSAEmbedding):
 
 
 class FreeEnergyScoreSpace(_PLSAEmbedding):
-    """FESS embedding (Perina et al. 2009; spec §3.5): the free-energy terms ``[A, B, E]``.
+    __doc__ = """FESS embedding (Perina et al. 2009; spec §3.5): the free-energy terms ``[A, B, E]``.
 
     Per model, with ``q(z|w) = P(z|d,w)`` at the folding-in fixed point:
     ``A_wz = -n q ln P(w|z)``, ``B_wz = -n q ln P(z|d)``, ``E_wz = -n q ln q``, all >= 0
@@ -423,7 +422,7 @@ class FreeEnergyScoreSpace(_PLSAEmbedding):
 
 
 class PosteriorDivergence(_PLSAEmbedding):
-    """PD embedding (Li et al. 2011 idea; spec §3.6 reconstruction), ``3 Z`` dims per model.
+    __doc__ = """PD embedding (Li et al. 2011 idea; spec §3.6 reconstruction), ``3 Z`` dims per model.
 
     ``[KL(P'(.|z) || P(.|z)), sum_w (A_wz + B_wz), sum_w E_wz]`` with the incremental update
     ``P'`` of :func:`posterior_divergence`; the training topic mass ``s_z`` of every model is
@@ -478,7 +477,7 @@ def _positivize(M, method, minima=None):
 
 
 class _SignedEmbedding(_PLSAEmbedding):
-    """TOP / LLR: one-vs-rest pairs of class models, positivised (spec §3.3–3.4, §4.2)."""
+    __doc__ = """TOP / LLR: one-vs-rest pairs of class models, positivised (spec §3.3–3.4, §4.2)."""
 
     _allowed_modes = ("per_class",)
     _fitted_arrays = ("classes_", "n_features_in_", "log_priors_", "shift_")
@@ -558,7 +557,7 @@ _SIGNED_PARAMS_DOC = """
 
 
 class TOPEmbedding(_SignedEmbedding):
-    """TOP features (Tsuda et al. 2002; spec §3.3): ``[v, grad l(d; theta+), -grad l(d; theta-)]``.
+    __doc__ = """TOP features (Tsuda et al. 2002; spec §3.3): ``[v, grad l(d; theta+), -grad l(d; theta-)]``.
 
     ``v(d) = ln P+ + l(d; theta+) - ln P- - l(d; theta-)`` (class priors from the training
     labels); gradients w.r.t. ``P(w|z)`` as in :class:`FisherScore`.  Two classes: "+" is
@@ -586,7 +585,7 @@ class TOPEmbedding(_SignedEmbedding):
 
 
 class LLREmbedding(_SignedEmbedding):
-    """Log-likelihood-ratio score space (Smith & Gales 2002; spec §3.4).
+    __doc__ = """Log-likelihood-ratio score space (Smith & Gales 2002; spec §3.4).
 
     ``[l(d; theta+) - l(d; theta-), grad l(d; theta+), -grad l(d; theta-)]``: TOP without
     the class-prior term; same one-vs-rest construction for more than two classes.
@@ -723,7 +722,7 @@ class _CGEmbedding(BaseEstimator):
 
 
 class CountingGridPosterior(_CGEmbedding):
-    """MT analogue on counting grids: the posterior ``q_t(k)`` over window positions.
+    __doc__ = """MT analogue on counting grids: the posterior ``q_t(k)`` over window positions.
 
     ``CountingGrid.transform`` (countinggrid.md §4): ``L = prod(extent)`` dims per grid,
     each block sums to 1.
@@ -744,7 +743,7 @@ class CountingGridPosterior(_CGEmbedding):
 
 
 class CountingGridFESS(_CGEmbedding):
-    """FESS on counting grids: the free-energy terms of :func:`cg_fess_terms` per grid.
+    __doc__ = """FESS on counting grids: the free-energy terms of :func:`cg_fess_terms` per grid.
 
     ``reduce="positions"``: ``[A_k, P_k, E_k]`` (``3 L`` dims per grid);
     ``reduce="features"``: ``[A_z, sum P, sum E]`` (``W + 2`` dims).  Their signed sum
