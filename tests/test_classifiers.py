@@ -279,3 +279,8 @@ def test_generative_classifier_dense_input():
     for a, b in zip(gen.grids_, ref.grids_):
         np.testing.assert_allclose(a.pi_, b.pi_, rtol=1e-8)
     assert np.array_equal(gen.predict(Xte.toarray()), ref.predict(Xte))
+
+
+def test_classifier_docstrings_document_parameters():
+    for cls in (CountingGridClassifier, CountingGridRegressor, GenerativeCountingGridClassifier):
+        assert cls.__doc__ and "Parameters" in cls.__doc__ and "Attributes" in cls.__doc__

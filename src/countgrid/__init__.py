@@ -6,7 +6,9 @@ kernels (:mod:`countgrid.kernels`); the Rate Adapting Poisson harmonium
 (:class:`RAP`) with retrieval tools (:mod:`countgrid.metrics`, :func:`tfidf`,
 :class:`LSI`); EM for Gaussian mixtures on weighted histograms
 (:class:`HistogramGMM`); the zero-inflated Poisson GTM (:class:`ZIPGTM`) and term
-selection (:mod:`countgrid.text`).
+selection (:mod:`countgrid.text`); generative embeddings on pLSA and counting grids
+(:mod:`countgrid.embeddings`) and the :class:`ITKernelClassifier` that classifies them
+with IT kernels.
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
@@ -24,6 +26,11 @@ from countgrid.rap import RAP
 from countgrid.retrieval import LSI, tfidf
 from countgrid import metrics
 from countgrid.exceptions import NotFittedError
+from countgrid import embeddings
+from countgrid.embeddings import (MixtureOfTopics, FisherScore, TOPEmbedding, LLREmbedding,
+                                  FreeEnergyScoreSpace, PosteriorDivergence,
+                                  CountingGridPosterior, CountingGridFESS)
+from countgrid.itk_classifier import ITKernelClassifier
 
 __all__ = [
     "__version__",
@@ -48,4 +55,14 @@ __all__ = [
     "tfidf",
     "metrics",
     "NotFittedError",
+    "embeddings",
+    "MixtureOfTopics",
+    "FisherScore",
+    "TOPEmbedding",
+    "LLREmbedding",
+    "FreeEnergyScoreSpace",
+    "PosteriorDivergence",
+    "CountingGridPosterior",
+    "CountingGridFESS",
+    "ITKernelClassifier",
 ]

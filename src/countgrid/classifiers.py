@@ -91,7 +91,7 @@ def _n_rows(X):
 
 
 class CountingGridClassifier(_EmbeddingReadout):
-    """Counting-grid classifier by label embedding (paper section 2.3, eq. 9).
+    __doc__ = """Counting-grid classifier by label embedding (paper section 2.3, eq. 9).
 
     A :class:`~countgrid.CountingGrid` is learned on the training documents
     without their labels; the labels are then embedded on the grid,
@@ -145,7 +145,7 @@ class CountingGridClassifier(_EmbeddingReadout):
 
 
 class CountingGridRegressor(_EmbeddingReadout):
-    """Counting-grid regression by target embedding (paper section 2.3, eq. 10).
+    __doc__ = """Counting-grid regression by target embedding (paper section 2.3, eq. 10).
 
     ``gamma(i) = sum_t sum_{k: i in W_k} q_t(k) y_t / sum_t sum_{k: i in W_k} q_t(k)``
     and ``y_hat = sum_k q(k) mean_{i in W_k} gamma(i)``.
@@ -181,7 +181,7 @@ class CountingGridRegressor(_EmbeddingReadout):
 
 
 class GenerativeCountingGridClassifier(_GridEstimator):
-    """One counting grid per class; predict by the largest likelihood.
+    __doc__ = """One counting grid per class; predict by the largest likelihood.
 
     Each class's grid is learned on that class's training documents (same
     extent and window for all).  A document is assigned to the class whose

@@ -20,6 +20,9 @@ def _classes():
     from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
                                        GenerativeCountingGridClassifier)
     from countgrid.counting_grid import CountingGrid
+    from countgrid.embeddings import (CountingGridFESS, CountingGridPosterior, FisherScore,
+                                      FreeEnergyScoreSpace, LLREmbedding, MixtureOfTopics,
+                                      PosteriorDivergence, TOPEmbedding)
     from countgrid.histogram_gmm import HistogramGMM
     from countgrid.plsa import PLSA
     from countgrid.rap import RAP
@@ -29,7 +32,10 @@ def _classes():
     return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
                                           CountingGridRegressor,
                                           GenerativeCountingGridClassifier, PLSA, HistogramGMM,
-                                          ZIPGTM, RAP, LSI)}
+                                          ZIPGTM, RAP, LSI, MixtureOfTopics, FisherScore,
+                                          TOPEmbedding, LLREmbedding, FreeEnergyScoreSpace,
+                                          PosteriorDivergence, CountingGridPosterior,
+                                          CountingGridFESS)}
 
 
 def _encode(value):

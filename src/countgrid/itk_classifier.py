@@ -1,0 +1,246 @@
+"""Kernel classifiers on generative embeddings with information-theoretic kernels.
+
+The hybrid generative/discriminative scheme of Bicego et al. (Neurocomputing 2013; spec
+generative_embeddings.md §4–5): a generative embedding (:mod:`countgrid.embeddings`) maps
+each document to a non-negative vector, an information-theoretic kernel
+(:mod:`countgrid.kernels`) compares the vectors, and an SVM on the precomputed Gram matrix
+or a k-nearest-neighbour rule on the kernel-induced distance classifies them.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid._base import BaseEstimator, accuracy
+from countgrid._validation import check_is_fitted
+
+__all__ = ["ITKernelClassifier"]
+
+_KERNELS = ("linear", "js", "jt")
+
+
+def _clone(est):
+    try:
+        from sklearn.base import clone
+    except ImportError:  # scikit-learn is optional: a parameter copy is enough here
+        return type(est)(**est.get_params(deep=False))
+    return clone(est)
+
+
+class ITKernelClassifier(BaseEstimator):
+    """SVM or k-NN with an information-theoretic kernel on a generative embedding.
+
+    Parameters
+    ----------
+    embedding : transformer or None, default=None
+        An unfitted transformer with ``fit(X, y)`` / ``transform(X)``, e.g.
+        ``countgrid.FreeEnergyScoreSpace(n_components=5)``; it is cloned and fitted on the
+        training documents only.  None uses X itself (e.g. word counts).
+    kernel : {"linear", "js", "jt"}, default="jt"
+        "linear": ``<x, y>`` on the raw embedding; "js": Jensen-Shannon kernel; "jt":
+        Jensen-Tsallis q-kernel (:func:`countgrid.kernels.jensen_tsallis_kernel`).
+        "js" and "jt" L1-normalise the vectors unless ``weighted`` is given.
+    q : float in [0, 2], default=1.5
+        Entropic index of "jt".
+    weighted : {None, "A", "B"}, default=None
+        Weighted kernels ``k^A_q`` / ``k^B_q`` on unnormalised measures ("jt" only).
+    exponentiated : bool, default=False
+        ``exp(-t T_q)`` ("js"/"jt" only).
+    t : float > 0, default=1.0
+    classifier : {"svm", "knn"}, default="svm"
+        "svm": scikit-learn ``SVC(kernel="precomputed", C=C)`` (needs
+        ``pip install countgrid[sklearn]``); "knn": majority vote of the ``n_neighbors``
+        training documents nearest in the kernel-induced distance
+        ``d(x, y)^2 = k(x, x) + k(y, y) - 2 k(x, y)`` (ties: the smallest distance sum, then
+        the first class).
+    C : float > 0, default=1.0
+        SVM regularisation.
+    n_neighbors : int, default=1
+    num_threads : int, optional
+        OpenMP threads of the kernel computation.
+
+    Attributes
+    ----------
+    embedding_ : transformer or None
+        The fitted embedding.
+    svc_ : sklearn.svm.SVC
+        Only for ``classifier="svm"``.
+    train_embedding_ : ndarray or sparse matrix
+        Embedding of the training documents (needed for the test Gram matrices).
+    train_self_ : ndarray
+        ``k(x, x)`` of the training documents (k-NN).
+    classes_ : ndarray
+    y_index_ : ndarray of int
+        Training labels as indices into ``classes_``.
+
+    Notes
+    -----
+    Not saveable with ``countgrid.save`` (the SVM is a scikit-learn object): ``save``
+    raises TypeError.
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.poisson([3, 1, 1, 0.5], (20, 4)), rng.poisson([1, 1, 3, 2], (20, 4))])
+    >>> y = np.repeat([0, 1], 20)
+    >>> clf = countgrid.ITKernelClassifier(kernel="js", classifier="knn", n_neighbors=3)
+    >>> float(clf.fit(X, y).score(X, y)) > 0.8
+    True
+    """
+
+    _estimator_kind = "classifier"
+
+    def __init__(self, embedding=None, kernel="jt", q=1.5, weighted=None, exponentiated=False,
+                 t=1.0, classifier="svm", C=1.0, n_neighbors=1, num_threads=None):
+        self.embedding = embedding
+        self.kernel = kernel
+        self.q = q
+        self.weighted = weighted
+        self.exponentiated = exponentiated
+        self.t = t
+        self.classifier = classifier
+        self.C = C
+        self.n_neighbors = n_neighbors
+        self.num_threads = num_threads
+
+    def _validate(self):
+        if self.kernel not in _KERNELS:
+            raise ValueError(f"kernel must be one of {_KERNELS}, got {self.kernel!r}")
+        if self.classifier not in ("svm", "knn"):
+            raise ValueError(f"classifier must be 'svm' or 'knn', got {self.classifier!r}")
+        if (isinstance(self.n_neighbors, bool) or not isinstance(self.n_neighbors, numbers.Integral)
+                or self.n_neighbors < 1):
+            raise ValueError(f"n_neighbors must be an int >= 1, got {self.n_neighbors!r}")
+        if self.kernel == "linear" and (self.weighted is not None or self.exponentiated):
+            raise ValueError("weighted / exponentiated apply to the 'js' and 'jt' kernels only")
+
+    def _gram(self, A, B=None):
+        from countgrid.kernels import jensen_tsallis_kernel
+
+        if self.kernel == "linear":
+            K = A @ (A if B is None else B).T
+            return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+        q = 1.0 if self.kernel == "js" else self.q
+        return np.asarray(jensen_tsallis_kernel(A, B, q=q, weighted=self.weighted,
+                                                exponentiated=self.exponentiated, t=self.t,
+                                                num_threads=self.num_threads), dtype=np.float64)
+
+    def _self_kernel(self, A):
+        if self.kernel == "linear":
+            if sp.issparse(A):
+                return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
+            return np.einsum("ij,ij->i", A, A).astype(np.float64)
+        if self.weighted is None and not self.exponentiated:
+            # k_JT,q(p, p) = 2^-q (2^q - 2) / (q - 1) sum_i p_i^q on the L1-normalised row
+            # (ln 2 at q = 1; |supp p| at q = 0); 0 for a row of zero mass
+            q = 1.0 if self.kernel == "js" else float(self.q)
+            mass = np.asarray(A.sum(axis=1), dtype=np.float64).ravel()
+            inv = np.where(mass > 0, 1.0 / np.where(mass > 0, mass, 1.0), 0.0)
+            if abs(q - 1.0) < 1e-8:
+                val = np.full(A.shape[0], np.log(2.0))
+            elif q == 0.0:
+                val = np.asarray((A != 0).sum(axis=1), dtype=np.float64).ravel()
+            else:
+                P = sp.csr_matrix(A.multiply(inv[:, None])) if sp.issparse(A) else A * inv[:, None]
+                Pq = P.power(q) if sp.issparse(P) else np.power(P, q)
+                val = (2.0 ** -q * (2.0 ** q - 2.0) / (q - 1.0)
+                       * np.asarray(Pq.sum(axis=1), dtype=np.float64).ravel())
+            return np.where(mass > 0, val, 0.0)
+        return np.array([self._gram(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
+
+    def _embed(self, X):
+        if self.embedding_ is None:
+            M = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        else:
+            M = self.embedding_.transform(X)
+        return sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M) else np.asarray(
+            M, dtype=np.float64)
+
+    def fit(self, X, y):
+        """Fit the embedding on (X, y), build the training Gram matrix, train the classifier.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate()
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if y.dtype.kind == "O":
+            y = y.astype(str)
+        classes, idx = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
+        svc = None
+        if self.classifier == "svm":
+            try:
+                from sklearn.svm import SVC
+            except ImportError as exc:
+                raise ImportError("classifier='svm' needs scikit-learn: "
+                                  "pip install countgrid[sklearn]") from exc
+            svc = SVC(kernel="precomputed", C=self.C)
+        if self.embedding is None:
+            self.embedding_ = None
+        else:
+            self.embedding_ = _clone(self.embedding).fit(X, y)
+        Z = self._embed(X)
+        if Z.shape[0] != y.shape[0]:
+            raise ValueError(f"X has {Z.shape[0]} samples but y has {y.shape[0]}")
+        self.train_embedding_ = Z
+        self.classes_ = classes
+        self.y_index_ = idx
+        if svc is not None:
+            self.svc_ = svc.fit(self._gram(Z), idx)
+        else:
+            self.train_self_ = self._self_kernel(Z)
+        return self
+
+    def decision_function(self, X):
+        """SVM decision values (``classifier="svm"`` only), as ``SVC.decision_function``."""
+        check_is_fitted(self, "train_embedding_")
+        if self.classifier != "svm":
+            raise AttributeError("decision_function is defined for classifier='svm' only")
+        return self.svc_.decision_function(self._gram(self._embed(X), self.train_embedding_))
+
+    def kernel_distances(self, X):
+        """Kernel-induced distances from each row of X to each training document."""
+        check_is_fitted(self, "train_embedding_")
+        Z = self._embed(X)
+        K = self._gram(Z, self.train_embedding_)
+        train_self = getattr(self, "train_self_", None)
+        if train_self is None:
+            train_self = self._self_kernel(self.train_embedding_)
+        d2 = self._self_kernel(Z)[:, None] + train_self[None, :] - 2.0 * K
+        return np.sqrt(np.maximum(d2, 0.0))
+
+    def predict(self, X):
+        """Predicted class of each document."""
+        check_is_fitted(self, "train_embedding_")
+        if self.classifier == "svm":
+            K = self._gram(self._embed(X), self.train_embedding_)
+            return self.classes_[self.svc_.predict(K)]
+        dist = self.kernel_distances(X)
+        k = min(int(self.n_neighbors), dist.shape[1])
+        nn = np.argsort(dist, axis=1, kind="stable")[:, :k]
+        labels = self.y_index_[nn]
+        n_classes = len(self.classes_)
+        votes = np.zeros((dist.shape[0], n_classes))
+        dsum = np.zeros((dist.shape[0], n_classes))
+        rows = np.repeat(np.arange(dist.shape[0]), k)
+        np.add.at(votes, (rows, labels.ravel()), 1.0)
+        np.add.at(dsum, (rows, labels.ravel()), np.take_along_axis(dist, nn, axis=1).ravel())
+        # most votes; among ties the smallest summed distance
+        key = votes - dsum / (dsum.max() + 1.0) * 0.5
+        return self.classes_[np.argmax(key, axis=1)]
+
+    def score(self, X, y):
+        """Accuracy on (X, y)."""
+        return accuracy(y, self.predict(X))
