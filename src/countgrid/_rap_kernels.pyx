@@ -7,12 +7,11 @@ products of dense blocks go through SciPy's ``cython_blas``; random numbers
 come from NumPy bit generators (one per block of ``block_rows`` rows).
 """
 import numpy as np
-from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
-from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 cdef extern from "cg_internal.h" nogil:
     int CG_OK, CG_ERR_ARGUMENT, CG_ERR_ALLOC, CG_ERR_INDEX
@@ -113,6 +112,24 @@ cdef inline bitgen_t **_gens_ptr(_Gens gens, Py_ssize_t n_rows, Py_ssize_t block
         raise ValueError(f"{gens.n} bit generators for {n_rows} rows in blocks of {block_rows}")
     return gens.ptr
 
+
+
+# SciPy's BLAS, taken from the capsules of scipy.linalg.cython_blas at import
+# time (no build-time dependency on SciPy's .pxd files).
+cdef cg_sgemm_t _sgemm = NULL
+cdef cg_dgemm_t _dgemm = NULL
+
+
+def _load_blas():
+    global _sgemm, _dgemm
+    from scipy.linalg import cython_blas
+
+    caps = cython_blas.__pyx_capi__
+    _sgemm = <cg_sgemm_t>PyCapsule_GetPointer(caps["sgemm"], PyCapsule_GetName(caps["sgemm"]))
+    _dgemm = <cg_dgemm_t>PyCapsule_GetPointer(caps["dgemm"], PyCapsule_GetName(caps["dgemm"]))
+
+
+_load_blas()
 
 def make_gens(list bit_generators):
     """Wrap NumPy bit generators for the kernels (one per block of rows)."""
@@ -225,11 +242,11 @@ cdef tuple _visible(floating[:, ::1] h, const floating[:, ::1] W, const floating
     cdef Py_ssize_t K = W.shape[1]
     with nogil:
         if floating is float:
-            status = cg_rap_visible_f32(n, D, K, &h[0, 0], &W[0, 0], <cg_sgemm_t>sgemm,
+            status = cg_rap_visible_f32(n, D, K, &h[0, 0], &W[0, 0], _sgemm,
                                         &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
                                         &dd[0], num_threads)
         else:
-            status = cg_rap_visible_f64(n, D, K, &h[0, 0], &W[0, 0], <cg_dgemm_t>dgemm,
+            status = cg_rap_visible_f64(n, D, K, &h[0, 0], &W[0, 0], _dgemm,
                                         &R[0, 0], D, &a[0], g, block_rows, &ip[0], &ii[0],
                                         &dd[0], num_threads)
     _check(status, "visible")
