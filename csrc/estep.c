@@ -7,16 +7,8 @@
 #define SUF f32
 #include "rowops.h"
 #include "posterior_impl.h"
-#define INDEX int32_t
-#define ISUF i32
-#include "estep_csr_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "estep_csr_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "estep_csr_impl.h"
+#include "cg_index_instantiate.h"
 #undef REAL
 #undef SUF
 
@@ -24,15 +16,7 @@
 #define SUF f64
 #include "rowops.h"
 #include "posterior_impl.h"
-#define INDEX int32_t
-#define ISUF i32
-#include "estep_csr_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "estep_csr_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "estep_csr_impl.h"
+#include "cg_index_instantiate.h"
 #undef REAL
 #undef SUF

@@ -8,16 +8,8 @@
 #include "box_impl.h"
 #include "rowops.h"
 #include "mstep_impl.h"
-#define INDEX int32_t
-#define ISUF i32
-#include "accumulate_csc_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "accumulate_csc_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "accumulate_csc_impl.h"
+#include "cg_index_instantiate.h"
 #undef REAL
 #undef SUF
 
@@ -26,15 +18,7 @@
 #include "box_impl.h"
 #include "rowops.h"
 #include "mstep_impl.h"
-#define INDEX int32_t
-#define ISUF i32
-#include "accumulate_csc_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "accumulate_csc_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "accumulate_csc_impl.h"
+#include "cg_index_instantiate.h"
 #undef REAL
 #undef SUF

@@ -7,16 +7,8 @@
 #define SUF f32
 #include "rowops.h"
 #define CG_FN(name) CG_CAT3(name, _, SUF)
-#define INDEX int32_t
-#define ISUF i32
-#include "plsa_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "plsa_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "plsa_impl.h"
+#include "cg_index_instantiate.h"
 #undef CG_FN
 #undef REAL
 #undef SUF
@@ -25,16 +17,8 @@
 #define SUF f64
 #include "rowops.h"
 #define CG_FN(name) CG_CAT3(name, _, SUF)
-#define INDEX int32_t
-#define ISUF i32
-#include "plsa_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "plsa_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_INDEX_TEMPLATE "plsa_impl.h"
+#include "cg_index_instantiate.h"
 #undef CG_FN
 #undef REAL
 #undef SUF
