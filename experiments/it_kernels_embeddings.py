@@ -3,7 +3,8 @@
 Neurocomputing 2013; spec generative_embeddings.md §5), with the counting-grid classifiers
 on the same folds.
 
-Per outer fold (stratified k-fold, everything learned on the training fold only):
+Per outer fold (stratified k-fold, ``--repeats`` times with seeds seed, seed+1, ..., or
+leave-one-out with ``--loo``; everything learned on the training fold only):
 
 1. (news20_same) the ``--k`` (2000) words with the highest chi2 score on the training fold;
    (colon_alon1999) intensities -> counts ``round(x / --colon-scale)`` (default 10).
@@ -11,7 +12,10 @@ Per outer fold (stratified k-fold, everything learned on the training fold only)
    applied to training and test documents (folding-in);
 3. for each kernel (linear; Jensen-Shannon; Jensen-Tsallis q = 0.5 and 1.5 on the
    L1-normalised embedding) the training and test Gram matrices are computed once and
-   divided by the mean training self-similarity (a rescaling of C only);
+   divided by the mean training self-similarity (a rescaling of C only).  For the "-1"
+   embeddings (one block per class model) the IT kernels are computed twice: on the
+   concatenated vector, and as the sum of the kernels of the per-class blocks (spec
+   §4.3, rows marked "Σ"; ``--combine``).  The linear kernel is the same either way;
 4. SVM: ``SVC(kernel="precomputed")`` with C in {1e-2, ..., 1e4} (news20: {0.1, 1, 10,
    100}) picked by an inner
    stratified 3-fold CV on the training Gram matrix; k-NN on the kernel-induced distance
@@ -21,9 +25,14 @@ Per outer fold (stratified k-fold, everything learned on the training fold only)
 5. counting-grid classifiers on the same folds: ``GenerativeCountingGridClassifier`` (one
    grid per class, largest likelihood) and ``CountingGridClassifier`` (label embedding).
 
+Table cells: accuracy pooled over the test documents of each repeat, mean ± std over the
+repeats.
+
 Usage (from the repository root)::
 
     PYTHONPATH=src python experiments/it_kernels_embeddings.py --dataset colon --json /tmp/itk/colon.json
+    PYTHONPATH=src python experiments/it_kernels_embeddings.py --dataset colon --loo \
+        --json /tmp/itk/colon_loo.json
     PYTHONPATH=src python experiments/it_kernels_embeddings.py --dataset news20 --max-folds 2 \\
         --json /tmp/itk/news20.json
 
@@ -70,6 +79,7 @@ def embeddings(dataset, Z, seed, threads):
         "MT-1": E.MixtureOfTopics(mode="1", **kw), "MT-2": E.MixtureOfTopics(mode="2", **kw),
         "FS-1": E.FisherScore(mode="1", reduce=red, **kw),
         "FS-2": E.FisherScore(mode="2", reduce=red, **kw),
+        "FS+P(z)-1": E.FisherScore(mode="1", reduce=red, include_topic_prior=True, **kw),
         "TOP-1": E.TOPEmbedding(mode="1", reduce="topics", **kw),
         "LLR-1": E.LLREmbedding(mode="1", reduce="topics", **kw),
         "FESS-1": E.FreeEnergyScoreSpace(mode="1", reduce=red, **kw),
@@ -90,32 +100,20 @@ def dense_if_full(M):
     return M
 
 
-def gram(A, B, q, threads):
-    if q is None:
-        K = A @ B.T
-        return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
-    return np.asarray(jensen_tsallis_kernel(A, B, q=q, num_threads=threads), dtype=np.float64)
-
-
-def self_kernel(A, q, threads):
-    if q is None:
-        return np.asarray((A.multiply(A)).sum(axis=1)).ravel() if sp.issparse(A) else \
-            np.einsum("ij,ij->i", A, A)
-    # k_JT,q(p, p) = 2^-q (2^q - 2) / (q - 1) sum_i p_i^q on the L1-normalised row
-    # (ln 2 at q = 1); 0 for a zero row
-    mass = np.asarray(A.sum(axis=1)).ravel()
-    P = A.multiply(1.0 / np.where(mass > 0, mass, 1.0)[:, None]).tocsr() if sp.issparse(A) \
-        else A / np.where(mass > 0, mass, 1.0)[:, None]
-    if q == 1.0:
-        val = np.full(A.shape[0], np.log(2.0))
-    else:
-        Pq = P.power(q) if sp.issparse(P) else np.power(P, q)
-        val = 2.0 ** -q * (2.0 ** q - 2.0) / (q - 1.0) * np.asarray(Pq.sum(axis=1)).ravel()
-    return np.where(mass > 0, val, 0.0)
+def gram(A, B, q, threads, blocks=None):
+    """Gram matrix; ``blocks``: the per-block kernel sum of spec §4.3 (None: one kernel)."""
+    if q is None:  # linear: the block sum equals the kernel of the concatenation
+        K = A @ (A if B is None else B).T
+        K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+        return (K + K.T) / 2 if B is None else K
+    return np.asarray(jensen_tsallis_kernel(A, B, q=q, blocks=blocks, num_threads=threads),
+                      dtype=np.float64)
 
 
 def knn_predict(D, ytr, k):
-    nn = np.argsort(D, axis=1, kind="stable")[:, :k]
+    k = min(k, D.shape[1])
+    nn = np.argpartition(D, k - 1, axis=1)[:, :k] if k < D.shape[1] else \
+        np.broadcast_to(np.arange(D.shape[1]), D.shape)
     lab = ytr[nn]
     n_cls = int(ytr.max()) + 1
     votes = np.zeros((D.shape[0], n_cls))
@@ -142,15 +140,14 @@ def inner_select(Ktr, ytr, dtr, seed):
         max(K_GRID, key=lambda k: (knn_acc[k], -k))
 
 
-def evaluate(Etr, Ete, ytr, yte, q, threads, seed):
-    Ktr = gram(Etr, Etr, q, threads)
-    Ktr = (Ktr + Ktr.T) / 2
-    Kte = gram(Ete, Etr, q, threads)
+def evaluate(Etr, Ete, ytr, yte, q, threads, seed, blocks=None):
+    Ktr = gram(Etr, None, q, threads, blocks)
+    Kte = gram(Ete, Etr, q, threads, blocks)
     scale = np.mean(np.diag(Ktr))
     scale = scale if scale > 0 else 1.0
     Ktr, Kte = Ktr / scale, Kte / scale
     dtr = np.diag(Ktr).copy()
-    dte = self_kernel(Ete, q, threads) / scale
+    dte = np.diag(gram(Ete, None, q, threads, blocks)) / scale
     C, k = inner_select(Ktr, ytr, dtr, seed)
     svm = np.mean(SVC(kernel="precomputed", C=C).fit(Ktr, ytr).predict(Kte) == yte)
     Dte = np.sqrt(np.maximum(dte[:, None] + dtr[None, :] - 2 * Kte, 0))
@@ -158,11 +155,50 @@ def evaluate(Etr, Ete, ytr, yte, q, threads, seed):
     return float(svm), float(knn), C, k
 
 
+def pooled(values, weights, repeat_of):
+    """Pooled accuracy per repeat (fold-size weighted), then mean and std over repeats."""
+    values, weights, repeat_of = map(np.asarray, (values, weights, repeat_of))
+    per = [np.average(values[repeat_of == r], weights=weights[repeat_of == r])
+           for r in np.unique(repeat_of)]
+    return float(np.mean(per)), float(np.std(per))
+
+
+def print_table(out, args, folds, Z):
+    w, rep = out["fold_sizes"], out["repeat_of_fold"]
+    n_rep = len(set(rep))
+
+    def cell(vals):
+        m, sd = pooled(vals, w[:len(vals)], rep[:len(vals)])
+        return f"{m:.3f} ± {sd:.3f}" if n_rep > 1 else f"{m:.3f}"
+
+    split = "leave-one-out" if args.loo else f"{args.folds}-fold x {args.repeats}"
+    print(f"\n{args.dataset}: {len(folds)} folds run ({split}), Z = {Z}\n")
+    print("| embedding | " + " | ".join(f"{k} SVM | {k} k-NN" for k in KERNELS) + " |")
+    print("|---" * (1 + 2 * len(KERNELS)) + "|")
+    rows = dict.fromkeys(key.split("|")[0] for key in out["results"] if "|" in key)
+    for row in rows:
+        cells = []
+        for kname in KERNELS:
+            r = [x for x in out["results"][f"{row}|{kname}"] if x is not None]
+            cells += [cell([x[c] for x in r]) for c in ("svm", "knn")]
+        print(f"| {row} | " + " | ".join(cells) + " |")
+    for cname in ("CG generative", "CG label embedding"):
+        if cname in out["results"]:
+            r = [x["acc"] for x in out["results"][cname] if x is not None]
+            print(f"| {cname} | {cell(r)} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", choices=["colon", "news20"], required=True)
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--max-folds", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="repeat the stratified k-fold split with seeds seed, seed+1, ...")
+    ap.add_argument("--loo", action="store_true", help="leave-one-out instead of k-fold")
+    ap.add_argument("--combine", choices=["concat", "sum", "both"], default="both",
+                    help="IT kernel on the concatenated '-1' embedding, the per-class-block "
+                         "kernel sum (spec §4.3; rows marked 'Σ'), or both")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-components", type=int, default=None,
                     help="pLSA topics Z (default 5 on colon, 10 on news20)")
@@ -190,15 +226,25 @@ def main(argv=None):
         C_GRID = [float(c) for c in args.c_grid.split(",")]
     elif args.dataset == "news20":
         C_GRID = [0.1, 1.0, 10.0, 100.0]
-    folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(X, y))
-    folds = folds[:args.max_folds] if args.max_folds else folds
+    if args.loo:
+        folds = [(np.delete(np.arange(len(y)), i), np.array([i])) for i in range(len(y))]
+        repeat_of = [0] * len(folds)
+    else:
+        folds, repeat_of = [], []
+        for r in range(args.repeats):
+            skf = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed + r)
+            folds += list(skf.split(X, y))
+            repeat_of += [r] * args.folds
+    n_max = args.max_folds or len(folds)
+    folds, repeat_of = folds[:n_max], repeat_of[:n_max]
     names = list(embeddings(args.dataset, Z, 0, 1))
     if args.only:
         names = [n for n in names if n in args.only.split(",")]
     head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     out = {"dataset": args.dataset, "args": vars(args), "git_head": head, "n_folds_run": len(folds),
-           "loadavg": os.getloadavg(), "results": {}, "fold_sizes": [len(te) for _, te in folds]}
+           "loadavg": os.getloadavg(), "results": {}, "fold_sizes": [len(te) for _, te in folds],
+           "repeat_of_fold": repeat_of, "seconds": {}}
 
     def record(key, fold, value):
         out["results"].setdefault(key, [None] * len(folds))[fold] = value
@@ -224,12 +270,26 @@ def main(argv=None):
             emb = embs[name].fit(Xtr, ytr)
             Etr, Ete = dense_if_full(emb.transform(Xtr)), dense_if_full(emb.transform(Xte))
             t_emb = time.perf_counter() - t0
-            for kname, q in KERNELS.items():
-                svm, knn, C, k = evaluate(Etr, Ete, ytr, yte, q, args.threads, seed)
-                record(f"{name}|{kname}", f, {"svm": svm, "knn": knn, "C": C, "k": k})
-            print(f"fold {f} {name:15s} dims {Etr.shape[1]:6d} embed {t_emb:6.1f}s  " + "  ".join(
-                f"{kn}: {out['results'][f'{name}|{kn}'][f]['svm']:.3f}/"
-                f"{out['results'][f'{name}|{kn}'][f]['knn']:.3f}" for kn in KERNELS), flush=True)
+            blocks = emb.block_sizes_ if len(emb.block_sizes_) > 1 else None
+            variants = []
+            if args.combine in ("concat", "both") or blocks is None:
+                variants.append((name, None))
+            if args.combine in ("sum", "both") and blocks is not None:
+                variants.append((name + " Σ", blocks))
+            for row, blk in variants:
+                t1 = time.perf_counter()
+                for kname, q in KERNELS.items():
+                    if q is None and blk is not None and (name, None) in variants:
+                        res = out["results"][f"{name}|{kname}"][f]  # linear: identical
+                    else:
+                        svm, knn, C, k = evaluate(Etr, Ete, ytr, yte, q, args.threads, seed, blk)
+                        res = {"svm": svm, "knn": knn, "C": C, "k": k}
+                    record(f"{row}|{kname}", f, res)
+                out["seconds"].setdefault(row, []).append(t_emb + time.perf_counter() - t1)
+                print(f"fold {f} {row:17s} dims {Etr.shape[1]:6d} embed {t_emb:6.1f}s  " +
+                      "  ".join(f"{kn}: {out['results'][f'{row}|{kn}'][f]['svm']:.3f}/"
+                                f"{out['results'][f'{row}|{kn}'][f]['knn']:.3f}"
+                                for kn in KERNELS), flush=True)
         for cname, cls in (("CG generative", countgrid.GenerativeCountingGridClassifier),
                            ("CG label embedding", countgrid.CountingGridClassifier)):
             if args.only and cname not in args.only.split(","):
@@ -239,21 +299,7 @@ def main(argv=None):
             record(cname, f, {"acc": acc})
             print(f"fold {f} {cname}: {acc:.3f}", flush=True)
 
-    # table: fold-size-weighted mean accuracy (= pooled accuracy over the test documents)
-    w = np.array(out["fold_sizes"], dtype=np.float64)
-    print(f"\n{args.dataset}: {len(folds)} of {args.folds} folds, Z = {Z}\n")
-    print("| embedding | " + " | ".join(f"{k} SVM | {k} k-NN" for k in KERNELS) + " |")
-    print("|---" * (1 + 2 * len(KERNELS)) + "|")
-    for name in names:
-        cells = []
-        for kname in KERNELS:
-            r = out["results"][f"{name}|{kname}"]
-            for c in ("svm", "knn"):
-                cells.append(f"{np.average([x[c] for x in r], weights=w):.3f}")
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    for cname in ("CG generative", "CG label embedding"):
-        if cname in out["results"]:
-            print(f"| {cname} | {np.average([x['acc'] for x in out['results'][cname]], weights=w):.3f} |")
+    print_table(out, args, folds, Z)
     return out
 
 

@@ -153,6 +153,73 @@ def test_unsigned_shapes_and_nonnegativity(cls, dims, mode, n_models):
     if cls is countgrid.MixtureOfTopics:
         np.testing.assert_allclose(vals.reshape(7, n_models, 3).sum(axis=2), 1.0, atol=1e-12)
     assert np.isfinite(np.asarray(jensen_tsallis_kernel(out, q=1.5))).all()
+    assert emb.block_sizes_ == (dims(3, X.shape[1]),) * n_models
+
+
+@pytest.mark.parametrize("emb", [
+    countgrid.FisherScore(include_topic_prior=True, **PLSA_KW),
+    countgrid.FisherScore(reduce="words", **PLSA_KW),
+    countgrid.FreeEnergyScoreSpace(reduce="topics", **PLSA_KW),
+    countgrid.TOPEmbedding(**PLSA_KW),
+    countgrid.LLREmbedding(positivize="split", reduce="words", **PLSA_KW),
+    countgrid.TOPEmbedding(positivize=None, **PLSA_KW),
+    countgrid.CountingGridPosterior(extent=(4, 4), window=(2, 2), n_iter=5, random_state=0),
+    countgrid.CountingGridFESS(extent=(3, 5), window=(2, 2), n_iter=5, random_state=0),
+    countgrid.CountingGridFESS(extent=(4, 4), window=(2, 2), mode=2, reduce="features",
+                               n_iter=5, random_state=0),
+], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_block_sizes_tile_the_embedding(emb, n_classes):
+    X, _ = corpus(6, D=45)
+    y = np.arange(45) % n_classes
+    out = emb.fit(X, y).transform(X[:5])
+    sizes = emb.block_sizes_
+    assert sum(sizes) == out.shape[1]
+    models = len(emb.models_) // (2 if isinstance(emb, E._SignedEmbedding) else 1)
+    assert len(sizes) == models and len(set(sizes)) == 1
+    if getattr(emb, "positivize", None) == "split":  # each block is [pos, neg] of its own
+        raw = np.hstack([np.asarray(b.toarray() if sp.issparse(b) else b)
+                         for b in emb._raw_blocks(X[:5])])
+        vals = out.toarray() if sp.issparse(out) else out
+        w = sizes[0] // 2
+        for b in range(len(sizes)):
+            pos = vals[:, 2 * w * b:2 * w * b + w]
+            neg = vals[:, 2 * w * b + w:2 * w * (b + 1)]
+            np.testing.assert_array_equal(pos - neg, raw[:, w * b:w * (b + 1)])
+
+
+def test_fs_topic_prior_block_matches_finite_differences():
+    """dl/dP(z) in the symmetric form P(d,w) = sum_z P(z) P(d|z) P(w|z) (spec §3.2)."""
+    X, y = corpus(7, D=30, W=10)
+    emb = countgrid.FisherScore(mode="whole_data", include_topic_prior=True, **PLSA_KW)
+    out = emb.fit(X, y).transform(X[:4]).toarray()
+    model, prior = emb.models_[0], emb.topic_prior_[0]
+    assert emb.topic_prior_.shape == (1, 3) and prior.sum() == pytest.approx(1.0)
+    # P(z) = sum_d n(d) P(z|d) / N over the training documents (folding-in P(z|d))
+    lengths = np.asarray(X.sum(axis=1)).ravel()
+    np.testing.assert_allclose(prior, lengths @ model.transform(X) / lengths.sum(), rtol=1e-9)
+    theta = model.transform(X[:4])
+    phi = np.asarray(model.components_, dtype=np.float64)
+    Xd = X[:4].toarray()
+    pdz = theta / prior[None, :]  # P(d|z) up to the factor P(d), which cancels in l(d)
+
+    def ell(pz):
+        pdw = (pdz * pz[None, :]) @ phi
+        return (Xd * np.log(pdw, where=Xd > 0, out=np.zeros_like(Xd))).sum(axis=1)
+
+    for z in range(3):
+        h = 1e-6
+        up, dn = prior.copy(), prior.copy()
+        up[z] += h
+        dn[z] -= h
+        np.testing.assert_allclose((ell(up) - ell(dn)) / (2 * h), out[:, z], rtol=1e-6,
+                                   atol=1e-6)
+    # the rest of the vector is the plain P(w|z) score; length normalisation divides by n(d)
+    np.testing.assert_allclose(out[:, 3:], E.fisher_score(model, X[:4]).toarray(), rtol=1e-12)
+    normed = countgrid.FisherScore(mode="whole_data", include_topic_prior=True,
+                                   normalize_length=True, **PLSA_KW).fit(X).transform(X[:4])
+    np.testing.assert_allclose(normed.toarray()[:, :3], out[:, :3] / lengths[:4, None],
+                               rtol=1e-9)
 
 
 def test_per_class_models_use_their_class_only():

@@ -36,12 +36,15 @@ def test_knn_kernel_distance_matches_bruteforce():
                                     dict(kernel="jt", weighted="B", q=0.7),
                                     dict(kernel="jt", exponentiated=True, t=0.5)])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_self_kernel_is_gram_diagonal(params, sparse):
+@pytest.mark.parametrize("blocks", [None, ((2, 3), None), ((1, 3, 1), (0.5, 2.0, 1.0))])
+def test_self_kernel_is_gram_diagonal(params, sparse, blocks):
     rng = np.random.default_rng(7)
     A = rng.random((6, 5)) * (rng.random((6, 5)) > 0.4)
     A[3] = 0
+    A[4, :2] = 0  # a zero-mass first block
     A = sp.csr_matrix(A) if sparse else A
     clf = countgrid.ITKernelClassifier(**params)
+    clf.blocks_, clf.block_weights_ = blocks if blocks is not None else (None, None)
     np.testing.assert_allclose(clf._self_kernel(A), np.diag(clf._gram(A)), rtol=1e-12,
                                atol=1e-14)
 
@@ -77,22 +80,29 @@ def test_not_saveable(tmp_path):
 
 
 # ------------------------------------------------------------ with scikit-learn
-def test_svm_matches_sklearn_precomputed():
+@pytest.mark.parametrize("combine", ["sum", "concat"])
+def test_svm_matches_sklearn_precomputed(combine):
     pytest.importorskip("sklearn")
     from sklearn.svm import SVC
 
     X, y = corpus(4)
     emb = countgrid.FreeEnergyScoreSpace(reduce="topics", n_components=2, n_iter=20,
                                          random_state=0)
-    clf = countgrid.ITKernelClassifier(embedding=emb, kernel="jt", q=0.5, C=10.0)
+    clf = countgrid.ITKernelClassifier(embedding=emb, kernel="jt", q=0.5, C=10.0,
+                                       combine=combine)
     clf.fit(X[:30], y[:30])
+    blocks = clf.embedding_.block_sizes_ if combine == "sum" else None
+    assert blocks is None or len(blocks) == len(np.unique(y[:30]))
+    assert clf.blocks_ == blocks
+
+    def gram(A, B=None):
+        return jensen_tsallis_kernel(A, B, q=0.5, blocks=blocks)
+
     E_tr, E_te = clf.embedding_.transform(X[:30]), clf.embedding_.transform(X[30:])
-    svc = SVC(kernel="precomputed", C=10.0).fit(jensen_tsallis_kernel(E_tr, q=0.5), y[:30])
+    svc = SVC(kernel="precomputed", C=10.0).fit(gram(E_tr), y[:30])
     np.testing.assert_allclose(clf.decision_function(X[30:]),
-                               svc.decision_function(jensen_tsallis_kernel(E_te, E_tr, q=0.5)),
-                               rtol=1e-10, atol=1e-10)
-    np.testing.assert_array_equal(clf.predict(X[30:]),
-                                  svc.predict(jensen_tsallis_kernel(E_te, E_tr, q=0.5)))
+                               svc.decision_function(gram(E_te, E_tr)), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X[30:]), svc.predict(gram(E_te, E_tr)))
 
 
 def test_sklearn_clone_pipeline_cv_gridsearch():
@@ -117,3 +127,26 @@ def test_sklearn_clone_pipeline_cv_gridsearch():
     grid = GridSearchCV(clf, {"q": [0.5, 1.5], "embedding__n_components": [2, 3]}, cv=cv).fit(X, y)
     assert set(grid.best_params_) == {"q", "embedding__n_components"}
     assert grid.predict(X).shape == (48,)
+
+
+def test_block_parameters():
+    X, y = corpus(5)
+    emb = countgrid.MixtureOfTopics(n_components=2, n_iter=10, random_state=0)
+    with pytest.raises(ValueError, match="combine must be"):
+        countgrid.ITKernelClassifier(emb, classifier="knn", combine="max").fit(X, y)
+    with pytest.raises(ValueError, match="one weight per block"):
+        countgrid.ITKernelClassifier(emb, classifier="knn", block_weights=[1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="block_weights needs"):
+        countgrid.ITKernelClassifier(None, classifier="knn", block_weights=[1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="block_weights needs"):
+        countgrid.ITKernelClassifier(emb, classifier="knn", combine="concat",
+                                     block_weights=[1.0, 1.0]).fit(X, y)
+    clf = countgrid.ITKernelClassifier(emb, kernel="js", classifier="knn", n_neighbors=3,
+                                       block_weights=[1.0, 0.0]).fit(X, y)
+    assert clf.blocks_ == (2, 2)
+    # weight 0 on the second class's block: distances come from the first block only
+    E_tr = clf.train_embedding_
+    d = clf.kernel_distances(X[:5])
+    ref = countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(E_tr[:, :2], y)
+    np.testing.assert_allclose(d, ref.kernel_distances(clf.embedding_.transform(X[:5])[:, :2]),
+                               rtol=1e-10, atol=1e-12)

@@ -251,3 +251,59 @@ def test_bad_parameters():
 def test_empty_inputs():
     assert jensen_shannon_kernel(np.zeros((0, 3))).shape == (0, 0)
     assert jensen_shannon_kernel(np.ones((2, 3)), np.zeros((0, 3))).shape == (2, 0)
+
+
+# ----------------------------------------------------------- block sums (§4.3)
+@pytest.mark.parametrize("q", [0.0, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("weighted", [None, "A", "B"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_block_sum_matches_sum_of_block_references(q, weighted, sparse, dtype):
+    rng = np.random.default_rng(11)
+    A = rng.random((7, 9)) * (rng.random((7, 9)) > 0.3)
+    B = rng.random((5, 9)) * (rng.random((5, 9)) > 0.3)
+    A[2, :4] = 0  # zero mass in the first block only
+    blocks, weights = (4, 2, 3), (1.0, 0.5, 2.0)
+    ref = sum(w * kernel_ref(A[:, a:a + b], B[:, a:a + b], q, weighted)
+              for a, b, w in zip((0, 4, 6), blocks, weights))
+    refsym = sum(w * kernel_ref(A[:, a:a + b], None, q, weighted)
+                 for a, b, w in zip((0, 4, 6), blocks, weights))
+    conv = (lambda M: sp.csr_matrix(M.astype(dtype))) if sparse else (lambda M: M.astype(dtype))
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    K = jensen_tsallis_kernel(conv(A), conv(B), q=q, weighted=weighted, blocks=blocks,
+                              block_weights=weights, num_threads=2)
+    assert K.dtype == dtype
+    np.testing.assert_allclose(K, ref, rtol=tol, atol=tol)
+    Ks = jensen_tsallis_kernel(conv(A), q=q, weighted=weighted, blocks=blocks,
+                               block_weights=weights, num_threads=1)
+    np.testing.assert_array_equal(Ks, Ks.T)
+    np.testing.assert_allclose(Ks, refsym, rtol=tol, atol=tol)
+
+
+def test_block_sum_is_psd_and_one_block_is_plain():
+    rng = np.random.default_rng(12)
+    A = rng.random((40, 12)) * (rng.random((40, 12)) > 0.5)
+    for q in (0.0, 0.7, 1.0, 1.5, 2.0):
+        K = jensen_tsallis_kernel(A, q=q, blocks=(3, 3, 6))
+        assert np.linalg.eigvalsh(K).min() >= -1e-10 * np.trace(K)
+        np.testing.assert_array_equal(jensen_tsallis_kernel(A, q=q, blocks=(12,)),
+                                      jensen_tsallis_kernel(A, q=q))
+    np.testing.assert_allclose(jensen_shannon_kernel(A, blocks=[6, 6]),
+                               jensen_shannon_kernel(A[:, :6]) + jensen_shannon_kernel(A[:, 6:]),
+                               rtol=1e-13, atol=1e-15)
+    E = jensen_tsallis_kernel(A, q=1.5, exponentiated=True, blocks=(5, 7))
+    assert np.linalg.eigvalsh(E).min() >= -1e-10 * np.trace(E)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    (dict(blocks=(3, 3)), ValueError, "summing to n_features = 5"),
+    (dict(blocks=(5, 0)), ValueError, "positive widths"),
+    (dict(blocks=(2.5, 2.5)), TypeError, "blocks must be a sequence of ints"),
+    (dict(blocks=(2, 3), block_weights=(1.0,)), ValueError, "one weight per block"),
+    (dict(blocks=(2, 3), block_weights=(1.0, -1.0)), ValueError, "block_weights must be"),
+    (dict(blocks=(2, 3), block_weights=(1.0, np.nan)), ValueError, "block_weights must be"),
+    (dict(block_weights=(1.0,)), ValueError, "block_weights needs blocks"),
+])
+def test_bad_blocks(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        jensen_tsallis_kernel(np.ones((2, 5)), **kw)

@@ -70,6 +70,12 @@ def _check_reduce(reduce, allowed=_REDUCE):
     return reduce
 
 
+def _reduced_width(reduce, model):
+    """Columns of one word-topic block of a fitted PLSA after ``reduce``."""
+    Z, W = model.components_.shape
+    return {"none": W * Z, "words": W, "topics": Z}[reduce]
+
+
 # --------------------------------------------------------------- pLSA blocks
 class _Posterior:
     """Folding-in of X into a fitted PLSA and ``q(z|w)`` on the non-zeros of X (float64)."""
@@ -128,12 +134,15 @@ def fisher_score(model, X, reduce="none", normalize_length=False):
     -------
     sparse matrix or ndarray, non-negative
     """
-    post = _Posterior(model, X)
+    return _fisher_block(_Posterior(model, X), _check_reduce(reduce), normalize_length)
+
+
+def _fisher_block(post, reduce, normalize_length):
     n = post.n
     if normalize_length:
         n = n / np.maximum(post.lengths[post.rows], 1e-300)
     values = n[:, None] * post.q / post.phi[:, post.cols].T
-    return post.block(values, _check_reduce(reduce))
+    return post.block(values, reduce)
 
 
 def fess_terms(model, X, reduce="none"):
@@ -315,6 +324,17 @@ class _PLSAEmbedding(BaseEstimator):
         """Fit, then transform the same documents (folded in like new ones)."""
         return self.fit(X, y).transform(X)
 
+    @property
+    def block_sizes_(self):
+        """Widths of the per-model blocks of ``transform`` (one per class for "-1").
+
+        Pass to :func:`countgrid.kernels.jensen_tsallis_kernel` (``blocks=``) for the
+        per-block kernel sum of spec §4.3; :class:`countgrid.ITKernelClassifier` does so
+        by default.
+        """
+        check_is_fitted(self, "models_")
+        return tuple(int(self._block_width(m, i)) for i, m in enumerate(self.models_))
+
 
 class MixtureOfTopics(_PLSAEmbedding):
     __doc__ = """MT embedding: the topic proportions ``P(z|d)`` by folding-in (spec §3.1).
@@ -351,12 +371,17 @@ class MixtureOfTopics(_PLSAEmbedding):
     def _embed(self, model, i, X):
         return np.asarray(model.transform(X), dtype=np.float64)
 
+    def _block_width(self, model, i):
+        return model.n_components
+
 
 class FisherScore(_PLSAEmbedding):
     __doc__ = """FS embedding: gradient of ``l(d)`` w.r.t. ``P(w|z)`` (spec §3.2), non-negative.
 
     ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` after folding ``d`` in; Fisher information
-    replaced by the identity.  The ``P(z|d)`` block (constant ``n(d)``) is omitted.
+    replaced by the identity.  The ``P(z|d)`` block (constant ``n(d)`` at the folding-in
+    fixed point) is omitted; the ``P(z)`` block of the symmetric parameterisation,
+    ``dl/dP(z) = n(d) P(z|d) / P(z)``, is prepended with ``include_topic_prior=True``.
 
     Parameters
     ----------
@@ -366,13 +391,26 @@ class FisherScore(_PLSAEmbedding):
         summed over topics (``W``); "topics": summed over words (``Z``, dense).
     normalize_length : bool, default=False
         Use ``n(d,w)/n(d)`` (Hofmann 2000).
-    """ + _PLSA_PARAMS_DOC
+    include_topic_prior : bool, default=False
+        Prepend the ``Z`` entries ``dl/dP(z) = n(d) P(z|d) / P(z)`` (``P(z|d)/P(z)`` with
+        ``normalize_length``) to each model's block, with ``P(z)`` the model's training
+        topic mass ``sum_d n(d) P(z|d) / N`` (``topic_prior_``).
+    """ + _PLSA_PARAMS_DOC + """
+    Attributes
+    ----------
+    topic_prior_ : ndarray of shape (n_models, n_components)
+        ``P(z)`` of every model, from its training documents.
+    """
 
-    def __init__(self, mode="per_class", reduce="none", normalize_length=False, n_components=10,
-                 n_iter=100, tol=1e-6, random_state=None, num_threads=None):
+    _fitted_arrays = ("classes_", "n_features_in_", "topic_prior_")
+
+    def __init__(self, mode="per_class", reduce="none", normalize_length=False,
+                 include_topic_prior=False, n_components=10, n_iter=100, tol=1e-6,
+                 random_state=None, num_threads=None):
         self.mode = mode
         self.reduce = reduce
         self.normalize_length = normalize_length
+        self.include_topic_prior = include_topic_prior
         self.n_components = n_components
         self.n_iter = n_iter
         self.tol = tol
@@ -381,10 +419,29 @@ class FisherScore(_PLSAEmbedding):
 
     def fit(self, X, y=None):
         _check_reduce(self.reduce)
-        return super().fit(X, y)
+        mode = self._fit_models(X, y)
+        if mode == "whole_data":
+            groups = [X]
+        else:
+            _, idx = _targets(y, _n_samples(X))
+            groups = [_rows(X, idx == c) for c in range(len(self.models_))]
+        # P(z) of the symmetric parameterisation: the normalised training topic mass
+        mass = [_topic_mass(m, Xc) for m, Xc in zip(self.models_, groups)]
+        self.topic_prior_ = np.array([s / s.sum() for s in mass])
+        return self
 
     def _embed(self, model, i, X):
-        return fisher_score(model, X, self.reduce, self.normalize_length)
+        post = _Posterior(model, X)
+        grad = _fisher_block(post, self.reduce, self.normalize_length)
+        if not self.include_topic_prior:
+            return grad
+        weight = np.ones(post.D) if self.normalize_length else post.lengths.astype(np.float64)
+        prior = np.maximum(self.topic_prior_[i], np.finfo(np.float64).tiny)
+        return _hstack([weight[:, None] * post.theta / prior[None, :], grad])
+
+    def _block_width(self, model, i):
+        width = _reduced_width(self.reduce, model)
+        return width + model.n_components if self.include_topic_prior else width
 
 
 class FreeEnergyScoreSpace(_PLSAEmbedding):
@@ -419,6 +476,9 @@ class FreeEnergyScoreSpace(_PLSAEmbedding):
 
     def _embed(self, model, i, X):
         return _hstack(list(fess_terms(model, X, self.reduce)))
+
+    def _block_width(self, model, i):
+        return 3 * _reduced_width(self.reduce, model)
 
 
 class PosteriorDivergence(_PLSAEmbedding):
@@ -460,6 +520,9 @@ class PosteriorDivergence(_PLSAEmbedding):
 
     def _embed(self, model, i, X):
         return posterior_divergence(model, X, self.topic_mass_[i])
+
+    def _block_width(self, model, i):
+        return 3 * model.n_components
 
 
 # --------------------------------------------------------------- signed: TOP / LLR
@@ -522,7 +585,8 @@ class _SignedEmbedding(_PLSAEmbedding):
             self.shift_ = raw.min(axis=0)
         return self
 
-    def _raw(self, X):
+    def _raw_blocks(self, X):
+        """The signed block ``[v, grad+, -grad-]`` of every class pair."""
         blocks = []
         for b in range(len(self.models_) // 2):
             mpos, mneg = self.models_[2 * b], self.models_[2 * b + 1]
@@ -532,13 +596,30 @@ class _SignedEmbedding(_PLSAEmbedding):
                 v = v + self.log_priors_[b, 0] - self.log_priors_[b, 1]
             gpos = fisher_score(mpos, X, self.reduce)
             gneg = fisher_score(mneg, X, self.reduce)
-            blocks += [v[:, None], gpos, -gneg]
-        return _hstack(blocks)
+            blocks.append(_hstack([v[:, None], gpos, -gneg]))
+        return blocks
+
+    def _raw(self, X):
+        return _hstack(self._raw_blocks(X))
 
     def transform(self, X):
-        """Positivised embedding (raw signed values with ``positivize=None``)."""
+        """Positivised embedding (raw signed values with ``positivize=None``).
+
+        "split" splits each class pair's block on its own, so the blocks stay contiguous
+        (``block_sizes_``).
+        """
         check_is_fitted(self, "models_")
+        if self.positivize == "split":
+            return _hstack([_positivize(b, "split") for b in self._raw_blocks(X)])
         return _positivize(self._raw(X), self.positivize, self.shift_)
+
+    @property
+    def block_sizes_(self):
+        """Widths of the per-class-pair blocks of ``transform`` (spec §4.3)."""
+        check_is_fitted(self, "models_")
+        width = 1 + 2 * _reduced_width(self.reduce, self.models_[0])
+        factor = 2 if self.positivize == "split" else 1
+        return (factor * width,) * (len(self.models_) // 2)
 
 
 _SIGNED_PARAMS_DOC = """
@@ -716,6 +797,12 @@ class _CGEmbedding(BaseEstimator):
         check_is_fitted(self, "models_")
         return np.hstack([self._embed(m, X) for m in self.models_])
 
+    @property
+    def block_sizes_(self):
+        """Widths of the per-grid blocks of ``transform`` (one per class for "-1")."""
+        check_is_fitted(self, "models_")
+        return tuple(int(self._block_width(m)) for m in self.models_)
+
     def fit_transform(self, X, y=None):
         """Fit, then transform the same documents."""
         return self.fit(X, y).transform(X)
@@ -740,6 +827,9 @@ class CountingGridPosterior(_CGEmbedding):
 
     def _embed(self, model, X):
         return np.asarray(model.transform(X), dtype=np.float64)
+
+    def _block_width(self, model):
+        return int(np.prod(model.pi_.shape[:-1]))
 
 
 class CountingGridFESS(_CGEmbedding):
@@ -770,3 +860,8 @@ class CountingGridFESS(_CGEmbedding):
 
     def _embed(self, model, X):
         return cg_fess_terms(model, X, self.reduce)
+
+    def _block_width(self, model):
+        if self.reduce == "positions":
+            return 3 * int(np.prod(model.pi_.shape[:-1]))
+        return model.n_features_in_ + 2

@@ -47,6 +47,17 @@ class ITKernelClassifier(BaseEstimator):
     exponentiated : bool, default=False
         ``exp(-t T_q)`` ("js"/"jt" only).
     t : float > 0, default=1.0
+    combine : {"sum", "concat"}, default="sum"
+        How the blocks of a block-structured embedding (one block per class model for
+        the "-1" embeddings: the embedding's ``block_sizes_``) enter the kernel (spec
+        generative_embeddings.md §4.3): "sum" computes the kernel on each block (each
+        normalised on its own) and sums them, ``k = sum_i w_i k_i``; "concat" computes
+        one kernel on the whole concatenated vector.  Embeddings without
+        ``block_sizes_`` (and ``embedding=None``) are one block either way; for the
+        linear kernel the two agree up to the weights.
+    block_weights : sequence of float >= 0, optional
+        The weights ``w_i`` of "sum" (default 1 each), one per block; tune them with
+        ``GridSearchCV`` for spec §4.3 alternative (b).
     classifier : {"svm", "knn"}, default="svm"
         "svm": scikit-learn ``SVC(kernel="precomputed", C=C)`` (needs
         ``pip install countgrid[sklearn]``); "knn": majority vote of the ``n_neighbors``
@@ -69,6 +80,8 @@ class ITKernelClassifier(BaseEstimator):
         Embedding of the training documents (needed for the test Gram matrices).
     train_self_ : ndarray
         ``k(x, x)`` of the training documents (k-NN).
+    blocks_ : tuple of int or None
+        Block widths used by the kernel (None: one kernel on the whole vector).
     classes_ : ndarray
     y_index_ : ndarray of int
         Training labels as indices into ``classes_``.
@@ -92,13 +105,16 @@ class ITKernelClassifier(BaseEstimator):
     _estimator_kind = "classifier"
 
     def __init__(self, embedding=None, kernel="jt", q=1.5, weighted=None, exponentiated=False,
-                 t=1.0, classifier="svm", C=1.0, n_neighbors=1, num_threads=None):
+                 t=1.0, combine="sum", block_weights=None, classifier="svm", C=1.0,
+                 n_neighbors=1, num_threads=None):
         self.embedding = embedding
         self.kernel = kernel
         self.q = q
         self.weighted = weighted
         self.exponentiated = exponentiated
         self.t = t
+        self.combine = combine
+        self.block_weights = block_weights
         self.classifier = classifier
         self.C = C
         self.n_neighbors = n_neighbors
@@ -114,19 +130,59 @@ class ITKernelClassifier(BaseEstimator):
             raise ValueError(f"n_neighbors must be an int >= 1, got {self.n_neighbors!r}")
         if self.kernel == "linear" and (self.weighted is not None or self.exponentiated):
             raise ValueError("weighted / exponentiated apply to the 'js' and 'jt' kernels only")
+        if self.combine not in ("sum", "concat"):
+            raise ValueError(f"combine must be 'sum' or 'concat', got {self.combine!r}")
+
+    def _resolve_blocks(self, n_dims):
+        """Block widths of the fitted embedding (None: one block) and their weights."""
+        from countgrid.kernels import _check_blocks
+
+        sizes = None
+        if self.combine == "sum" and self.embedding_ is not None:
+            sizes = getattr(self.embedding_, "block_sizes_", None)
+        if sizes is not None and len(sizes) == 1 and self.block_weights is None:
+            sizes = None
+        if sizes is None and self.block_weights is not None:
+            raise ValueError("block_weights needs combine='sum' and an embedding with "
+                             "block_sizes_ (a block-structured embedding)")
+        if sizes is None:
+            return None, None
+        _check_blocks(sizes, self.block_weights, n_dims)  # raises on a mismatch
+        return tuple(int(b) for b in sizes), self.block_weights
+
+    def _block_pairs(self, A, B):
+        """``(weight, A_i, B_i)`` of every block (one unweighted block without blocks_)."""
+        if self.blocks_ is None:
+            return [(1.0, A, B)]
+        from countgrid.kernels import _check_blocks, _columns
+
+        bounds, weights = _check_blocks(self.blocks_, self.block_weights_, A.shape[1])
+        return [(w, _columns(A, a, b), None if B is None else _columns(B, a, b))
+                for (a, b), w in zip(bounds, weights)]
 
     def _gram(self, A, B=None):
         from countgrid.kernels import jensen_tsallis_kernel
 
         if self.kernel == "linear":
-            K = A @ (A if B is None else B).T
-            return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+            K = 0.0
+            for w, Ai, Bi in self._block_pairs(A, B):
+                Ki = Ai @ (Ai if Bi is None else Bi).T
+                K = K + w * np.asarray(Ki.toarray() if sp.issparse(Ki) else Ki, dtype=np.float64)
+            return K
         q = 1.0 if self.kernel == "js" else self.q
         return np.asarray(jensen_tsallis_kernel(A, B, q=q, weighted=self.weighted,
                                                 exponentiated=self.exponentiated, t=self.t,
+                                                blocks=self.blocks_,
+                                                block_weights=self.block_weights_,
                                                 num_threads=self.num_threads), dtype=np.float64)
 
     def _self_kernel(self, A):
+        total = 0.0
+        for w, Ai, _ in self._block_pairs(A, None):
+            total = total + w * self._self_kernel_block(Ai)
+        return total
+
+    def _self_kernel_block(self, A):
         if self.kernel == "linear":
             if sp.issparse(A):
                 return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
@@ -147,7 +203,15 @@ class ITKernelClassifier(BaseEstimator):
                 val = (2.0 ** -q * (2.0 ** q - 2.0) / (q - 1.0)
                        * np.asarray(Pq.sum(axis=1), dtype=np.float64).ravel())
             return np.where(mass > 0, val, 0.0)
-        return np.array([self._gram(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
+        return np.array([self._gram_block(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
+
+    def _gram_block(self, A):
+        """The unblocked kernel of A with itself (for the weighted/exponentiated diagonal)."""
+        from countgrid.kernels import jensen_tsallis_kernel
+
+        q = 1.0 if self.kernel == "js" else self.q
+        return jensen_tsallis_kernel(A, q=q, weighted=self.weighted,
+                                     exponentiated=self.exponentiated, t=self.t, num_threads=1)
 
     def _embed(self, X):
         if self.embedding_ is None:
@@ -194,6 +258,7 @@ class ITKernelClassifier(BaseEstimator):
         Z = self._embed(X)
         if Z.shape[0] != y.shape[0]:
             raise ValueError(f"X has {Z.shape[0]} samples but y has {y.shape[0]}")
+        self.blocks_, self.block_weights_ = self._resolve_blocks(Z.shape[1])
         self.train_embedding_ = Z
         self.classes_ = classes
         self.y_index_ = idx

@@ -13,6 +13,7 @@ symmetric case ``B=None`` computes one triangle.  Rows with zero mass give
 kernel rows (and columns) of zeros.
 """
 import numbers
+import operator
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,7 +105,7 @@ def _csr_arrays(M):
 
 
 def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, t=1.0, *,
-                          num_threads=None):
+                          blocks=None, block_weights=None, num_threads=None):
     """Jensen-Tsallis q-kernel Gram matrix between the rows of A and B.
 
     Parameters
@@ -130,13 +131,23 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
         ``weighted=None``; spec 6.4).
     t : float > 0, default=1.0
         Scale of the exponentiated kernel.
+    blocks : sequence of int, optional
+        Widths of consecutive column blocks (summing to ``n_features``), e.g. the
+        ``block_sizes_`` of a per-class embedding.  The kernel is then computed on each
+        block separately (each block normalised on its own) and summed,
+        ``K = sum_i w_i k(A_i, B_i)`` (generative_embeddings.md §4.3); a sum of
+        positive semi-definite kernels stays positive semi-definite.  None: one kernel
+        on the whole rows.
+    block_weights : sequence of float >= 0, optional
+        The weights ``w_i`` (default 1 for every block); needs ``blocks``.
     num_threads : int, optional
         OpenMP threads (None = all cores).
 
     Returns
     -------
     K : ndarray of shape (n_samples_A, n_samples_B)
-        Rows or columns of zero-mass inputs are 0.
+        Rows or columns of zero-mass inputs (of a zero-mass block, with ``blocks``)
+        are 0.
 
     Examples
     --------
@@ -170,6 +181,56 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
         if B.dtype != A.dtype:
             dtype = np.promote_types(A.dtype, B.dtype)
             A, B = A.astype(dtype), B.astype(dtype)
+    bounds, weights = _check_blocks(blocks, block_weights, A.shape[1])
+    if bounds is None:
+        return _jt_gram(A, B, q, weighted, exponentiated, t, nt)
+    K = None
+    for (start, stop), w in zip(bounds, weights):
+        Kb = _jt_gram(_columns(A, start, stop), None if B is None else _columns(B, start, stop),
+                      q, weighted, exponentiated, t, nt)
+        Kb *= Kb.dtype.type(w)
+        K = Kb if K is None else K + Kb
+    return K
+
+
+def _check_blocks(blocks, block_weights, n_features):
+    """Validate ``blocks`` / ``block_weights``: ``[(start, stop), ...]`` and the weights.
+
+    Returns ``(None, None)`` when ``blocks`` is None.
+    """
+    if blocks is None:
+        if block_weights is not None:
+            raise ValueError("block_weights needs blocks")
+        return None, None
+    try:
+        sizes = [operator.index(b) for b in blocks]
+    except TypeError:
+        raise TypeError(f"blocks must be a sequence of ints (block widths), got {blocks!r}") \
+            from None
+    if not sizes or min(sizes) < 1 or sum(sizes) != n_features:
+        raise ValueError(f"blocks must be positive widths summing to n_features = "
+                         f"{n_features}, got {sizes} (sum {sum(sizes)})")
+    if block_weights is None:
+        weights = np.ones(len(sizes))
+    else:
+        weights = np.asarray(block_weights, dtype=np.float64)
+        if weights.shape != (len(sizes),):
+            raise ValueError(f"block_weights must have one weight per block ({len(sizes)}), "
+                             f"got shape {weights.shape}")
+        if not np.all(np.isfinite(weights)) or weights.min() < 0:
+            raise ValueError(f"block_weights must be finite and >= 0, got {weights}")
+    stops = np.cumsum(sizes)
+    return list(zip((stops - sizes).tolist(), stops.tolist())), weights
+
+
+def _columns(M, start, stop):
+    if sp.issparse(M):
+        return M[:, start:stop].tocsr()
+    return np.ascontiguousarray(M[:, start:stop])
+
+
+def _jt_gram(A, B, q, weighted, exponentiated, t, nt):
+    """The kernel on validated, dtype-matched A and B (B None: symmetric)."""
     mass_a = _masses(A)
     mass_b = mass_a if B is None else _masses(B)
     if weighted is None:
@@ -191,7 +252,7 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     return K
 
 
-def jensen_shannon_kernel(A, B=None, *, num_threads=None):
+def jensen_shannon_kernel(A, B=None, *, blocks=None, block_weights=None, num_threads=None):
     """Jensen-Shannon kernel ``k_JS(p, r) = ln 2 - JS(p, r)`` between the rows of A and B.
 
     Rows are L1-normalised first; ``JS(p, r) = H((p + r)/2) - (H(p) + H(r))/2`` in
@@ -202,4 +263,5 @@ def jensen_shannon_kernel(A, B=None, *, num_threads=None):
     -------
     K : ndarray of shape (n_samples_A, n_samples_B)
     """
-    return jensen_tsallis_kernel(A, B, q=1.0, num_threads=num_threads)
+    return jensen_tsallis_kernel(A, B, q=1.0, blocks=blocks, block_weights=block_weights,
+                                 num_threads=num_threads)
