@@ -4,10 +4,9 @@ Documents are processed in blocks of rows so that peak memory is
 O(L * Z + block * L) rather than O(T * L).
 """
 import numpy as np
-import scipy.sparse as sp
 
 from countgrid import _kernels
-from countgrid._validation import check_counts
+from countgrid._counts import Counts
 
 # Rows per block: about 32 MB of float64 posteriors, whatever the grid size.
 BLOCK_ELEMENTS = 1 << 22
@@ -20,37 +19,15 @@ def block_rows(n_rows, L):
     return int(max(1, min(n_rows, BLOCK_ELEMENTS // max(L, 1))))
 
 
-class Corpus:
-    """Validated counts, ready for the kernels."""
+class Corpus(Counts):
+    """Validated counts, ready for the counting-grid kernels (dense BLAS path when dense)."""
 
     def __init__(self, X, dtype, n_features=None, name="X"):
-        X, is_sparse = check_counts(X, dtype, n_features=n_features, name=name)
-        if not is_sparse:
-            density = np.count_nonzero(X) / X.size
-            if density < DENSE_BLAS_MIN_DENSITY:
-                X, is_sparse = sp.csr_matrix(X), True
-                if X.indices.dtype not in (np.int32, np.int64):
-                    X.indices = X.indices.astype(np.int64)
-                    X.indptr = X.indptr.astype(np.int64)
-        self.X = X
-        self.is_sparse = is_sparse
-        self.dtype = np.dtype(dtype)
-        self.n_samples, self.n_features = X.shape
-        self._csc = None
-
-    @property
-    def csc(self):
-        if self._csc is None:
-            csc = self.X.tocsc()
-            csc.sort_indices()
-            if csc.indices.dtype != self.X.indices.dtype:
-                csc.indices = csc.indices.astype(self.X.indices.dtype)
-                csc.indptr = csc.indptr.astype(self.X.indices.dtype)
-            self._csc = csc
-        return self._csc
+        super().__init__(X, dtype, n_features=n_features, name=name,
+                         dense_min_density=DENSE_BLAS_MIN_DENSITY)
 
     def doc_lengths(self):
-        return np.asarray(self.X.sum(axis=1), dtype=np.float64).ravel()
+        return self.lengths
 
     def estep(self, t0, t1, logh, log_prior, floor, q, loglik, num_threads):
         """Posteriors of rows [t0, t1) into q[:t1-t0], log-likelihoods into loglik."""

@@ -1,10 +1,8 @@
 """The counting grid estimator (Jojic & Perina, UAI 2011)."""
 import numbers
-import time
 
 import numpy as np
 
-from countgrid import _kernels
 from countgrid._base import BaseEstimator
 from countgrid._em import Corpus, blocked_estep, posteriors, run_em
 from countgrid._validation import (check_dtype, check_grid, check_is_fitted, check_random_state,

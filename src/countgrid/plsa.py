@@ -9,37 +9,13 @@ each recomputing the posteriors ``P(z|d,w)`` it needs.
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator
-from countgrid._validation import (check_counts, check_dtype, check_is_fitted, check_random_state,
+from countgrid._counts import Counts
+from countgrid._validation import (check_dtype, check_is_fitted, check_random_state,
                                    resolve_num_threads)
 
 __all__ = ["PLSA", "select_n_components_bic"]
-
-
-class _Counts:
-    """CSR and CSC views of a count matrix in the working dtype."""
-
-    def __init__(self, X, dtype, n_features=None, name="X"):
-        X, is_sparse = check_counts(X, dtype, n_features=n_features, name=name)
-        if not is_sparse:
-            X = sp.csr_matrix(X)
-            X.sort_indices()
-        self.csr = X
-        self._csc = None
-        self.lengths = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
-
-    @property
-    def csc(self):
-        if self._csc is None:
-            csc = self.csr.tocsc()
-            csc.sort_indices()
-            if csc.indices.dtype != csc.indptr.dtype:
-                csc.indices = csc.indices.astype(np.int64)
-                csc.indptr = csc.indptr.astype(np.int64)
-            self._csc = csc
-        return self._csc
 
 
 def _docs_pass(counts, phi, phib, theta, n_iter, tol, nt):
@@ -194,7 +170,7 @@ class PLSA(BaseEstimator):
         """
         dtype = self._validate_params()
         nt = resolve_num_threads(self.num_threads)
-        counts = _Counts(X, dtype)
+        counts = Counts(X, dtype)
         D, W = counts.csr.shape
         K = int(self.n_components)
         if counts.lengths.sum() <= 0:
@@ -290,7 +266,7 @@ class PLSA(BaseEstimator):
         test.data = held
         train.eliminate_zeros()
         test.eliminate_zeros()
-        train_counts, test_counts = _Counts(train, X.dtype), _Counts(test, X.dtype)
+        train_counts, test_counts = Counts(train, X.dtype), Counts(test, X.dtype)
 
         def heldout(th, ph):
             return self._loglik(test_counts, th, ph, nt)
@@ -319,7 +295,7 @@ class PLSA(BaseEstimator):
     def _fold_in(self, X):
         check_is_fitted(self, "components_")
         phi = np.ascontiguousarray(np.asarray(self.components_).T)
-        counts = _Counts(X, phi.dtype, n_features=self.n_features_in_)
+        counts = Counts(X, phi.dtype, n_features=self.n_features_in_)
         nt = resolve_num_threads(self.num_threads)
         theta = np.full((counts.csr.shape[0], phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
         _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from countgrid._base import BaseEstimator
+from countgrid._counts import sorted_csc
 from countgrid._validation import (check_counts, check_is_fitted, check_random_state,
                                    check_shape_tuple, resolve_num_threads)
 
@@ -600,9 +601,7 @@ class _Counts:
             lf.data = gammaln(X.data.astype(np.float64) + 1.0)
             self.log_fact = np.asarray(lf.sum(axis=1), dtype=np.float64).ravel()
             if csc:
-                C = X.tocsc()
-                C.sort_indices()
-                self.csc = C
+                self.csc = sorted_csc(X)
         else:
             self.nz = (X > 0).astype(X.dtype)
             self.log_fact = gammaln(X.astype(np.float64) + 1.0).sum(axis=1)
