@@ -99,10 +99,20 @@ def test_svm_matches_sklearn_precomputed(combine):
         return jensen_tsallis_kernel(A, B, q=0.5, blocks=blocks)
 
     E_tr, E_te = clf.embedding_.transform(X[:30]), clf.embedding_.transform(X[30:])
-    svc = SVC(kernel="precomputed", C=10.0).fit(gram(E_tr), y[:30])
-    np.testing.assert_allclose(clf.decision_function(X[30:]),
-                               svc.decision_function(gram(E_te, E_tr)), rtol=1e-10, atol=1e-10)
-    np.testing.assert_array_equal(clf.predict(X[30:]), svc.predict(gram(E_te, E_tr)))
+    K, Kt = gram(E_tr), gram(E_te, E_tr)
+    # the classifier centres both Gram matrices in feature space with the training mean
+    mu = K.mean(axis=0)
+    Kc = K - mu[:, None] - mu[None, :] + mu.mean()
+    Ktc = Kt - Kt.mean(axis=1)[:, None] - mu[None, :] + mu.mean()
+    svc = SVC(kernel="precomputed", C=10.0).fit(Kc, y[:30])
+    np.testing.assert_allclose(clf.decision_function(X[30:]), svc.decision_function(Ktc),
+                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X[30:]), svc.predict(Ktc))
+    # ... which is the SVM of the raw Gram matrix up to the solver tolerance
+    raw = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(K, y[:30])
+    cen = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(Kc, y[:30])
+    np.testing.assert_allclose(cen.decision_function(Ktc), raw.decision_function(Kt),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_sklearn_clone_pipeline_cv_gridsearch():
