@@ -61,6 +61,7 @@ DATA_DIR = os.environ.get("COUNTGRID_DATA_DIR", os.path.join(REPO, "..", "shared
 KERNELS = {"linear": None, "JS": 1.0, "JT q=0.5": 0.5, "JT q=1.5": 1.5}
 C_GRID = [1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4]
 K_GRID = [1, 3, 5, 7]
+DEFAULT_Z = {"colon": 5, "news20": 10}
 
 
 def load(name):
@@ -175,28 +176,32 @@ def pooled(values, weights, repeat_of):
     return float(np.mean(per)), float(np.std(per))
 
 
-def print_table(out, args, folds, Z):
+def print_table(out):
+    """Markdown table of a (possibly partial) run: the folds finished by every row."""
+    args = argparse.Namespace(**out["args"])
     w, rep = out["fold_sizes"], out["repeat_of_fold"]
     n_rep = len(set(rep))
 
     def cell(vals):
-        m, sd = pooled(vals, w[:len(vals)], rep[:len(vals)])
+        m, sd = pooled(vals, [w[k] for k in done], [rep[k] for k in done])
         return f"{m:.3f} ± {sd:.3f}" if n_rep > 1 else f"{m:.3f}"
 
     split = "leave-one-out" if args.loo else f"{args.folds}-fold x {args.repeats}"
-    print(f"\n{args.dataset}: {len(folds)} folds run ({split}), Z = {Z}\n")
+    done = [k for k in range(len(w)) if all(v[k] is not None for v in out["results"].values())]
+    print(f"\n{args.dataset}: {len(done)} of {len(w)} folds complete ({split}), "
+          f"Z = {out.get('n_components') or DEFAULT_Z[args.dataset]}\n")
     print("| embedding | " + " | ".join(f"{k} SVM | {k} k-NN" for k in KERNELS) + " |")
     print("|---" * (1 + 2 * len(KERNELS)) + "|")
     rows = dict.fromkeys(key.split("|")[0] for key in out["results"] if "|" in key)
     for row in rows:
         cells = []
         for kname in KERNELS:
-            r = [x for x in out["results"][f"{row}|{kname}"] if x is not None]
+            r = [out["results"][f"{row}|{kname}"][k] for k in done]
             cells += [cell([x[c] for x in r]) for c in ("svm", "knn")]
         print(f"| {row} | " + " | ".join(cells) + " |")
     for cname in ("CG generative", "CG label embedding"):
         if cname in out["results"]:
-            r = [x["acc"] for x in out["results"][cname] if x is not None]
+            r = [out["results"][cname][k]["acc"] for k in done]
             print(f"| {cname} | {cell(r)} |")
 
 
@@ -222,16 +227,23 @@ def main(argv=None):
                     help="comma-separated SVM C values (default 1e-2..1e4 on colon, "
                          "0.1,1,10,100 on news20: libsvm is slow at large C on 2,600 documents)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--table-from", default=None, metavar="JSON",
+                    help="only print the table of an earlier (possibly unfinished) run")
     args = ap.parse_args(argv)
+    if args.table_from:
+        with open(args.table_from) as fh:
+            out = json.load(fh)
+        print_table(out)
+        return out
 
     if args.dataset == "colon":
         X, y = load("colon_alon1999")
         X.data = np.round(X.data / args.colon_scale)
         X.eliminate_zeros()
-        Z = args.n_components or 5
+        Z = args.n_components or DEFAULT_Z["colon"]
     else:
         X, y = load("news20_same")
-        Z = args.n_components or 10
+        Z = args.n_components or DEFAULT_Z["news20"]
     y = np.unique(y, return_inverse=True)[1]
     global C_GRID
     if args.c_grid:
@@ -256,7 +268,7 @@ def main(argv=None):
                           text=True).stdout.strip()
     out = {"dataset": args.dataset, "args": vars(args), "git_head": head, "n_folds_run": len(folds),
            "loadavg": os.getloadavg(), "results": {}, "fold_sizes": [len(te) for _, te in folds],
-           "repeat_of_fold": repeat_of, "seconds": {}}
+           "repeat_of_fold": repeat_of, "seconds": {}, "n_components": Z}
 
     def record(key, fold, value):
         out["results"].setdefault(key, [None] * len(folds))[fold] = value
@@ -311,7 +323,7 @@ def main(argv=None):
             record(cname, f, {"acc": acc})
             print(f"fold {f} {cname}: {acc:.3f}", flush=True)
 
-    print_table(out, args, folds, Z)
+    print_table(out)
     return out
 
 

@@ -316,7 +316,8 @@ def test_embedding_kernels_psd():
 def test_embeddings_save_load(tmp_path):
     X, y = corpus(12)
     for emb in (countgrid.PosteriorDivergence(**PLSA_KW), countgrid.TOPEmbedding(**PLSA_KW),
-                countgrid.FisherScore(mode="2", reduce="words", **PLSA_KW)):
+                countgrid.FisherScore(mode="2", reduce="words", **PLSA_KW),
+                countgrid.FisherScore(include_topic_prior=True, **PLSA_KW)):
         emb.fit(X, y)
         path = tmp_path / f"{type(emb).__name__}.npz"
         emb.save(path)
@@ -325,6 +326,7 @@ def test_embeddings_save_load(tmp_path):
         if sp.issparse(out):
             out, ref = out.toarray(), ref.toarray()
         np.testing.assert_array_equal(out, ref)
+        assert back.block_sizes_ == emb.block_sizes_
 
 
 # ------------------------------------------------------------ counting grids
