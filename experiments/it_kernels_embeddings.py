@@ -176,6 +176,26 @@ def pooled(values, weights, repeat_of):
     return float(np.mean(per)), float(np.std(per))
 
 
+def merge_runs(paths):
+    """Union of the finished folds of several JSON files of the same split."""
+    runs = []
+    for path in paths:
+        with open(path) as fh:
+            runs.append(json.load(fh))
+    out = runs[0]
+    for other in runs[1:]:
+        if other["fold_sizes"] != out["fold_sizes"] or other["dataset"] != out["dataset"]:
+            raise ValueError(f"{paths[0]} and another file are not runs of the same split")
+        for key, vals in other["results"].items():
+            mine = out["results"].setdefault(key, [None] * len(vals))
+            for k, v in enumerate(vals):
+                if mine[k] is None:
+                    mine[k] = v
+    out["merged_from"] = [{"path": p, "git_head": r["git_head"], "args": r["args"]}
+                          for p, r in zip(paths, runs)]
+    return out
+
+
 def print_table(out):
     """Markdown table of a (possibly partial) run: the folds finished by every row."""
     args = argparse.Namespace(**out["args"])
@@ -213,6 +233,11 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=1,
                     help="repeat the stratified k-fold split with seeds seed, seed+1, ...")
     ap.add_argument("--loo", action="store_true", help="leave-one-out instead of k-fold")
+    ap.add_argument("--only-folds", default=None,
+                    help="comma-separated fold indices to run (e.g. to split a run over "
+                         "processes; merge the JSON files with --merge)")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="merge the folds of runs of the same split into --json, print the table")
     ap.add_argument("--combine", choices=["concat", "sum", "both"], default="both",
                     help="IT kernel on the concatenated '-1' embedding, the per-class-block "
                          "kernel sum (spec §4.3; rows marked 'Σ'), or both")
@@ -233,6 +258,13 @@ def main(argv=None):
     if args.table_from:
         with open(args.table_from) as fh:
             out = json.load(fh)
+        print_table(out)
+        return out
+    if args.merge:
+        out = merge_runs(args.merge)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(out, fh, indent=1)
         print_table(out)
         return out
 
@@ -277,7 +309,11 @@ def main(argv=None):
             with open(args.json, "w") as fh:
                 json.dump(out, fh, indent=1)
 
+    wanted = set(range(len(folds))) if args.only_folds is None else \
+        {int(v) for v in args.only_folds.split(",")}
     for f, (tr, te) in enumerate(folds):
+        if f not in wanted:
+            continue
         Xtr, Xte = X[tr], X[te]
         if args.dataset == "news20":
             sel = SelectKBest(chi2, k=args.k).fit(Xtr, y[tr])
