@@ -160,3 +160,11 @@ def test_block_parameters():
     ref = countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(E_tr[:, :2], y)
     np.testing.assert_allclose(d, ref.kernel_distances(clf.embedding_.transform(X[:5])[:, :2]),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_list_labels_and_length_mismatch():
+    X, y = corpus(6)
+    clf = countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(X, list(y))
+    np.testing.assert_array_equal(clf.classes_, [0, 1])
+    with pytest.raises(ValueError, match=f"X has {X.shape[0]} samples but y has 8"):
+        countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(X, [0, 1] * 4)

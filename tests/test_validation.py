@@ -390,3 +390,15 @@ def test_regressor_target_validation():
     with pytest.raises(ValueError, match="y"):
         countgrid.CountingGridRegressor(EXTENT, WINDOW, n_iter=1, num_threads=1).fit(
             X, np.array(["a"] * 20))
+
+
+def test_limit_blas_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from countgrid._validation import limit_blas_threads
+
+    with limit_blas_threads(1):
+        infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        assert all(i["num_threads"] == 1 for i in infos)
+    before = [i["num_threads"] for i in threadpoolctl.threadpool_info()]
+    with limit_blas_threads(1, active=False):
+        assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before

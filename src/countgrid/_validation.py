@@ -1,4 +1,5 @@
 """Input validation shared by the estimators."""
+import contextlib
 import numbers
 import os
 
@@ -70,6 +71,44 @@ def resolve_num_threads(num_threads):
         cores = os.cpu_count() or 1
         num_threads = max(1, cores + 1 + num_threads)
     return num_threads
+
+
+@contextlib.contextmanager
+def limit_blas_threads(num_threads, active=True):
+    """Limit BLAS to ``num_threads`` inside the block (threadpoolctl, when installed).
+
+    ``active=False`` leaves BLAS alone (e.g. on a sparse path that calls no BLAS).
+    """
+    if not active:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it BLAS keeps its own setting
+        yield
+        return
+    with threadpool_limits(limits=num_threads, user_api="blas"):
+        yield
+
+
+def encode_labels(y, n_samples=None):
+    """Class labels -> ``(classes, indices)``; at least two classes, 1-D.
+
+    With ``n_samples`` the length of ``y`` is checked too.  Object labels are compared
+    as strings.
+    """
+    y = np.asarray(y)
+    if n_samples is None:
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    elif y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"y must be 1-D with {n_samples} entries, got shape {y.shape}")
+    if y.dtype.kind == "O":
+        y = y.astype(str)
+    classes, idx = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
+    return classes, idx
 
 
 def _check_values(values, name):

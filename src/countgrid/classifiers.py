@@ -3,7 +3,7 @@ and the one-grid-per-class generative classifier (spec section 7)."""
 import numpy as np
 
 from countgrid._base import BaseEstimator, accuracy, r2
-from countgrid._validation import check_grid, check_is_fitted, check_random_state
+from countgrid._validation import check_grid, check_is_fitted, check_random_state, encode_labels
 from countgrid.counting_grid import CountingGrid
 from countgrid.label_embedding import embedding_from_stats, readout_matrix
 
@@ -111,17 +111,10 @@ class CountingGridClassifier(_EmbeddingReadout):
     _fitted_arrays = ("gamma_", "classes_", "n_features_in_")
 
     def _targets(self, y):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if y.dtype.kind == "O":
-            y = y.astype(str)
-        classes, idx = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
+        classes, idx = encode_labels(y)
         self._pending_classes = classes
-        Y = np.zeros((y.shape[0], len(classes)))
-        Y[np.arange(y.shape[0]), idx] = 1.0
+        Y = np.zeros((idx.shape[0], len(classes)))
+        Y[np.arange(idx.shape[0]), idx] = 1.0
         return Y, np.full(len(classes), 1.0 / len(classes))
 
     def _set_gamma(self, gamma):

@@ -6,7 +6,7 @@ import numpy as np
 from countgrid._base import BaseEstimator
 from countgrid._em import Corpus, blocked_estep, posteriors, run_em
 from countgrid._validation import (check_dtype, check_grid, check_is_fitted, check_random_state,
-                                   resolve_num_threads)
+                                   limit_blas_threads, resolve_num_threads)
 
 
 class CountingGrid(BaseEstimator):
@@ -215,7 +215,7 @@ class CountingGrid(BaseEstimator):
         rng = check_random_state(self.random_state)
         pi = self._initial_pi(init_pi, extent, corpus.n_features, dtype, rng)
         log_prior = None
-        with _blas_threads(corpus, nt):
+        with limit_blas_threads(nt, active=not corpus.is_sparse):
             for s, (win, iters) in enumerate(schedule):
                 _, _, _, log_prior, _ = run_em(corpus, pi, extent, win, iters, 0.0, 0, rho, floor,
                                                log_prior, self.learn_prior, nt, self.verbose,
@@ -280,7 +280,7 @@ class CountingGrid(BaseEstimator):
         extent, window, dtype, logh, log_prior = self._model()
         corpus = self._corpus(X, dtype)
         nt = resolve_num_threads(self.num_threads)
-        with _blas_threads(corpus, nt):
+        with limit_blas_threads(nt, active=not corpus.is_sparse):
             q, _ = posteriors(corpus, logh, log_prior, self.posterior_floor_, nt)
         return q
 
@@ -298,7 +298,7 @@ class CountingGrid(BaseEstimator):
         extent, window, dtype, logh, log_prior = self._model()
         corpus = self._corpus(X, dtype)
         nt = resolve_num_threads(self.num_threads)
-        with _blas_threads(corpus, nt):
+        with limit_blas_threads(nt, active=not corpus.is_sparse):
             return blocked_estep(corpus, logh, log_prior, 0.0, nt, lambda *a: None)
 
     def score(self, X, y=None):
@@ -325,27 +325,5 @@ class CountingGrid(BaseEstimator):
         extent, window, dtype, logh, log_prior = self._model()
         corpus = self._corpus(X, dtype)
         nt = resolve_num_threads(self.num_threads)
-        with _blas_threads(corpus, nt):
+        with limit_blas_threads(nt, active=not corpus.is_sparse):
             return blocked_estep(corpus, logh, log_prior, self.posterior_floor_, nt, visit)
-
-
-class _blas_threads:
-    """Limit BLAS to our thread budget on the dense path (threadpoolctl)."""
-
-    def __init__(self, corpus, num_threads):
-        self._active = not corpus.is_sparse
-        self._n = num_threads
-        self._ctx = None
-
-    def __enter__(self):
-        if self._active:
-            from threadpoolctl import threadpool_limits
-
-            self._ctx = threadpool_limits(limits=self._n, user_api="blas")
-            self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False

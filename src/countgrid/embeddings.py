@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from scipy.special import xlogy
 
 from countgrid._base import BaseEstimator
-from countgrid._validation import check_is_fitted, check_random_state
+from countgrid._validation import check_is_fitted, check_random_state, encode_labels
 from countgrid.plsa import PLSA
 
 __all__ = ["MixtureOfTopics", "FisherScore", "TOPEmbedding", "LLREmbedding",
@@ -225,15 +225,7 @@ def _hstack(blocks):
 def _targets(y, n_samples):
     if y is None:
         raise ValueError("mode='per_class' needs the class labels y")
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n_samples:
-        raise ValueError(f"y must be 1-D with {n_samples} entries, got shape {y.shape}")
-    if y.dtype.kind == "O":
-        y = y.astype(str)
-    classes, idx = np.unique(y, return_inverse=True)
-    if len(classes) < 2:
-        raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
-    return classes, idx
+    return encode_labels(y, n_samples)
 
 
 def _rows(X, mask):

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, accuracy
-from countgrid._validation import check_is_fitted
+from countgrid._validation import check_is_fitted, encode_labels
 
 __all__ = ["ITKernelClassifier"]
 
@@ -241,14 +241,7 @@ class ITKernelClassifier(BaseEstimator):
         self
         """
         self._validate()
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if y.dtype.kind == "O":
-            y = y.astype(str)
-        classes, idx = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
+        classes, idx = encode_labels(y)
         svc = None
         if self.classifier == "svm":
             try:
@@ -262,8 +255,8 @@ class ITKernelClassifier(BaseEstimator):
         else:
             self.embedding_ = _clone(self.embedding).fit(X, y)
         Z = self._embed(X)
-        if Z.shape[0] != y.shape[0]:
-            raise ValueError(f"X has {Z.shape[0]} samples but y has {y.shape[0]}")
+        if Z.shape[0] != idx.shape[0]:
+            raise ValueError(f"X has {Z.shape[0]} samples but y has {idx.shape[0]}")
         self.blocks_, self.block_weights_ = self._resolve_blocks(Z.shape[1])
         self.train_embedding_ = Z
         self.classes_ = classes

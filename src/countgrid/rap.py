@@ -9,7 +9,8 @@ from scipy.special import gammaln
 from countgrid import _rap_kernels
 from countgrid._base import BaseEstimator
 from countgrid._validation import (check_counts, check_dtype, check_is_fitted,
-                                   check_random_state, resolve_num_threads)
+                                   check_random_state, limit_blas_threads,
+                                   resolve_num_threads)
 
 #: Visible log-rates ``a_i + sum_j W_ij h_j`` are clipped at this value before
 #: ``exp`` when sampling or reconstructing, so a Poisson rate never exceeds
@@ -47,30 +48,6 @@ class _CSR:
 
     def scipy(self):
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
-
-
-class _BlasThreads:
-    """Limit BLAS threads (threadpoolctl, if installed).  Around the CD kernels
-    BLAS runs single-threaded: the OpenMP threads call GEMM on their own blocks
-    of rows, and idle BLAS threads would spin on the same cores."""
-
-    def __init__(self, n):
-        self._n = n
-        self._ctx = None
-
-    def __enter__(self):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # optional: without it BLAS keeps its own setting
-            return self
-        self._ctx = threadpool_limits(limits=self._n, user_api="blas")
-        self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
 
 
 class RAP(BaseEstimator):
@@ -340,7 +317,9 @@ class RAP(BaseEstimator):
         rng = check_random_state(self.random_state)
         self._initialize(X, p, rng)
         state = self._state(p["dtype"])
-        with _BlasThreads(1):
+        # BLAS single-threaded around the CD kernels: the OpenMP threads call GEMM on
+        # their own blocks of rows, and idle BLAS threads would spin on the same cores
+        with limit_blas_threads(1):
             for epoch in range(1, p["n_epochs"] + 1):
                 t0 = time.perf_counter()
                 ss = np.random.SeedSequence(self.stream_seed_, spawn_key=(_KEY_SHUFFLE, epoch))
@@ -377,7 +356,7 @@ class RAP(BaseEstimator):
                              f"{self.components_.shape[0]} components")
         p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
         state = self._state(p["dtype"])
-        with _BlasThreads(1):
+        with limit_blas_threads(1):
             self._run_batches(X, np.arange(X.shape[0], dtype=np.int64), p, state,
                               self.n_iter_ + 1)
         self.n_iter_ += 1
@@ -409,7 +388,7 @@ class RAP(BaseEstimator):
         W = np.ascontiguousarray(self.components_.T)
         nt = resolve_num_threads(self.num_threads)
         if not sp.issparse(Xs):
-            with _BlasThreads(nt):
+            with limit_blas_threads(nt):
                 return Xs @ W
         if Xs.indptr.dtype == np.int32 and Xs.indices.dtype == np.int32:
             return _rap_kernels.project_i32(Xs.indptr, Xs.indices, Xs.data, W, Xs.shape[0], nt)
@@ -507,7 +486,7 @@ class RAP(BaseEstimator):
         a = np.ascontiguousarray(self.intercept_visible_)
         M = np.ascontiguousarray(self.n_trials_)
         indptr, indices, data, rows = X.indptr, X.indices, X.data, None
-        with _BlasThreads(1):
+        with limit_blas_threads(1):
             for _ in range(n_steps):
                 _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, gens,
                                            BLOCK_ROWS, nt)

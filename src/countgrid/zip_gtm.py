@@ -11,7 +11,7 @@ from scipy.special import gammaln, logsumexp
 from countgrid._base import BaseEstimator
 from countgrid._counts import sorted_csc
 from countgrid._validation import (check_counts, check_is_fitted, check_random_state,
-                                   check_shape_tuple, resolve_num_threads)
+                                   check_shape_tuple, limit_blas_threads, resolve_num_threads)
 
 _BASES = ("sinh", "rbf")
 _LATENTS = ("grid", "random")
@@ -448,7 +448,7 @@ class ZIPGTM(BaseEstimator):
         grid, nt = self._validate_params()
         X, is_sparse = self._check_X(X)
         rng = check_random_state(self.random_state)
-        with _blas_limit(nt):
+        with limit_blas_threads(nt):
             latent, centers, phi = self._latent_and_basis(grid, rng)
             coef, gamma = self._initial_coefs(X, is_sparse, latent, phi, rng)
             iu = np.triu_indices(phi.shape[1])
@@ -631,26 +631,3 @@ class _Counts:
                                                  np.ascontiguousarray(theta), self.nt)
             return RT.T, CT.T
         return np.asarray(self.X.T @ theta).T, np.asarray(self.nz.T @ theta).T
-
-
-class _blas_limit:
-    """Limit BLAS threads through threadpoolctl when it is installed."""
-
-    def __init__(self, n):
-        self._n = n
-        self._ctx = None
-
-    def __enter__(self):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            return self
-        self._ctx = threadpool_limits(limits=self._n, user_api="blas")
-        self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
-
