@@ -1,15 +1,19 @@
 """Build of the countgrid extensions and of the static kernel library.
 
-Holds only the extension definitions, the OpenMP probe and the static library
-step.  The environment variable COUNTGRID_OPENMP selects OpenMP: "auto"
-(default; probe, fall back to a serial build with a warning), "require" (fail
-the build without it; used for wheels and CI) or "disable" (serial build).
+Holds only the extension definitions, the OpenMP probe, the generation of the C/Cython
+boundary and the compilation of the C kernels.  The environment variable COUNTGRID_OPENMP
+selects OpenMP: "auto" (default; probe, fall back to a serial build with a warning),
+"require" (fail the build without it; used for wheels and CI) or "disable" (serial
+build).
 
-The C kernels (csrc/*.c) are compiled once, with the flags and OpenMP decision
-of the extensions, archived as countgrid/lib/libcountgrid.a (countgrid.lib
-with MSVC) for C projects that link them, and linked from the same objects
-into countgrid._kernels.  countgrid.cython_api calls them through the capsule
-table of countgrid._kernels, so it is built from its .pyx alone.
+Layout (docs/architecture.md): tools/gen_api.py first expands csrc/signatures.txt into the
+public headers, the capsule table and the Cython declarations.  The public kernels
+(csrc/common, grid, itk, plsa) are compiled once, archived as countgrid/lib/libcountgrid.a
+(countgrid.lib with MSVC) for C projects that link them, and linked from the same objects
+into countgrid._kernels, which exports them through a capsule; the family wrappers
+(countgrid.grid._grid_kernels, ...) and countgrid.cython_api call them through it.  The
+private kernels (csrc/rap, csrc/gtm) are compiled once each and linked into their family's
+wrapper only.  C sources compile in parallel, then the extensions build in parallel.
 """
 import glob
 import json
@@ -18,9 +22,9 @@ import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from Cython.Build import cythonize
@@ -28,18 +32,21 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-C_SOURCES = ["csrc/window.c", "csrc/estep.c", "csrc/mstep.c", "csrc/itkernels.c",
-             "csrc/plsa.c", "csrc/runtime.c"]
-INCLUDE_DIRS = ["src/countgrid/include", "csrc"]
-HEADERS = sorted(glob.glob("csrc/*.h")) + sorted(glob.glob("src/countgrid/include/countgrid/*.h"))
-DEPENDS = HEADERS + ["src/countgrid/_ckernels.pxd"]
+sys.path.insert(0, os.path.join(HERE, "tools"))
+import gen_api  # noqa: E402  (tools/gen_api.py: the generated C/Cython boundary)
+
+gen_api.generate(HERE)
+
+# The public kernels: the static library and countgrid._kernels.
+LIBRARY_SOURCES = ["csrc/common/runtime.c", "csrc/grid/window.c", "csrc/grid/estep.c",
+                   "csrc/grid/mstep.c", "csrc/itk/itkernels.c", "csrc/plsa/plsa.c"]
+# Private kernels, each linked into one family wrapper.
+PRIVATE_SOURCES = {"countgrid.rap._rap_kernels": ["csrc/rap/rap.c"],
+                   "countgrid.gtm._gtm_kernels": ["csrc/gtm/gtm.c"]}
+INCLUDE_DIRS = ["src/countgrid/include", "csrc", "csrc/common", np.get_include()]
+HEADERS = sorted(glob.glob("csrc/*/*.h")) + sorted(glob.glob("src/countgrid/include/countgrid/*.h"))
 LIB_NAME = "countgrid"          # libcountgrid.a / countgrid.lib
-KERNEL_EXTENSIONS = {"countgrid._kernels"}
-# Extensions that wrap a part of the kernels: linked against the static library,
-# so that only the object files they use are pulled in.
-ARCHIVE_EXTENSIONS = {"countgrid._itkernels", "countgrid._plsa_kernels"}
-# Extensions without kernels of their own (no OpenMP needed).
-CAPSULE_EXTENSIONS = {"countgrid.cython_api"}
+NPY_API = [("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")]
 
 PROBE = textwrap.dedent(
     """
@@ -89,6 +96,11 @@ def probe_openmp(compiler):
 
 
 class BuildExt(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
     def build_extensions(self):
         mode = os.environ.get("COUNTGRID_OPENMP", "auto").strip().lower()
         if mode not in ("auto", "require", "disable"):
@@ -104,45 +116,32 @@ class BuildExt(build_ext):
                       file=sys.stderr)
         cflags, lflags = openmp_flags(self.compiler) if use_omp else ([], [])
         if self.compiler.compiler_type == "msvc":
-            base = ["/O2"]
+            kernel_opt, wrapper_opt = ["/O2"], ["/O2"]
         else:
-            # -fno-trapping-math lets compilers if-convert (and so vectorise) the
-            # selects in csrc/cg_math.h; it does not change any result.
-            base = ["-O3", "-fno-trapping-math"]
-        objects = self.build_kernel_library(base + cflags)
+            # -fno-trapping-math lets compilers if-convert (and so vectorise) the selects
+            # in csrc/common/cg_math.h; it does not change any result.  The Cython wrappers
+            # only validate and call: -O1 compiles them in a third of the -O3 time.
+            kernel_opt, wrapper_opt = ["-O3", "-fno-trapping-math"], ["-O1"]
+        objects = self.compile_kernels(kernel_opt + cflags)
+        self.archive(objects["library"])
         for ext in self.extensions:
-            if ext.name in KERNEL_EXTENSIONS:
-                ext.extra_compile_args = base + cflags
+            ext.extra_compile_args = list(wrapper_opt)
+            if ext.name == "countgrid._kernels":
+                ext.extra_objects = objects["library"]
                 ext.extra_link_args = lflags
-                ext.extra_objects = objects
-                ext.depends = list(ext.depends) + objects
-            elif ext.name in ARCHIVE_EXTENSIONS:
-                ext.extra_compile_args = base + cflags
-                ext.extra_link_args = [self.library_path()] + lflags
-                ext.depends = list(ext.depends) + [self.library_path()]
-            elif ext.name in CAPSULE_EXTENSIONS:
-                ext.extra_compile_args = base  # calls the kernels through the capsule
-            else:
-                ext.extra_compile_args = base + cflags
+            elif ext.name in PRIVATE_SOURCES:
+                ext.extra_objects = objects[ext.name]
                 ext.extra_link_args = lflags
+            ext.depends = list(ext.depends) + list(ext.extra_objects or [])
         super().build_extensions()
 
-    def library_dir(self):
-        """countgrid/lib in the build directory (copied to the source tree by
-        --inplace, see copy_extensions_to_source)."""
-        return os.path.join(self.build_lib, "countgrid", "lib")
-
-    def library_path(self):
-        return os.path.join(self.library_dir(),
-                            self.compiler.library_filename(LIB_NAME, lib_type="static"))
-
-    def build_kernel_library(self, compile_args):
-        """Compile csrc/*.c (position-independent, as for the extensions) and
-        archive them into countgrid/lib; returns the object files.  Objects are
-        reused while they are newer than every source and header and were built
-        with the same flags."""
-        tmp = os.path.join(self.build_temp, "clib")
-        objects = self.compiler.object_filenames(C_SOURCES, output_dir=tmp)
+    def compile_kernels(self, compile_args):
+        """Compile every C kernel source once, in parallel: {"library": objects of the public
+        kernels, <extension>: objects of its private kernels}.  Objects are reused while they
+        are newer than every source and header and were built with the same flags."""
+        tmp = os.path.join(self.build_temp, "csrc")
+        groups = {"library": LIBRARY_SOURCES, **PRIVATE_SOURCES}
+        sources = [src for group in groups.values() for src in group]
         stamp = os.path.join(tmp, "flags.json")
         flags = json.dumps({"args": compile_args, "type": self.compiler.compiler_type,
                             "cc": getattr(self.compiler, "compiler_so", None)})
@@ -150,23 +149,44 @@ class BuildExt(build_ext):
         if os.path.exists(stamp):
             with open(stamp) as fh:
                 previous = fh.read()
-        fresh = (not self.force and previous == flags
-                 and all(os.path.exists(obj) and os.path.getmtime(obj) >= max(
-                         os.path.getmtime(dep) for dep in [src] + HEADERS)
-                         for src, obj in zip(C_SOURCES, objects)))
-        if not fresh:
-            objects = self.compiler.compile(C_SOURCES, output_dir=tmp,
-                                            include_dirs=INCLUDE_DIRS,
-                                            extra_postargs=compile_args, depends=HEADERS)
+
+        def stale(src):
+            obj = self.compiler.object_filenames([src], output_dir=tmp)[0]
+            return (self.force or previous != flags or not os.path.exists(obj)
+                    or os.path.getmtime(obj) < max(os.path.getmtime(d)
+                                                   for d in [src] + HEADERS))
+
+        def compile_one(src):
+            return self.compiler.compile([src], output_dir=tmp, include_dirs=INCLUDE_DIRS,
+                                         extra_postargs=compile_args, depends=HEADERS)[0]
+
+        todo = [src for src in sources if stale(src)]
+        with ThreadPoolExecutor(max_workers=self.parallel or 1) as pool:
+            list(pool.map(compile_one, todo))
+        if todo:
+            os.makedirs(tmp, exist_ok=True)
             with open(stamp, "w") as fh:
                 fh.write(flags)
-        libdir = self.library_dir()
-        os.makedirs(libdir, exist_ok=True)
+        self.kernels_rebuilt = bool(todo)
+        return {name: self.compiler.object_filenames(group, output_dir=tmp)
+                for name, group in groups.items()}
+
+    def library_dir(self):
+        """countgrid/lib in the build directory (copied to the source tree by --inplace,
+        see copy_extensions_to_source)."""
+        return os.path.join(self.build_lib, "countgrid", "lib")
+
+    def library_path(self):
+        return os.path.join(self.library_dir(),
+                            self.compiler.library_filename(LIB_NAME, lib_type="static"))
+
+    def archive(self, objects):
+        """The static library of the public kernels, from the objects of countgrid._kernels."""
+        os.makedirs(self.library_dir(), exist_ok=True)
         lib = self.library_path()
-        if not fresh and os.path.exists(lib):
+        if self.kernels_rebuilt and os.path.exists(lib):
             os.remove(lib)  # archivers add to an existing archive; start afresh
-        self.compiler.create_static_lib(objects, LIB_NAME, output_dir=libdir)
-        return objects
+        self.compiler.create_static_lib(objects, LIB_NAME, output_dir=self.library_dir())
 
     def copy_extensions_to_source(self):
         super().copy_extensions_to_source()
@@ -182,55 +202,24 @@ class BuildExt(build_ext):
         return outputs
 
 
+def extension(name, depends=()):
+    """An extension built from the .pyx of its module path."""
+    path = os.path.join("src", *name.split(".")) + ".pyx"
+    return Extension(name, sources=[path], include_dirs=INCLUDE_DIRS, define_macros=NPY_API,
+                     depends=HEADERS + list(depends))
+
+
 extensions = [
-    # The kernels (linked from the objects of the static library, see BuildExt)
-    # and the capsule table of countgrid/countgrid_api.h.
-    Extension(
-        "countgrid._kernels",
-        sources=["src/countgrid/_kernels.pyx"],
-        include_dirs=INCLUDE_DIRS + [np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=DEPENDS + C_SOURCES,
-    ),
-    # Information-theoretic kernels and pLSA (wrappers of parts of the library).
-    Extension(
-        "countgrid._itkernels",
-        sources=["src/countgrid/_itkernels.pyx"],
-        include_dirs=INCLUDE_DIRS + [np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=DEPENDS,
-    ),
-    Extension(
-        "countgrid._plsa_kernels",
-        sources=["src/countgrid/_plsa_kernels.pyx"],
-        include_dirs=INCLUDE_DIRS + [np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=DEPENDS,
-    ),
-    # Cython API: noexcept nogil wrappers calling the kernels through the capsule.
-    Extension(
-        "countgrid.cython_api",
-        sources=["src/countgrid/cython_api.pyx"],
-        include_dirs=["src/countgrid/include"],
-        depends=DEPENDS + ["src/countgrid/cython_api.pxd"],
-    ),
-    # ZIP-GTM kernels (private: csrc/gtm.h is not part of the public C API).
-    Extension(
-        "countgrid._gtm_kernels",
-        sources=["src/countgrid/_gtm_kernels.pyx", "csrc/gtm.c"],
-        include_dirs=["csrc", np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=["csrc/gtm.h", "csrc/gtm_impl.h"],
-    ),
-    # Rate Adapting Poisson harmonium (private kernels, csrc/rap.h): BLAS from
-    # SciPy's cython_blas, random numbers from NumPy's bit generators.
-    Extension(
-        "countgrid._rap_kernels",
-        sources=["src/countgrid/_rap_kernels.pyx", "csrc/rap.c"],
-        include_dirs=INCLUDE_DIRS + [np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        depends=["csrc/rap.h", "csrc/rap_impl.h", "csrc/cg_internal.h", "csrc/cg_math.h"],
-    ),
+    # The public kernels and the capsule table of countgrid/countgrid_api.h.
+    extension("countgrid._kernels"),
+    # Family wrappers: the public kernels through the capsule, the private ones linked.
+    extension("countgrid.grid._grid_kernels"),
+    extension("countgrid.topics._plsa_kernels"),
+    extension("countgrid.kernels._itkernels"),
+    extension("countgrid.rap._rap_kernels"),
+    extension("countgrid.gtm._gtm_kernels"),
+    # Cython API: noexcept nogil functions calling the kernels through the capsule.
+    extension("countgrid.cython_api"),
 ]
 
 setup(
@@ -238,6 +227,7 @@ setup(
         extensions,
         compiler_directives={"language_level": 3, "embedsignature": True},
         include_path=["src"],
+        nthreads=os.cpu_count() or 1,
     ),
     cmdclass={"build_ext": BuildExt},
 )

@@ -8,7 +8,7 @@ import pytest
 
 import countgrid
 from countgrid import _kernels
-from countgrid._validation import resolve_num_threads
+from countgrid._threads import cpu_count, effective_n_threads
 
 
 def test_openmp_enabled():
@@ -32,7 +32,7 @@ def test_show_config_prints_and_returns_dict():
                 "include_dir", "static_library", "link_args"):
         assert key in info
     assert info["openmp"] is _kernels.openmp_enabled()
-    assert info["threads"] == _kernels.max_threads()
+    assert info["threads"] == effective_n_threads(None)
     assert info["countgrid"] == countgrid.__version__
     text = buf.getvalue()
     assert countgrid.__version__ in text
@@ -71,13 +71,28 @@ def test_public_api():
     assert issubclass(countgrid.NotFittedError, ValueError)
 
 
-def test_num_threads_none_resolves_to_max_threads():
-    assert resolve_num_threads(None) == _kernels.max_threads()
-    assert resolve_num_threads(1) == 1
-    assert resolve_num_threads(3) == 3
-    cores = os.cpu_count() or 1
-    assert resolve_num_threads(-1) == cores
-    assert resolve_num_threads(-cores - 5) == 1
+def test_num_threads_rule(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert effective_n_threads(None) == min(_kernels.max_threads(), cpu_count())
+    assert effective_n_threads(1) == 1
+    assert effective_n_threads(3) == 3
+    assert effective_n_threads(-1) == cpu_count()
+    assert effective_n_threads(-cpu_count() - 5) == 1
+    with pytest.raises(ValueError, match="num_threads"):
+        effective_n_threads(0)
+    with pytest.raises(TypeError, match="num_threads"):
+        effective_n_threads(1.5)
+    with pytest.raises(TypeError, match="num_threads"):
+        effective_n_threads(True)
+    with pytest.warns(RuntimeWarning, match="capped"):
+        assert effective_n_threads(10**6) == max(4 * cpu_count(), 64)
+
+
+def test_cpu_count_is_bounded_by_the_affinity_mask():
+    n = cpu_count()
+    assert 1 <= n <= (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        assert n <= len(os.sched_getaffinity(0))
 
 
 def test_num_threads_none_same_result_as_explicit():
@@ -88,5 +103,5 @@ def test_num_threads_none_same_result_as_explicit():
     a = countgrid.CountingGrid((5, 5), (2, 2), n_iter=4, random_state=0,
                                num_threads=None).fit(X)
     b = countgrid.CountingGrid((5, 5), (2, 2), n_iter=4, random_state=0,
-                               num_threads=_kernels.max_threads()).fit(X)
+                               num_threads=effective_n_threads(None)).fit(X)
     assert np.array_equal(a.pi_, b.pi_)

@@ -25,8 +25,8 @@ def test_demo_writes_png(tmp_path, capsys):
     assert cli.main(QUICK + ["--output", str(out)]) == 0
     text = capsys.readouterr().out
     assert "2224 training, 556 test posts" in text
-    assert "[countgrid window (5, 5)] iteration    2" in text   # per-iteration progress
-    assert "[countgrid] iteration    3" in text
+    assert "[CountingGrid window (5, 5)] iteration    2" in text   # per-iteration progress
+    assert "[CountingGrid] iteration    3" in text
     assert "final log-likelihood" in text
     acc = float(text.split("test accuracy (label embedding): ")[1].split()[0])
     assert 0.5 < acc <= 1.0                     # well above chance even after 5 iterations

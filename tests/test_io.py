@@ -7,7 +7,6 @@ import zipfile
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
 
 import countgrid  # noqa: E402
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402

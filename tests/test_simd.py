@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from countgrid import _kernels as K
+from countgrid import _kernels
+from countgrid.grid import _grid_kernels as K
 
-from reference import estep_ref, histograms_ref, posterior_ref
+from _reference.grid import estep_ref, histograms_ref, posterior_ref
 
 LEVELS = ["baseline", "avx2", "avx512"]
 
@@ -16,7 +17,7 @@ LEVELS = ["baseline", "avx2", "avx512"]
 @pytest.fixture(params=LEVELS)
 def simd(request, monkeypatch):
     monkeypatch.setenv("COUNTGRID_SIMD", request.param)
-    if K.simd_name() != request.param:
+    if _kernels.simd_name() != request.param:
         pytest.skip(f"{request.param} is not available on this CPU/build")
     return request.param
 
@@ -96,7 +97,7 @@ def test_log_of_zero_is_minus_inf(simd):
 
 def test_unknown_cap_means_best_available(monkeypatch):
     monkeypatch.delenv("COUNTGRID_SIMD", raising=False)
-    best = K.simd_name()
+    best = _kernels.simd_name()
     monkeypatch.setenv("COUNTGRID_SIMD", "no-such-isa")
-    assert K.simd_name() == best
+    assert _kernels.simd_name() == best
     assert best in LEVELS

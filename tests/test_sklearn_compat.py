@@ -14,7 +14,6 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score  # noqa
 from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
 
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier)

@@ -1,36 +1,38 @@
 """countgrid: latent models of count data with C/OpenMP kernels.
 
-Counting grids (:class:`CountingGrid`), label embedding and the classifiers
-and regressors read out from a grid; pLSA (:class:`PLSA`); information-theoretic
-kernels (:mod:`countgrid.kernels`); the Rate Adapting Poisson harmonium
-(:class:`RAP`) with retrieval tools (:mod:`countgrid.metrics`, :func:`tfidf`,
-:class:`LSI`); EM for Gaussian mixtures on weighted histograms
-(:class:`HistogramGMM`); the zero-inflated Poisson GTM (:class:`ZIPGTM`) and term
-selection (:mod:`countgrid.text`); generative embeddings on pLSA and counting grids
-(:mod:`countgrid.embeddings`) and the :class:`ITKernelClassifier` that classifies them
-with IT kernels.
+One subpackage per model family (docs/architecture.md):
+
+* :mod:`countgrid.grid`: counting grids (:class:`CountingGrid`), label embedding
+  (:func:`embed_labels`), the classifiers and the regressor read out from a grid, the
+  one-grid-per-class classifier and the grid embeddings;
+* :mod:`countgrid.topics`: pLSA (:class:`PLSA`) and its generative embeddings;
+* :mod:`countgrid.kernels`: information-theoretic kernels and :class:`ITKernelClassifier`;
+* :mod:`countgrid.rap`: the Rate Adapting Poisson harmonium (:class:`RAP`);
+* :mod:`countgrid.gtm`: the zero-inflated Poisson GTM (:class:`ZIPGTM`);
+* :mod:`countgrid.mixture`: Gaussian mixtures on weighted histograms (:class:`HistogramGMM`).
+
+Around them: :mod:`countgrid.embeddings` (every generative embedding),
+:mod:`countgrid.metrics`, :func:`tfidf` and :class:`LSI` (retrieval),
+:mod:`countgrid.text`, :mod:`countgrid.datasets`, :mod:`countgrid.plotting`, :func:`load`
+(model files), :func:`show_config`, and the C/Cython API (:func:`get_include`,
+``countgrid.cython_api``).
 """
 from countgrid._version import __version__
 from countgrid._config import get_include, get_library_dir, get_link_args, show_config
-from countgrid.counting_grid import CountingGrid
-from countgrid.label_embedding import embed_labels
-from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
-                                   GenerativeCountingGridClassifier)
-from countgrid.plsa import PLSA, select_n_components_bic
-from countgrid.histogram_gmm import HistogramGMM
-from countgrid.zip_gtm import ZIPGTM
-from countgrid import text
+from countgrid.exceptions import ConvergenceWarning, NotFittedError
 from countgrid.io import load
-from countgrid import kernels
+from countgrid.grid import (CountingGrid, CountingGridClassifier, CountingGridFESS,
+                            CountingGridPosterior, CountingGridRegressor,
+                            GenerativeCountingGridClassifier, embed_labels)
+from countgrid.topics import (PLSA, FisherScore, FreeEnergyScoreSpace, LLREmbedding,
+                              MixtureOfTopics, PosteriorDivergence, TOPEmbedding,
+                              select_n_components_bic)
+from countgrid.kernels import ITKernelClassifier
 from countgrid.rap import RAP
+from countgrid.gtm import ZIPGTM
+from countgrid.mixture import HistogramGMM
 from countgrid.retrieval import LSI, tfidf
-from countgrid import metrics
-from countgrid.exceptions import NotFittedError
-from countgrid import embeddings
-from countgrid.embeddings import (MixtureOfTopics, FisherScore, TOPEmbedding, LLREmbedding,
-                                  FreeEnergyScoreSpace, PosteriorDivergence,
-                                  CountingGridPosterior, CountingGridFESS)
-from countgrid.itk_classifier import ITKernelClassifier
+from countgrid import embeddings, kernels, metrics, text
 
 __all__ = [
     "__version__",
@@ -55,6 +57,7 @@ __all__ = [
     "tfidf",
     "metrics",
     "NotFittedError",
+    "ConvergenceWarning",
     "embeddings",
     "MixtureOfTopics",
     "FisherScore",

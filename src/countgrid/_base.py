@@ -1,18 +1,46 @@
-"""A minimal scikit-learn compatible estimator base (no scikit-learn import)."""
+"""The estimator base class and mixins: the rules every countgrid estimator shares.
+
+``get_params`` / ``set_params`` / ``repr`` in the scikit-learn style (without importing
+scikit-learn), declarative parameter validation (``_parameter_constraints``, see
+countgrid._param_validation), pickle-free persistence (``save`` / ``load``, see
+countgrid.io) with registration of every saveable class at its definition, and the
+scikit-learn tags, built lazily in ``__sklearn_tags__`` (which only scikit-learn calls).
+"""
 import inspect
 
 import numpy as np
 
+from countgrid import io
+from countgrid._param_validation import validate_params
+
+__all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+
 
 class BaseEstimator:
-    """get_params / set_params / repr in the scikit-learn style.
+    """Base class of the countgrid estimators.
 
-    scikit-learn is optional: its tags are built lazily in ``__sklearn_tags__``,
-    which only scikit-learn itself calls.
+    Subclasses list their constructor parameters' constraints in ``_parameter_constraints``
+    and call ``self._validate_params()`` first in ``fit``; they name the fitted attributes
+    that ``save`` stores in ``_fitted_arrays`` (arrays and scalars) and
+    ``_fitted_estimators`` (estimators or lists of them).  A class is saveable unless it is
+    declared with ``saveable=False`` (``class X(BaseEstimator, saveable=False)``) or its name
+    starts with an underscore (an abstract base).
     """
 
-    _estimator_kind = None  # "classifier", "regressor", "transformer" or None
+    _estimator_kind = None       # "classifier", "regressor", "transformer" or None
+    _parameter_constraints = {}
+    _fitted_arrays = ()
+    _fitted_estimators = ()
+    _saveable = True
 
+    def __init_subclass__(cls, saveable=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if saveable is not None:
+            cls._saveable = bool(saveable)
+        if cls._saveable and not cls.__name__.startswith("_"):
+            io.register(cls)
+
+    # parameters -------------------------------------------------------------
     @classmethod
     def _get_param_names(cls):
         sig = inspect.signature(cls.__init__)
@@ -45,6 +73,12 @@ class BaseEstimator:
                 setattr(self, name, value)
         return self
 
+    def _validate_params(self):
+        """Check every parameter against ``_parameter_constraints`` (TypeError for a wrong
+        type, ValueError for a wrong value, both naming the parameter)."""
+        validate_params(self._parameter_constraints, self.get_params(deep=False),
+                        type(self).__name__)
+
     def __repr__(self):
         sig = inspect.signature(type(self).__init__)
         parts = []
@@ -60,6 +94,7 @@ class BaseEstimator:
                 parts.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
+    # scikit-learn tags -------------------------------------------------------
     @property
     def _estimator_type(self):
         return self._estimator_kind
@@ -79,31 +114,70 @@ class BaseEstimator:
         )
 
     # persistence -----------------------------------------------------------
-    _fitted_arrays = ()       # names of array or scalar fitted attributes
-    _fitted_estimators = ()   # names of attributes holding an estimator or a list of them
-
     def save(self, path):
         """Save the estimator to a versioned ``.npz`` file (no pickle).
 
         Parameters
         ----------
         path : str or path-like
-            Destination file; ``countgrid.load(path)`` restores an equal estimator.
+            Destination file; ``countgrid.load(path)`` (or ``type(self).load(path)``)
+            restores an equal estimator.
+
+        Raises
+        ------
+        TypeError
+            If the estimator is not saveable.
         """
-        from countgrid.io import save
+        io.save(self, path)
 
-        save(self, path)
+    @classmethod
+    def load(cls, path):
+        """Load an estimator of this class saved with :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a readable countgrid model file.
+        TypeError
+            If the file holds another kind of estimator.
+        """
+        est = io.load(path)
+        if not isinstance(est, cls):
+            raise TypeError(f"{path!s} holds a {type(est).__name__}, not a {cls.__name__}")
+        return est
 
 
-def accuracy(y_true, y_pred):
-    return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+class TransformerMixin:
+    """``fit_transform`` as ``fit`` then ``transform``; scikit-learn's transformer tag."""
+
+    _estimator_kind = "transformer"
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on X (and y), then return ``transform(X)``."""
+        return self.fit(X, y, **fit_params).transform(X)
 
 
-def r2(y_true, y_pred):
-    y_true = np.asarray(y_true, dtype=np.float64)
-    y_pred = np.asarray(y_pred, dtype=np.float64)
-    ss_res = np.sum((y_true - y_pred) ** 2)
-    ss_tot = np.sum((y_true - y_true.mean()) ** 2)
-    if ss_tot == 0:
-        return 1.0 if ss_res == 0 else 0.0
-    return float(1.0 - ss_res / ss_tot)
+class ClassifierMixin:
+    """``score`` as the accuracy of ``predict``; scikit-learn's classifier tag."""
+
+    _estimator_kind = "classifier"
+
+    def score(self, X, y):
+        """Accuracy of ``predict(X)`` against ``y``."""
+        return float(np.mean(np.asarray(y) == np.asarray(self.predict(X))))
+
+
+class RegressorMixin:
+    """``score`` as the coefficient of determination R^2; scikit-learn's regressor tag."""
+
+    _estimator_kind = "regressor"
+
+    def score(self, X, y):
+        """Coefficient of determination R^2 of ``predict(X)``."""
+        y_true = np.asarray(y, dtype=np.float64)
+        y_pred = np.asarray(self.predict(X), dtype=np.float64)
+        ss_res = np.sum((y_true - y_pred) ** 2)
+        ss_tot = np.sum((y_true - y_true.mean()) ** 2)
+        if ss_tot == 0:
+            return 1.0 if ss_res == 0 else 0.0
+        return float(1.0 - ss_res / ss_tot)

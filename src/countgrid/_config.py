@@ -3,6 +3,11 @@ import os
 import sys
 
 import numpy as np
+from threadpoolctl import threadpool_info
+
+from countgrid import _kernels
+from countgrid._threads import cpu_count, effective_n_threads
+from countgrid._version import __version__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,8 +44,6 @@ def get_link_args():
     (GCC/Clang on Linux), ``["-lomp"]`` (macOS) or ``[]`` (MSVC, where the
     objects name their OpenMP runtime themselves).
     """
-    from countgrid import _kernels
-
     omp = _kernels.openmp_enabled()
     if sys.platform == "win32":
         return []
@@ -60,9 +63,6 @@ def _static_library():
 
 
 def _info():
-    from countgrid import _kernels
-    from countgrid._version import __version__
-
     info = {
         "countgrid": __version__,
         "abi_version": _kernels.abi_version,
@@ -70,16 +70,14 @@ def _info():
         "numpy": np.__version__,
         "openmp": _kernels.openmp_enabled(),
         "simd": _kernels.simd_name(),
-        "threads": _kernels.max_threads(),
-        "cpu_count": os.cpu_count(),
+        "threads": effective_n_threads(None),
+        "cpu_count": cpu_count(),
         "include_dir": get_include(),
         "static_library": _static_library(),
         "link_args": get_link_args(),
         "blas": [],
     }
     try:
-        from threadpoolctl import threadpool_info
-
         for lib in threadpool_info():
             info["blas"].append({k: lib.get(k) for k in
                                  ("user_api", "internal_api", "version", "num_threads",

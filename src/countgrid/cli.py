@@ -14,6 +14,13 @@ import time
 
 import numpy as np
 
+from countgrid._config import show_config
+from countgrid._version import __version__
+from countgrid.datasets import load_news20_3class
+from countgrid.grid import CountingGridClassifier
+from countgrid.plotting import (_new_figure, plot_word_grid, text_word_grid,
+                                word_grid_cells)
+
 __all__ = ["main", "build_parser", "stratified_split"]
 
 # Defaults of the demo: about 10 CPU-seconds of EM on 2,224 training posts
@@ -76,8 +83,6 @@ def _int_or_none(text):
 
 def build_parser():
     """The argument parser of the ``countgrid`` command."""
-    from countgrid import __version__
-
     parser = argparse.ArgumentParser(
         prog="countgrid",
         description="Counting grids: latent models of count data.")
@@ -121,9 +126,7 @@ def build_parser():
 
 
 def _info(args, out):
-    import countgrid
-
-    countgrid.show_config(file=out)
+    show_config(file=out)
     return 0
 
 
@@ -136,10 +139,6 @@ def _have_matplotlib():
 
 
 def _demo(args, out):
-    import countgrid
-    from countgrid.datasets import load_news20_3class
-    from countgrid.plotting import text_word_grid
-
     def say(*a):
         print(*a, file=out, flush=True)
 
@@ -164,7 +163,7 @@ def _demo(args, out):
               if schedule else "")
     say(f"counting grid {extent} window {window}: {stages}up to {args.n_iter} iterations")
 
-    clf = countgrid.CountingGridClassifier(
+    clf = CountingGridClassifier(
         extent, window, n_iter=args.n_iter, window_schedule=schedule, random_state=args.seed,
         num_threads=args.threads, verbose=0 if args.quiet else 1)
     t0 = time.perf_counter()
@@ -198,8 +197,6 @@ def _demo(args, out):
             f.write(text + "\n")
         say(f"wrote the text word grid to {output}")
     else:
-        from countgrid.plotting import _new_figure, plot_word_grid, word_grid_cells
-
         shown = word_grid_cells(clf, words, n_words=1)["words"].shape[:2]
         fig, ax = _new_figure(shown, pyplot=False)
         plot_word_grid(clf, words, ax=ax, n_words=3,

@@ -4,6 +4,10 @@ A file holds a JSON header (key ``__countgrid__``) with the class name, the
 format version, the constructor parameters and the names of the fitted
 attributes, and one array per fitted attribute.  Arrays are stored bit for
 bit, so a loaded model computes exactly what the saved one did.
+
+This module imports no estimator: every saveable estimator class registers itself when it
+is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
+in that registry.  Importing ``countgrid`` defines them all.
 """
 import json
 import zipfile
@@ -11,31 +15,38 @@ import zlib
 
 import numpy as np
 
+from countgrid._version import __version__
+
 FORMAT_NAME = "countgrid-model"
 FORMAT_VERSION = 1
 _HEADER_KEY = "__countgrid__"
 
 
-def _classes():
-    from countgrid.classifiers import (CountingGridClassifier, CountingGridRegressor,
-                                       GenerativeCountingGridClassifier)
-    from countgrid.counting_grid import CountingGrid
-    from countgrid.embeddings import (CountingGridFESS, CountingGridPosterior, FisherScore,
-                                      FreeEnergyScoreSpace, LLREmbedding, MixtureOfTopics,
-                                      PosteriorDivergence, TOPEmbedding)
-    from countgrid.histogram_gmm import HistogramGMM
-    from countgrid.plsa import PLSA
-    from countgrid.rap import RAP
-    from countgrid.retrieval import LSI
-    from countgrid.zip_gtm import ZIPGTM
+# name in the file -> class; filled by BaseEstimator.__init_subclass__ (countgrid._base).
+_REGISTRY = {}
 
-    return {cls.__name__: cls for cls in (CountingGrid, CountingGridClassifier,
-                                          CountingGridRegressor,
-                                          GenerativeCountingGridClassifier, PLSA, HistogramGMM,
-                                          ZIPGTM, RAP, LSI, MixtureOfTopics, FisherScore,
-                                          TOPEmbedding, LLREmbedding, FreeEnergyScoreSpace,
-                                          PosteriorDivergence, CountingGridPosterior,
-                                          CountingGridFESS)}
+
+def registry_name(cls):
+    """The class name a model file stores: the bare name for countgrid's own estimators
+    (the 0.1.0 files hold those), ``module.qualname`` for a subclass defined elsewhere."""
+    module = cls.__module__
+    if module == "countgrid" or module.startswith("countgrid."):
+        return cls.__name__
+    return f"{module}.{cls.__qualname__}"
+
+
+def register(cls):
+    """Make ``cls`` saveable and loadable (called for every saveable estimator class)."""
+    name = registry_name(cls)
+    known = _REGISTRY.get(name)
+    if known is not None and known is not cls and known.__module__.startswith("countgrid"):
+        raise TypeError(f"two countgrid estimators are named {name}: {known} and {cls}")
+    _REGISTRY[name] = cls
+
+
+def registered():
+    """{name: class} of every saveable estimator defined so far."""
+    return dict(_REGISTRY)
 
 
 def _encode(value):
@@ -84,7 +95,10 @@ def _decode(value):
 
 
 def _dump(est, prefix, arrays):
-    meta = {"class": type(est).__name__,
+    if _REGISTRY.get(registry_name(type(est))) is not type(est):
+        raise TypeError(f"cannot save objects of type {type(est).__name__}: it is not a "
+                        "saveable countgrid estimator")
+    meta = {"class": registry_name(type(est)),
             "params": {k: _encode(v) for k, v in est.get_params(deep=False).items()},
             "arrays": {}, "children": {}}
     for name in est._fitted_arrays:
@@ -108,10 +122,12 @@ def _dump(est, prefix, arrays):
     return meta
 
 
-def _restore(meta, prefix, arrays, classes):
-    cls = classes.get(meta.get("class"))
+def _restore(meta, prefix, arrays):
+    name = meta.get("class")
+    cls = _REGISTRY.get(name)
     if cls is None:
-        raise ValueError(f"unknown estimator class {meta.get('class')!r} in the file")
+        hint = " (import the module that defines it first)" if "." in str(name) else ""
+        raise ValueError(f"unknown estimator class {name!r} in the file{hint}")
     est = cls(**{k: _decode(v) for k, v in meta["params"].items()})
     for name, kind in meta["arrays"].items():
         key = prefix + name
@@ -121,20 +137,16 @@ def _restore(meta, prefix, arrays, classes):
         setattr(est, name, arr.item() if kind == "scalar" else arr)
     for name, child in meta["children"].items():
         if isinstance(child, list):
-            value = [_restore(c, f"{prefix}{name}.{i}/", arrays, classes)
+            value = [_restore(c, f"{prefix}{name}.{i}/", arrays)
                      for i, c in enumerate(child)]
         else:
-            value = _restore(child, f"{prefix}{name}/", arrays, classes)
+            value = _restore(child, f"{prefix}{name}/", arrays)
         setattr(est, name, value)
     return est
 
 
 def save(estimator, path):
     """Save a countgrid estimator to ``path`` (a ``.npz`` file, no pickle)."""
-    from countgrid._version import __version__
-
-    if type(estimator).__name__ not in _classes():
-        raise TypeError(f"cannot save objects of type {type(estimator).__name__}")
     arrays = {}
     meta = _dump(estimator, "", arrays)
     header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
@@ -181,6 +193,6 @@ def load(path):
         raise ValueError(f"{path!s} has format version {version!r}; this countgrid reads "
                          f"versions 1 to {FORMAT_VERSION}")
     try:
-        return _restore(header["model"], "", arrays, _classes())
+        return _restore(header["model"], "", arrays)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path!s} has a corrupt countgrid header: {exc}") from exc

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from countgrid.exceptions import NotFittedError
+
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
 
 _INSTALL_HINT = ("plot_word_grid needs matplotlib, which is not installed; "
@@ -44,8 +46,6 @@ def _resolve(grid, gamma, label_names):
     if hasattr(grid, "pi_"):
         pi = grid.pi_
     elif hasattr(grid, "get_params") and not hasattr(grid, "pi_"):
-        from countgrid.exceptions import NotFittedError
-
         raise NotFittedError(f"This {type(grid).__name__} instance is not fitted yet; "
                              "call 'fit' first.")
     else:

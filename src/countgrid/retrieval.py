@@ -1,11 +1,14 @@
 """Retrieval baselines of Gehler, Holub & Welling (ICML 2006): tf-idf and LSI."""
-import numbers
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import svds
 
-from countgrid._base import BaseEstimator
-from countgrid._validation import check_counts, check_is_fitted, check_random_state
+from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._counts import check_counts
+from countgrid._param_validation import Interval
+from countgrid._validation import check_is_fitted, check_random_state
 
 __all__ = ["tfidf", "idf_weights", "LSI"]
 
@@ -75,7 +78,7 @@ def tfidf(X, idf=None):
     return X * inv[:, None] * idf[None, :]
 
 
-class LSI(BaseEstimator):
+class LSI(TransformerMixin, BaseEstimator):
     """Latent semantic indexing: truncated SVD of the tf-idf matrix (paper section 3.2).
 
     ``fit`` computes the idf weights and the top ``n_components`` right
@@ -99,7 +102,8 @@ class LSI(BaseEstimator):
     n_features_in_ : int
     """
 
-    _estimator_kind = "transformer"
+    _parameter_constraints = {"n_components": [Interval(Integral, 1, None)],
+                              "random_state": ["random_state"]}
     _fitted_arrays = ("components_", "singular_values_", "idf_", "n_features_in_")
 
     def __init__(self, n_components=100, random_state=None):
@@ -108,11 +112,8 @@ class LSI(BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit the idf weights and the SVD basis on the counts ``X``."""
-        from scipy.sparse.linalg import svds
-
+        self._validate_params()
         k = self.n_components
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"n_components must be a positive int, got {k!r}")
         X, _ = check_counts(X, np.float64, name="X")
         if k >= min(X.shape):
             raise ValueError(f"n_components must be < min(n_samples, n_features) = "
@@ -137,7 +138,3 @@ class LSI(BaseEstimator):
         X, _ = check_counts(X, np.float64, n_features=self.n_features_in_, name="X")
         T = tfidf(X, self.idf_)
         return np.asarray(T @ self.components_.T)
-
-    def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)

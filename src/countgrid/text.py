@@ -3,7 +3,8 @@ import numbers
 
 import numpy as np
 
-from countgrid._validation import check_counts
+from countgrid._counts import check_counts
+from countgrid._validation import resolve_dtype
 
 
 def _threshold(value, name, n_total):
@@ -56,8 +57,7 @@ def select_by_resolving_power(X, low, high, by="document"):
     """
     if not isinstance(by, str) or by not in ("document", "count"):
         raise ValueError(f"by must be 'document' or 'count', got {by!r}")
-    dtype = X.dtype if getattr(X, "dtype", None) in (np.float32, np.float64) else np.float64
-    Xc, is_sparse = check_counts(X, dtype)
+    Xc, is_sparse = check_counts(X, resolve_dtype(None, X))
     n = Xc.shape[0]
     if by == "document":
         freq = np.diff(Xc.tocsc().indptr) if is_sparse else (Xc > 0).sum(axis=0)

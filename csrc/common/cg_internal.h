@@ -1,0 +1,67 @@
+/* Private helpers shared by the countgrid C kernels. */
+#ifndef COUNTGRID_INTERNAL_H
+#define COUNTGRID_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "countgrid/countgrid.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CG_RESTRICT __restrict__
+#elif defined(_MSC_VER)
+#define CG_RESTRICT __restrict
+#else
+#define CG_RESTRICT
+#endif
+
+#define CG_CAT2_(a, b) a##b
+#define CG_CAT2(a, b) CG_CAT2_(a, b)
+#define CG_CAT3_(a, b, c) a##b##c
+#define CG_CAT3(a, b, c) CG_CAT3_(a, b, c)
+
+/* The one naming rule of the kernels: cg_<family>_<operation>_<SUF>[_<ISUF>], where a
+ * template (cg_instantiate.h) sees REAL float/double as SUF f32/f64 and INDEX
+ * int32_t/int64_t as ISUF i32/i64; per-ISA variants (cg_isa_instantiate.h) add _<ISA>.
+ * The macros expand lazily, so they name the instance being compiled. */
+#define CG_FN(name) CG_CAT3(name, _, SUF)
+#define CG_FN2(name) CG_CAT3(name, _, CG_CAT3(SUF, _, ISUF))
+#define CG_ISA_FN(name) CG_CAT3(name, _, CG_CAT3(SUF, _, ISA))
+
+/* Run-time instruction-set dispatch for the row kernels (rowops.h). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CG_NO_DISPATCH) \
+    && (defined(__clang__) || __GNUC__ >= 8)
+#define CG_X86_DISPATCH 1
+#if defined(__clang__)
+#define CG_ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define CG_ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma"), min_vector_width(512)))
+#else
+#define CG_ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define CG_ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma,prefer-vector-width=512")))
+#endif
+#else
+#define CG_X86_DISPATCH 0
+#endif
+
+/* 0 = baseline, 1 = AVX2+FMA, 2 = AVX-512: the best level the CPU supports,
+ * capped by the environment variable COUNTGRID_SIMD (baseline|avx2|avx512). */
+int cg_simd_level(void);
+
+/* The one thread rule of every kernel: num_threads <= 0 means the OpenMP default
+ * (omp_get_max_threads); the count is handed to each `num_threads(...)` clause and never
+ * set globally.  The Python layer resolves the count first (countgrid._threads). */
+static inline int cg_resolve_threads(int num_threads)
+{
+#ifdef _OPENMP
+    return num_threads > 0 ? num_threads : omp_get_max_threads();
+#else
+    (void)num_threads;
+    return 1;
+#endif
+}
+
+#endif

@@ -1,0 +1,55 @@
+/* M-step statistics n = C^T q from CSC columns; included once per (REAL, INDEX). */
+
+int CG_FN2(cg_grid_accumulate_csc)(int64_t n_features, const INDEX *indptr, const INDEX *indices,
+                                   const REAL *data, int64_t nnz, INDEX *cursor,
+                                   int64_t row_start, int64_t row_end, int64_t L,
+                                   const REAL *q, int64_t ld_q, REAL *n, int64_t ld_n,
+                                   int num_threads)
+{
+    int64_t z;
+    int bad = 0;
+    const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
+    if (n_features < 0 || nnz < 0 || row_start < 0 || row_end < row_start || L < 1
+        || ld_q < L || ld_n < L)
+        return CG_ERR_ARGUMENT;
+    if (n_features == 0 || row_end == row_start)
+        return CG_OK;
+    if (indptr == NULL || cursor == NULL || q == NULL || n == NULL
+        || (nnz > 0 && (indices == NULL || data == NULL)))
+        return CG_ERR_ARGUMENT;
+    #pragma omp parallel for schedule(dynamic, 8) num_threads(cg_resolve_threads(num_threads))
+    for (z = 0; z < n_features; z++) {
+        REAL *CG_RESTRICT nz = n + z * ld_n;
+        int64_t p = (int64_t)cursor[z];
+        const int64_t col_start = (int64_t)indptr[z], col_end = (int64_t)indptr[z + 1];
+        int64_t end = p, prev = row_start;
+        int ok = col_start >= 0 && p >= col_start && p <= col_end && col_end <= nnz;
+        /* the rows of the block must be sorted and inside [row_start, row_end) */
+        while (ok && end < col_end && (int64_t)indices[end] < row_end) {
+            ok = (int64_t)indices[end] >= prev;
+            prev = (int64_t)indices[end];
+            end++;
+        }
+        if (!ok) {
+            #pragma omp atomic write
+            bad = 1;
+            continue;
+        }
+        cursor[z] = (INDEX)end;
+        for (; p + 4 <= end; p += 4) {
+            const REAL c0 = data[p], c1 = data[p + 1], c2 = data[p + 2], c3 = data[p + 3];
+            const REAL *CG_RESTRICT q0 = q + ((int64_t)indices[p] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q1 = q + ((int64_t)indices[p + 1] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q2 = q + ((int64_t)indices[p + 2] - row_start) * ld_q;
+            const REAL *CG_RESTRICT q3 = q + ((int64_t)indices[p + 3] - row_start) * ld_q;
+            ops.axpy4(nz, q0, q1, q2, q3, c0, c1, c2, c3, L);
+        }
+        for (; p < end; p++) {
+            const REAL c = data[p];
+            const REAL *CG_RESTRICT qr = q + ((int64_t)indices[p] - row_start) * ld_q;
+            ops.axpy1(nz, qr, c, L);
+        }
+    }
+    return bad ? CG_ERR_INDEX : CG_OK;
+}
+

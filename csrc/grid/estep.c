@@ -1,0 +1,13 @@
+/* E-step of counting grids: log-scores of documents at every window position and the
+ * posterior (Jojic & Perina, UAI 2011, eq. 3; docs/counting_grids.md). */
+#include <math.h>
+#include <stdlib.h>
+#include "grid_internal.h"
+
+#define CG_TEMPLATE "common/rowops.h"
+#include "cg_instantiate.h"
+#define CG_TEMPLATE "grid/posterior_impl.h"
+#include "cg_instantiate.h"
+#define CG_TEMPLATE "grid/estep_csr_impl.h"
+#define CG_TEMPLATE_INDEXED
+#include "cg_instantiate.h"

@@ -1,0 +1,71 @@
+/* The counting-grid M-step of spec section 5; included once per REAL type. */
+
+int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
+                         int64_t n_features, REAL *n, int64_t ld_n,
+                         const REAL *h, int64_t ld_h, REAL *pi, int64_t ld_pi,
+                         double rho, double alpha, int num_threads)
+{
+    int64_t L, wvol, scratch_len;
+    double *colsum;
+    int status = cg_check_grid(ndim, extent, window, &L, &wvol);
+    int failed = 0;
+    const int nt = cg_resolve_threads(num_threads);
+    if (status != CG_OK)
+        return status;
+    if (n_features < 1 || ld_n < L || ld_h < L || ld_pi < L || !(rho >= 0.0) || !(alpha >= 0.0)
+        || n == NULL || h == NULL || pi == NULL)
+        return CG_ERR_ARGUMENT;
+    scratch_len = cg_box_scratch_size(ndim, extent, L);
+    colsum = (double *)calloc((size_t)L, sizeof(double));
+    if (colsum == NULL)
+        return CG_ERR_ALLOC;
+    #pragma omp parallel num_threads(nt)
+    {
+        REAL *scratch = (REAL *)malloc((size_t)scratch_len * sizeof(REAL));
+        const REAL floor_h = (REAL)((double)wvol * alpha);
+        const REAL a = (REAL)alpha, r = (REAL)rho;
+        int64_t z, k, c;
+        if (scratch == NULL) {
+            #pragma omp atomic write
+            failed = 1;
+        }
+        #pragma omp for schedule(static)
+        for (z = 0; z < n_features; z++) {
+            REAL *CG_RESTRICT nz = n + z * ld_n;
+            const REAL *CG_RESTRICT hz = h + z * ld_h;
+            REAL *CG_RESTRICT pz = pi + z * ld_pi;
+            if (scratch == NULL)
+                continue;
+            for (k = 0; k < L; k++)
+                nz[k] = nz[k] / (hz[k] + floor_h);
+            CG_FN(cg_box_grid)(ndim, extent, window, 1, (REAL)1, L, nz, nz, scratch);
+            for (k = 0; k < L; k++) {
+                const REAL qh = nz[k] > 0 ? nz[k] : (REAL)0;
+                pz[k] = r + qh * (pz[k] + a);
+            }
+        }
+        free(scratch);
+        /* column sums over features, each thread owning a range of cells */
+        #pragma omp for schedule(static)
+        for (c = 0; c < (L + 255) / 256; c++) {
+            const int64_t k0 = c * 256, k1 = (k0 + 256 < L) ? k0 + 256 : L;
+            for (z = 0; z < n_features; z++) {
+                const REAL *pz = pi + z * ld_pi;
+                for (k = k0; k < k1; k++)
+                    colsum[k] += (double)pz[k];
+            }
+            for (k = k0; k < k1; k++)
+                colsum[k] = colsum[k] > 0.0 ? 1.0 / colsum[k] : 0.0;
+        }
+        #pragma omp for schedule(static)
+        for (z = 0; z < n_features; z++) {
+            REAL *CG_RESTRICT pz = pi + z * ld_pi;
+            const REAL uniform = (REAL)(1.0 / (double)n_features);
+            for (k = 0; k < L; k++)
+                pz[k] = colsum[k] > 0.0 ? (REAL)((double)pz[k] * colsum[k]) : uniform;
+        }
+    }
+    free(colsum);
+    return failed ? CG_ERR_ALLOC : CG_OK;
+}
+

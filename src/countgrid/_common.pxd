@@ -1,0 +1,24 @@
+# The shared Cython vocabulary of the family wrappers (as scikit-learn's
+# _k_means_common.pxd): the sparse index fused type and the one mapping from a kernel's
+# status code (countgrid/countgrid.h) to a Python exception.
+from libc.stdint cimport int32_t, int64_t
+
+from countgrid._ckernels cimport CG_OK, CG_ERR_ALLOC, CG_ERR_INDEX
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+cdef inline int check_status(int status, str what) except -1:
+    """Raise the exception of a kernel's status: MemoryError for an allocation failure,
+    ValueError for a bad index or argument (the wrappers validate first, so these name a
+    corrupt input or a bug)."""
+    if status == CG_OK:
+        return 0
+    if status == CG_ERR_ALLOC:
+        raise MemoryError(f"{what}: could not allocate scratch memory")
+    if status == CG_ERR_INDEX:
+        raise ValueError(f"{what}: a sparse index or index pointer is out of range "
+                         "(corrupt sparse matrix)")
+    raise ValueError(f"{what}: invalid argument (status {status})")

@@ -1,0 +1,56 @@
+"""One model per group of documents (per class, one-vs-rest, or all documents), with one
+seeding scheme.
+
+The generative classifier fits one counting grid per class; the "-1" generative embeddings
+fit one model per class (or per one-vs-rest pair) and the "-2" ones a single model.  All of
+them draw their models' seeds here: model ``i`` gets the ``i``-th of
+``rng.integers(0, 2**63 - 1, size=n_models)`` from ``check_random_state(random_state)``, so
+a seed fixes every model, whatever the thread count.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid._validation import check_random_state, encode_labels, n_samples
+
+__all__ = ["model_seeds", "take_rows", "fit_groups", "fit_per_class"]
+
+
+def model_seeds(random_state, n_models):
+    """The seeds of ``n_models`` models (Python ints)."""
+    rng = check_random_state(random_state)
+    return [int(s) for s in rng.integers(0, 2**63 - 1, size=n_models)]
+
+
+def take_rows(X, mask):
+    """The rows of X (sparse or array-like) where ``mask`` is True."""
+    if sp.issparse(X):
+        return X.tocsr()[np.flatnonzero(mask)]
+    return np.asarray(X)[np.flatnonzero(mask)]
+
+
+def fit_groups(make_model, X, masks, random_state):
+    """Fit ``make_model(seed)`` on the rows of every mask, in order; returns the models.
+
+    ``masks`` may be None for one model on all of X."""
+    if masks is None:
+        return [make_model(model_seeds(random_state, 1)[0]).fit(X)]
+    X = X.tocsr() if sp.issparse(X) else np.asarray(X)
+    seeds = model_seeds(random_state, len(masks))
+    return [make_model(seed).fit(take_rows(X, mask)) for seed, mask in zip(seeds, masks)]
+
+
+def fit_per_class(make_model, X, y, random_state):
+    """One model per class of ``y``, fitted on that class's rows.
+
+    Returns
+    -------
+    classes : ndarray
+        The sorted class labels (countgrid._validation.encode_labels).
+    labels : ndarray of int
+        ``y`` as indices into ``classes``.
+    models : list
+        The fitted models, in the order of ``classes``.
+    """
+    classes, labels = encode_labels(y, n_samples(X))
+    masks = [labels == c for c in range(len(classes))]
+    return classes, labels, fit_groups(make_model, X, masks, random_state)

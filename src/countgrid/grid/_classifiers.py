@@ -1,0 +1,220 @@
+"""Classification and regression read out from counting grids (Jojic & Perina, UAI 2011,
+section 2.3) and the one-grid-per-class generative classifier (docs/counting_grids.md)."""
+import numpy as np
+
+from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from countgrid._per_class import fit_per_class
+from countgrid._validation import check_is_fitted, encode_labels, n_samples
+from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
+from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
+from countgrid.grid._torus import check_grid, grid_size
+
+_GRID_PARAMS = ("extent", "window", "n_iter", "tol", "pseudocount", "posterior_floor",
+                "window_schedule", "learn_prior", "min_iter", "dtype", "num_threads",
+                "random_state", "verbose")
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    extent, window, n_iter, tol, pseudocount, posterior_floor, window_schedule,
+    learn_prior, min_iter, dtype, num_threads, random_state, verbose
+        As for :class:`countgrid.CountingGrid`, which is fitted with them.
+"""
+
+
+class _GridEstimator(BaseEstimator):
+    # the same constructor parameters as CountingGrid, which is fitted with them
+    __init__ = CountingGrid.__init__
+    _parameter_constraints = GRID_PARAMETER_CONSTRAINTS
+
+    def _new_grid(self, random_state=None):
+        params = {name: getattr(self, name) for name in _GRID_PARAMS}
+        if random_state is not None:
+            params["random_state"] = random_state
+        return CountingGrid(**params)
+
+
+class _EmbeddingReadout(_GridEstimator):
+    """One grid on all training documents; targets embedded with the
+    training posteriors and read out under the test posterior."""
+
+    _fitted_arrays = ("gamma_", "n_features_in_")
+    _fitted_estimators = ("grid_",)
+
+    def _targets(self, y):
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Learn the grid on X (targets unused), then embed y on it.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        Y, fill = self._targets(y)
+        if Y.shape[0] != n_samples(X):
+            raise ValueError(f"y has {Y.shape[0]} entries but X has {n_samples(X)} rows")
+        grid = self._new_grid().fit(X)
+        L = grid_size(grid.pi_.shape[:-1])
+        M = np.zeros((Y.shape[1], L))
+        mass = np.zeros(L)
+
+        def visit(t0, t1, qb, llb):
+            M[:] += Y[t0:t1].T @ qb
+            mass[:] += qb.sum(axis=0, dtype=np.float64)
+
+        grid._visit_posteriors(X, visit)
+        extent, window = check_grid(self.extent, self.window)
+        gamma = embedding_from_stats(M, mass, extent, window, fill)
+        self.grid_ = grid
+        self.n_features_in_ = grid.n_features_in_
+        self._set_gamma(gamma.reshape(tuple(extent) + (Y.shape[1],)))
+        return self
+
+    def _readout(self, X):
+        """Expected embedded target under each document's posterior:
+        ``sum_k q_t(k) mean_{i in W_k} gamma(i)``."""
+        check_is_fitted(self, "grid_")
+        extent, window = check_grid(self.extent, self.window)
+        L = grid_size(extent)
+        gamma = np.asarray(self.gamma_, dtype=np.float64).reshape(L, -1)
+        G = readout_matrix(gamma, extent, window)
+        parts = []
+        self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))
+        return np.concatenate(parts).astype(np.float64)
+
+
+class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
+    __doc__ = """Counting-grid classifier by label embedding (paper section 2.3, eq. 9).
+
+    A :class:`~countgrid.CountingGrid` is learned on the training documents
+    without their labels; the labels are then embedded on the grid,
+    ``gamma(i, l)`` (eq. 9), and a new document's class probabilities are
+    read out under its posterior:
+    ``p(l | c) = sum_k q(k) mean_{i in W_k} gamma(i, l)``.
+    """ + _PARAMS_DOC + """
+    Attributes
+    ----------
+    grid_ : CountingGrid
+    gamma_ : ndarray of shape ``extent + (n_classes,)``
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    """
+
+    _fitted_arrays = ("gamma_", "classes_", "n_features_in_")
+
+    def _targets(self, y):
+        classes, idx = encode_labels(y)
+        self._pending_classes = classes
+        Y = np.zeros((idx.shape[0], len(classes)))
+        Y[np.arange(idx.shape[0]), idx] = 1.0
+        return Y, np.full(len(classes), 1.0 / len(classes))
+
+    def _set_gamma(self, gamma):
+        self.gamma_ = gamma
+        self.classes_ = self._pending_classes
+        del self._pending_classes
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes)."""
+        P = self._readout(X)
+        return P / P.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Most probable class of each document."""
+        check_is_fitted(self, "grid_")
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
+    __doc__ = """Counting-grid regression by target embedding (paper section 2.3, eq. 10).
+
+    ``gamma(i) = sum_t sum_{k: i in W_k} q_t(k) y_t / sum_t sum_{k: i in W_k} q_t(k)``
+    and ``y_hat = sum_k q(k) mean_{i in W_k} gamma(i)``.
+    """ + _PARAMS_DOC + """
+    Attributes
+    ----------
+    grid_ : CountingGrid
+    gamma_ : ndarray of shape ``extent``
+    n_features_in_ : int
+    """
+
+    def _targets(self, y):
+        y = np.asarray(y)
+        if y.dtype.kind not in "biuf" or y.ndim != 1:
+            raise ValueError("y must be a 1-D array of real numbers")
+        y = y.astype(np.float64)
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinity")
+        return y[:, None], np.array([y.mean()])
+
+    def _set_gamma(self, gamma):
+        self.gamma_ = gamma[..., 0]
+
+    def predict(self, X):
+        """Predicted targets, shape (n_samples,)."""
+        return self._readout(X)[:, 0]
+
+
+class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
+    __doc__ = """One counting grid per class; predict by the largest likelihood.
+
+    Each class's grid is learned on that class's training documents (same
+    extent and window for all).  A document is assigned to the class whose
+    grid gives it the largest exact log-likelihood (uniform class prior,
+    docs/counting_grids.md).  Class ``j``'s grid is seeded from ``random_state``
+    with a per-class seed, so results do not depend on thread counts.
+    """ + _PARAMS_DOC + """
+    Attributes
+    ----------
+    grids_ : list of CountingGrid
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    """
+
+    _fitted_arrays = ("classes_", "n_features_in_")
+    _fitted_estimators = ("grids_",)
+
+    def fit(self, X, y):
+        """Learn one grid per class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        """
+        self._validate_params()
+        classes, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed), X, y,
+                                          self.random_state)
+        self.grids_ = grids
+        self.classes_ = classes
+        self.n_features_in_ = grids[0].n_features_in_
+        return self
+
+    def class_log_likelihoods(self, X):
+        """Exact log-likelihood of each document under each class grid,
+        shape (n_samples, n_classes)."""
+        check_is_fitted(self, "grids_")
+        return np.stack([g.score_samples(X) for g in self.grids_], axis=1)
+
+    def predict_log_proba(self, X):
+        """Log posterior class probabilities under a uniform class prior."""
+        ll = self.class_log_likelihoods(X)
+        m = ll.max(axis=1, keepdims=True)
+        m[~np.isfinite(m)] = 0.0
+        return ll - m - np.log(np.exp(ll - m).sum(axis=1, keepdims=True))
+
+    def predict_proba(self, X):
+        """Posterior class probabilities, shape (n_samples, n_classes)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Class with the largest likelihood."""
+        check_is_fitted(self, "grids_")
+        return self.classes_[np.argmax(self.class_log_likelihoods(X), axis=1)]

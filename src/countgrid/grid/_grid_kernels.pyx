@@ -1,0 +1,183 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Thin Cython wrappers of the counting-grid kernels (csrc/grid).
+
+Every wrapper checks shapes, lengths and ranges, releases the GIL around the C call and
+turns the C status code into a Python exception.  Arrays are row-major; per-feature grids
+have shape (n_features, L) with L = prod(extent).  The kernels run in countgrid._kernels
+and are reached through its capsule (countgrid/grid/_ckernels.pxd, generated).  Private:
+the estimators validate user input first.
+"""
+import numpy as np
+from cython cimport floating
+from libc.stdint cimport int64_t
+
+cimport countgrid.grid._ckernels as ck
+from countgrid._ckernels cimport CG_MAX_DIM
+from countgrid._common cimport check_status, index_t
+
+ck.countgrid_import()
+
+
+cdef tuple _grid(extent, window):
+    e = np.ascontiguousarray(extent, dtype=np.int64).reshape(-1)
+    w = np.ascontiguousarray(window, dtype=np.int64).reshape(-1)
+    if e.shape[0] != w.shape[0] or not 1 <= e.shape[0] <= CG_MAX_DIM:
+        raise ValueError(f"extent {tuple(e)} and window {tuple(w)} must have the same "
+                         f"length between 1 and {CG_MAX_DIM}")
+    if (e < 1).any() or (w < 1).any() or (w > e).any():
+        raise ValueError(f"window {tuple(w)} must lie between 1 and extent {tuple(e)}")
+    return e, w, int(np.prod(e))
+
+
+cdef int _rows(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows, Py_ssize_t want_cols,
+               str name) except -1:
+    if rows < want_rows or cols != want_cols:
+        raise ValueError(f"{name} has shape ({rows}, {cols}), expected "
+                         f"(>= {want_rows}, {want_cols})")
+    return 0
+
+
+def window_sum(const floating[:, ::1] a, extent, window, bint backward=False,
+               double scale=1.0, int num_threads=0):
+    """Toroidal window sums of each row of `a` (n_vec, L); returns a new array."""
+    cdef Py_ssize_t L
+    e, w, L = _grid(extent, window)
+    cdef const int64_t[::1] ev = e
+    cdef const int64_t[::1] wv = w
+    cdef int ndim = e.shape[0], status = 0
+    cdef Py_ssize_t n = a.shape[0]
+    _rows(a.shape[0], a.shape[1], 0, L, "a")
+    out = np.empty((n, L), dtype=np.float32 if floating is float else np.float64)
+    if n == 0:
+        return out
+    cdef floating[:, ::1] o = out
+    with nogil:
+        status = ck.window_sum(ndim, &ev[0], &wv[0], backward, scale, n, &a[0, 0], a.shape[1],
+                               &o[0, 0], o.shape[1], num_threads)
+    check_status(status, "window_sum")
+    return out
+
+
+def histograms(const floating[:, ::1] pi, extent, window, floating[:, ::1] h,
+               floating[:, ::1] logh, int num_threads=0):
+    """h = forward window mean of pi (n_features, L); logh = log h (in place)."""
+    cdef Py_ssize_t L
+    e, w, L = _grid(extent, window)
+    cdef const int64_t[::1] ev = e
+    cdef const int64_t[::1] wv = w
+    cdef int ndim = e.shape[0], status = 0
+    cdef Py_ssize_t Z = pi.shape[0]
+    _rows(pi.shape[0], pi.shape[1], 0, L, "pi")
+    _rows(h.shape[0], h.shape[1], Z, L, "h")
+    _rows(logh.shape[0], logh.shape[1], Z, L, "logh")
+    if Z == 0:
+        return
+    with nogil:
+        status = ck.histograms(ndim, &ev[0], &wv[0], Z, &pi[0, 0], L, &h[0, 0], L,
+                               &logh[0, 0], L, num_threads)
+    check_status(status, "histograms")
+
+
+def posterior(floating[:, ::1] q, const floating[::1] log_prior, double floor,
+              double[::1] loglik, int num_threads=0):
+    """Rows of log-scores -> posteriors in place; exact log-likelihoods to loglik."""
+    cdef Py_ssize_t n = q.shape[0], L = q.shape[1]
+    cdef const floating *lp = NULL
+    cdef int status = 0
+    if log_prior is not None:
+        if log_prior.shape[0] != L:
+            raise ValueError(f"log_prior has length {log_prior.shape[0]}, expected {L}")
+        lp = &log_prior[0]
+    if loglik.shape[0] < n:
+        raise ValueError("loglik is shorter than q")
+    if n == 0:
+        return
+    with nogil:
+        status = ck.posterior(n, L, &q[0, 0], L, lp, floor, &loglik[0], num_threads)
+    check_status(status, "posterior")
+
+
+def estep_csr(const index_t[::1] indptr, const index_t[::1] indices,
+              const floating[::1] data, Py_ssize_t row_start, Py_ssize_t row_end,
+              const floating[:, ::1] logh, const floating[::1] log_prior, double floor,
+              floating[:, ::1] q, double[::1] loglik, int num_threads=0):
+    """E-step for CSR rows [row_start, row_end): posteriors into q[:rows], exact
+    log-likelihoods into loglik[:rows]."""
+    cdef Py_ssize_t n = row_end - row_start, Z = logh.shape[0], L = logh.shape[1]
+    cdef const floating *lp = NULL
+    cdef const floating *lh = NULL
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    cdef int status = 0
+    if not 0 <= row_start <= row_end <= indptr.shape[0] - 1:
+        raise ValueError(f"rows [{row_start}, {row_end}) outside a CSR matrix with "
+                         f"{indptr.shape[0] - 1} rows")
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError("indices and data have different lengths")
+    _rows(q.shape[0], q.shape[1], n, L, "q")
+    if loglik.shape[0] < n:
+        raise ValueError("loglik is shorter than the block")
+    if log_prior is not None:
+        if log_prior.shape[0] != L:
+            raise ValueError(f"log_prior has length {log_prior.shape[0]}, expected {L}")
+        lp = &log_prior[0]
+    if n == 0:
+        return
+    if L == 0:
+        raise ValueError("the grid has no cells")
+    if indices.shape[0] > 0:
+        ip = &indices[0]
+        dp = &data[0]
+    if Z > 0:
+        lh = &logh[0, 0]
+    with nogil:
+        status = ck.estep_csr(n, &indptr[row_start], ip, dp, indices.shape[0], Z, L, lh, L, lp,
+                              floor, &q[0, 0], L, &loglik[0], num_threads)
+    check_status(status, "estep_csr")
+
+
+def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
+                   const floating[::1] data, index_t[::1] cursor,
+                   Py_ssize_t row_start, Py_ssize_t row_end,
+                   const floating[:, ::1] q, floating[:, ::1] n, int num_threads=0):
+    """n[z] += sum over rows t in [row_start, row_end) of c_tz q[t - row_start]."""
+    cdef Py_ssize_t Z = indptr.shape[0] - 1, L = n.shape[1], rows = row_end - row_start
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    cdef int status = 0
+    if Z < 0 or cursor.shape[0] != Z:
+        raise ValueError("cursor must have one entry per column")
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError("indices and data have different lengths")
+    if not 0 <= row_start <= row_end:
+        raise ValueError("invalid row range")
+    _rows(n.shape[0], n.shape[1], Z, L, "n")
+    _rows(q.shape[0], q.shape[1], rows, L, "q")
+    if Z == 0 or rows == 0:
+        return
+    if indices.shape[0] > 0:
+        ip = &indices[0]
+        dp = &data[0]
+    with nogil:
+        status = ck.accumulate_csc(Z, &indptr[0], ip, dp, indices.shape[0], &cursor[0],
+                                   row_start, row_end, L, &q[0, 0], L, &n[0, 0], L,
+                                   num_threads)
+    check_status(status, "accumulate_csc")
+
+
+def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, extent, window,
+          double rho, double alpha, int num_threads=0):
+    """Counting-grid M-step in place on pi (n is used as scratch)."""
+    cdef Py_ssize_t L
+    e, w, L = _grid(extent, window)
+    cdef const int64_t[::1] ev = e
+    cdef const int64_t[::1] wv = w
+    cdef int ndim = e.shape[0], status = 0
+    cdef Py_ssize_t Z = pi.shape[0]
+    _rows(pi.shape[0], pi.shape[1], 1, L, "pi")
+    _rows(n.shape[0], n.shape[1], Z, L, "n")
+    _rows(h.shape[0], h.shape[1], Z, L, "h")
+    with nogil:
+        status = ck.mstep(ndim, &ev[0], &wv[0], Z, &n[0, 0], L, &h[0, 0], L, &pi[0, 0], L,
+                          rho, alpha, num_threads)
+    check_status(status, "mstep")

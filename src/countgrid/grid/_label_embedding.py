@@ -1,0 +1,107 @@
+"""Label embedding on a counting grid (paper section 2.3, eqs. 9-10)."""
+import numpy as np
+
+from countgrid._threads import effective_n_threads
+from countgrid.grid._torus import check_grid, grid_size, window_sums
+
+
+def embedding_from_stats(M, mass, extent, window, fill, nt=0):
+    """gamma(i) = sum_{k: i in W_k} M(k) / sum_{k: i in W_k} mass(k).
+
+    M : (n_outputs, L) label-weighted posterior mass per position,
+    mass : (L,) total posterior mass per position; cells that no window
+    reaches get ``fill`` (n_outputs,).  Returns (L, n_outputs).
+    """
+    num = window_sums(M, extent, window, backward=True, num_threads=nt)
+    den = window_sums(mass[None, :], extent, window, backward=True, num_threads=nt)[0]
+    gamma = np.empty_like(num)
+    ok = den > 0
+    gamma[:, ok] = num[:, ok] / den[ok]
+    gamma[:, ~ok] = np.asarray(fill, dtype=np.float64)[:, None]
+    return np.ascontiguousarray(gamma.T)
+
+
+def readout_matrix(gamma_flat, extent, window, nt=0):
+    """G(k, :) = mean of gamma over the window W_k; gamma_flat is (L, n_outputs)."""
+    extent, window = check_grid(extent, window)
+    G = window_sums(gamma_flat.T, extent, window, scale=1.0 / grid_size(window), num_threads=nt)
+    return np.ascontiguousarray(G.T)
+
+
+def _check_posteriors(posteriors, L):
+    Q = np.asarray(posteriors)
+    if Q.dtype.kind != "f":
+        raise TypeError(f"posteriors must be a float array, got dtype {Q.dtype}")
+    if Q.ndim != 2 or Q.shape[1] != L:
+        raise ValueError(f"posteriors must have shape (n_samples, {L}), got {Q.shape}")
+    if not np.isfinite(Q).all() or (Q < 0).any():
+        raise ValueError("posteriors must be finite and non-negative")
+    return Q
+
+
+def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, num_threads=None):
+    """Embed labels on the grid with the posteriors of their documents.
+
+    Discrete labels (paper eq. 9)::
+
+        gamma(i, l) = sum_t sum_{k: i in W_k} q_t(k) [y_t = l]
+                      / sum_t sum_{k: i in W_k} q_t(k)
+
+    continuous targets (eq. 10) replace ``[y_t = l]`` by ``y_t``.
+
+    Parameters
+    ----------
+    posteriors : ndarray of shape (n_samples, L)
+        Location posteriors, e.g. ``CountingGrid.transform(X)``.
+    y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Class labels (``kind="discrete"``) or real targets (``"continuous"``).
+    extent, window : tuple of int
+        The grid's extent and window.
+    kind : {"discrete", "continuous"}
+    classes : array-like, optional
+        Class order for the last axis (default: ``numpy.unique(y)``).
+    num_threads : int, optional
+
+    Returns
+    -------
+    gamma : ndarray
+        ``extent + (n_classes,)`` for discrete labels (sums to 1 over
+        classes); ``extent`` (or ``extent + (n_targets,)``) for continuous
+        targets.  Cells that no posterior mass reaches get the uniform class
+        distribution or the mean target.
+    """
+    extent, window = check_grid(extent, window)
+    L = grid_size(extent)
+    Q = _check_posteriors(posteriors, L).astype(np.float64, copy=False)
+    nt = effective_n_threads(num_threads)
+    y = np.asarray(y)
+    if y.shape[0] != Q.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} entries but posteriors has {Q.shape[0]} rows")
+    mass = Q.sum(axis=0)
+    if kind == "discrete":
+        if y.ndim != 1:
+            raise ValueError(f"discrete labels must be 1-D, got shape {y.shape}")
+        classes = np.unique(y) if classes is None else np.asarray(classes)
+        position = {c: i for i, c in enumerate(classes.tolist())}
+        if len(position) != len(classes):
+            raise ValueError("classes contains duplicates")
+        try:
+            idx = np.array([position[v] for v in y.tolist()], dtype=np.int64)
+        except KeyError as exc:
+            raise ValueError(f"y contains the label {exc.args[0]!r}, which is not in classes") from None
+        onehot = np.zeros((len(classes), Q.shape[0]))
+        onehot[idx, np.arange(Q.shape[0])] = 1.0
+        M = onehot @ Q
+        fill = np.full(len(classes), 1.0 / len(classes))
+        gamma = embedding_from_stats(M, mass, extent, window, fill, nt)
+        return gamma.reshape(tuple(extent) + (len(classes),))
+    if kind == "continuous":
+        if y.dtype.kind not in "biuf":
+            raise TypeError(f"continuous targets must be numeric, got dtype {y.dtype}")
+        Y = y.astype(np.float64).reshape(y.shape[0], -1)
+        if not np.isfinite(Y).all():
+            raise ValueError("y contains NaN or infinity")
+        gamma = embedding_from_stats(Y.T @ Q, mass, extent, window, Y.mean(axis=0), nt)
+        shape = tuple(extent) if y.ndim == 1 else tuple(extent) + (Y.shape[1],)
+        return gamma.reshape(shape)
+    raise ValueError(f"kind must be 'discrete' or 'continuous', got {kind!r}")

@@ -1,0 +1,40 @@
+"""Grids on the torus: validated extents and windows, and window sums over them.
+
+A grid of extent ``E = (E_1, ..., E_D)`` has ``L = prod(E)`` cells in C order; the window
+at position ``k`` covers the cells ``k + d`` for ``0 <= d < W`` (modulo ``E``), and per-cell
+arrays are handled as rows of shape ``(n, L)`` (docs/counting_grids.md).
+"""
+import numpy as np
+
+from countgrid._kernels import max_dim as MAX_DIM
+from countgrid._validation import check_shape_tuple
+from countgrid.grid import _grid_kernels
+
+__all__ = ["check_grid", "grid_size", "window_sums"]
+
+
+def check_grid(extent, window, name_window="window"):
+    """Validated ``(extent, window)`` tuples: same length, ``1 <= window <= extent``."""
+    extent = check_shape_tuple(extent, "extent")
+    window = check_shape_tuple(window, name_window, ndim=len(extent))
+    if len(extent) > MAX_DIM:
+        raise ValueError(f"extent has {len(extent)} dimensions; at most {MAX_DIM} are supported")
+    if any(w > e for w, e in zip(window, extent)):
+        raise ValueError(f"{name_window} {window} is larger than the grid extent {extent}")
+    return extent, window
+
+
+def grid_size(extent):
+    """Number of cells ``L = prod(extent)``."""
+    return int(np.prod(extent))
+
+
+def window_sums(M, extent, window, backward=False, scale=1.0, num_threads=0):
+    """Window sums of every row of ``M`` (n, L) on the torus, in float64.
+
+    ``backward=False``: ``out_k = scale * sum_{d in [0, W)} M_{k + d}`` (the window at k);
+    ``backward=True``: ``out_i = scale * sum_{d in [0, W)} M_{i - d}`` (the windows that
+    cover cell i).
+    """
+    return _grid_kernels.window_sum(np.ascontiguousarray(M, dtype=np.float64), extent, window,
+                                    backward=backward, scale=scale, num_threads=num_threads)

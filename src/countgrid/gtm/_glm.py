@@ -1,0 +1,153 @@
+"""The zero-inflated Poisson observation model of the GTM and the penalised Newton (IRLS)
+solvers of its M-step (Alvarez-Medina & Hidalgo-Silva, eqs. 1-3 and 8-9)."""
+import numpy as np
+
+__all__ = ["zip_terms", "log_px_given_latent", "poisson_glm_fun", "logistic_glm_fun",
+           "irls_poisson", "newton_columns"]
+
+
+def softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def zip_terms(eta, zeta):
+    """Per-cell pieces of the ZIP log-pmf (paper eqs. 1–3).
+
+    With ``lambda = exp(eta)`` (log link, eq. 1) and ``p = sigmoid(zeta)``
+    (logit link, eq. 2), ``log P(t = 0) = log(p + (1 - p) e^{-lambda})`` and
+    ``log P(t) = log(1 - p) - lambda + t eta - log t!`` for ``t > 0``.
+
+    Parameters
+    ----------
+    eta, zeta : ndarray of shape (n_latent, n_features)
+        Log-rates and zero logits; ``zeta=None`` is the plain Poisson model
+        (``p = 0``).
+
+    Returns
+    -------
+    log_p0 : ndarray
+        ``log P(t = 0)``.
+    delta : ndarray
+        ``log(1 - p) - lambda - log P(t = 0)``: the correction that turns the
+        zero term into the non-zero term, so that
+        ``log P(t) = log_p0 + [t > 0] (delta + t eta - log t!)``.
+    log_zero_state : ndarray or None
+        ``log p``, the log-prior of the structural-zero state.
+    """
+    lam = np.exp(eta)
+    if zeta is None:
+        return -lam, np.zeros_like(eta), None
+    log_p = -softplus(-zeta)
+    log_q = -softplus(zeta)
+    log_p0 = np.logaddexp(log_p, log_q - lam)
+    return log_p0, log_q - lam - log_p0, log_p
+
+
+def log_px_given_latent(X, nz, log_fact, eta, log_p0, delta):
+    """``log p(t_n | x_k)`` for all documents and latent points, shape (n_samples, n_latent).
+
+    The sum over words splits into a dense part over all words (every word
+    taken as a zero) plus a correction on the non-zeros only:
+    ``sum_j log_p0[k, j] + sum_{j: t_nj > 0} (delta[k, j] + t_nj eta[k, j]) - sum_j log t_nj!``,
+    i.e. two (sparse) matrix products ``nz @ delta.T + X @ eta.T``.
+    """
+    out = np.asarray(X @ eta.T)
+    out += np.asarray(nz @ delta.T)
+    out += log_p0.sum(axis=1)[None, :]
+    out -= log_fact[:, None]
+    return out
+
+
+def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
+    """Penalised Newton (IRLS) steps for independent per-column GLMs.
+
+    Maximises, for every column ``j``, ``sum_k f(eta_kj) - alpha/2 |coef_j|^2``
+    with ``eta = Phi @ coef``.  ``fun(eta)`` returns the per-column objective
+    (shape (n_features,)), ``df/deta`` and ``-d2f/deta2`` (shape (K, n_features));
+    ``fun(eta, cols)`` evaluates the columns ``cols`` only.
+    Each step is halved until the column's objective does not decrease
+    (a column that cannot improve, or whose Newton decrement ``g^T H^-1 g`` is
+    below ``1e-13 (|objective| + 1)``, keeps its coefficients).
+    """
+    K, M1 = Phi.shape
+    D = coef.shape[1]
+    if PhiPhi.shape[1] == M1 * M1:
+        PhiPhi = PhiPhi[:, np.triu_indices(M1)[0] * M1 + np.triu_indices(M1)[1]]
+    ridge = max(alpha, 1e-10)
+    for _ in range(n_steps):
+        eta = Phi @ coef
+        q_old, d1, curv = fun(eta)
+        q_old = q_old - 0.5 * alpha * (coef ** 2).sum(axis=0)
+        grad = Phi.T @ d1 - alpha * coef                              # (M1, D)
+        iu = np.triu_indices(M1)                                      # symmetric: upper half
+        hess = np.empty((D, M1, M1))
+        hess[:, iu[0], iu[1]] = (PhiPhi.T @ curv).T                   # Phi^T diag(c_j) Phi
+        hess[:, iu[1], iu[0]] = hess[:, iu[0], iu[1]]
+        hess[:, np.arange(M1), np.arange(M1)] += ridge
+        step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T   # (M1, D)
+        t = np.ones(D)
+        # columns whose Newton decrement is at round-off level have converged
+        todo = np.flatnonzero((grad * step).sum(axis=0) > 1e-13 * (np.abs(q_old) + 1.0))
+        new = coef.copy()
+        for _ in range(30):
+            cand = coef[:, todo] + t[todo] * step[:, todo]
+            with np.errstate(over="ignore", invalid="ignore"):
+                q_new = (fun(Phi @ cand, todo)[0]
+                         - 0.5 * alpha * (cand ** 2).sum(axis=0))
+            ok = np.isfinite(q_new) & (q_new >= q_old[todo])
+            new[:, todo[ok]] = cand[:, ok]
+            todo = todo[~ok]
+            if todo.size == 0:
+                break
+            t[todo] *= 0.5
+        coef = new
+    return coef
+
+
+def poisson_glm_fun(R, S):
+    """Objective pieces of the weighted Poisson GLM ``sum_k R eta - S exp(eta)`` (eq. 8)."""
+    def fun(eta, cols=slice(None)):
+        r, s = R[:, cols], S[:, cols]
+        lam = np.exp(eta)
+        return (r * eta - s * lam).sum(axis=0), r - s * lam, s * lam
+    return fun
+
+
+def logistic_glm_fun(A, Ntot):
+    """Objective pieces of the weighted logistic regression ``sum_k A zeta - N softplus(zeta)`` (eq. 9)."""
+    def fun(zeta, cols=slice(None)):
+        a, n = A[:, cols], Ntot[:, cols]
+        sp_pos = softplus(zeta)
+        p = np.exp(zeta - sp_pos)
+        return (a * zeta - n * sp_pos).sum(axis=0), a - n * p, n * p * (1 - p)
+    return fun
+
+
+def irls_poisson(Phi, R, S, alpha=0.0, coef=None, n_steps=50):
+    """Solve the weighted Poisson GLM of the W M-step (eq. 8) by IRLS.
+
+    Maximises ``sum_kj R_kj eta_kj - S_kj exp(eta_kj) - alpha/2 |W|^2`` with
+    ``eta = Phi @ W``, independently for every column ``j``.
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n_latent, n_basis)
+    R, S : ndarray of shape (n_latent, n_features)
+        Expected counts ``sum_n theta_nk t_nj`` and expected exposures
+        ``sum_n theta_nk (1 - Z_nkj)`` of the Poisson state.
+    alpha : float
+    coef : ndarray of shape (n_basis, n_features), optional
+        Starting point (zeros by default).
+    n_steps : int
+
+    Returns
+    -------
+    coef : ndarray of shape (n_basis, n_features)
+    """
+    Phi = np.asarray(Phi, dtype=np.float64)
+    PhiPhi = (Phi[:, :, None] * Phi[:, None, :]).reshape(Phi.shape[0], -1)
+    if coef is None:
+        coef = np.zeros((Phi.shape[1], R.shape[1]))
+    return newton_columns(Phi, PhiPhi, coef, poisson_glm_fun(R, S), alpha, n_steps)
+
+

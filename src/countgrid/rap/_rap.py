@@ -1,0 +1,490 @@
+"""The Rate Adapting Poisson harmonium (Gehler, Holub & Welling, ICML 2006)."""
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._counts import Counts
+from countgrid._param_validation import Interval, Options, validate_params
+from countgrid._threads import effective_n_threads, limit_blas_threads
+from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid.rap import _rap_kernels
+
+#: Visible log-rates ``a_i + sum_j W_ij h_j`` are clipped at this value before
+#: ``exp`` when sampling or reconstructing, so a Poisson rate never exceeds
+#: ``exp(30) ~ 1.07e13``: no overflow, and the Poisson sampler stays fast.
+MAX_LOGRATE = float(_rap_kernels.max_lograte)
+
+#: Rows per random stream: the partition of a minibatch into blocks of this
+#: many rows (not the thread count) fixes every random number.
+BLOCK_ROWS = 8
+
+#: Largest number of binomial trials of a hidden unit (the binomial sampler
+#: works by inversion in double precision).
+MAX_TRIALS = 1000
+
+_KEY_BATCH, _KEY_SHUFFLE, _KEY_SAMPLE = 0, 1, 2
+
+
+def _sigmoid(u):
+    out = np.empty_like(u)
+    pos = u >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-u[pos]))
+    e = np.exp(u[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+class RAP(TransformerMixin, BaseEstimator):
+    """Rate Adapting Poisson harmonium: Poisson visible, binomial hidden units.
+
+    A two-layer undirected model of count vectors ``x`` (``D`` words) with
+    ``K`` hidden "topic" units ``h_j in {0, ..., M_j}`` (paper section 2.1):
+
+    * ``x_i | h ~ Poisson(exp(a_i + sum_j W_ij h_j))``                 (eq. 1)
+    * ``h_j | x ~ Binomial(M_j, sigmoid(sum_i W_ij x_i - beta_j))``     (eq. 2)
+
+    with joint ``p(x, h) ∝ exp f(x, h)`` (eq. 3) and unnormalised
+    log-marginal (eq. 6)
+    ``sum_i (a_i x_i - log x_i!) + sum_j M_j log(1 + exp(w_j^T x - beta_j))``.
+    Here ``a_i = log lambda_i``, ``beta_j = -log(p_j / (1 - p_j))``.
+    Learning is stochastic gradient ascent with momentum on the contrastive
+    divergence estimate of the gradient (eq. 10, Algorithm 1), with
+    Rao-Blackwellisation over ``h``: the statistics use ``M ⊙ sigmoid(.)``,
+    not the sampled ``h``.  The minibatch update (hidden probabilities,
+    binomial and Poisson sampling, reconstruction, sufficient statistics and
+    the parameter step) runs in C with OpenMP; the dense product ``h W^T``
+    goes through BLAS.  Sparse input stays sparse; the reconstruction is
+    stored sparse too.
+
+    Parameters
+    ----------
+    n_components : int, default=50
+        Number ``K`` of hidden units (topics).
+    n_trials : int or array-like of int of shape (n_components,), default=1
+        Binomial trials ``M_j`` of each hidden unit (``1 <= M_j <= 1000``);
+        1 gives Bernoulli hidden units.
+    learning_rate : float, default=1e-3
+        Step size of the gradient ascent (the gradient is the minibatch
+        average).
+    momentum : float, default=0.9
+        Momentum ``mu`` in ``v <- mu v + learning_rate g; theta <- theta + v``.
+    weight_decay : float, default=1e-4
+        L2 penalty on ``W`` (added as ``-weight_decay * W`` to its gradient;
+        the biases are not decayed).
+    batch_size : int, default=100
+        Documents per minibatch (the paper's 100).
+    n_epochs : int, default=10
+        Passes over the training data in :meth:`fit` (shuffled each epoch).
+    method : {"cd", "mean_field"}, default="cd"
+        ``"cd"``: CD-k with one sampled Gibbs chain per document (Algorithm 1).
+        ``"mean_field"``: both samples replaced by their conditional means,
+        ``h = M ⊙ sigmoid(.)`` and ``x = exp(a + W h)`` (paper section 2.3,
+        last paragraph); the reconstruction is then dense.
+    cd_steps : int, default=1
+        Gibbs steps ``k`` of CD-k (the paper uses 1).
+    dtype : {numpy.float32, numpy.float64}, default=numpy.float64
+        Working precision of the parameters and the data (random numbers,
+        ``exp`` and the samplers always run in double precision).
+    num_threads : int, optional
+        OpenMP threads (and the BLAS thread limit during fit); None uses all
+        cores, negative values count back from the number of cores.
+    random_state : None, int, SeedSequence or numpy.random.Generator
+        Seeds the initialisation ``W ~ N(0, 0.01^2)`` and the stream seed
+        :attr:`stream_seed_`.  Every minibatch then draws from one PCG64
+        stream per block of 8 rows, derived from ``stream_seed_`` and the
+        update counter; with a given seed the fitted parameters are identical
+        for any ``num_threads``.
+    verbose : int, default=0
+        Print the epoch time and the mean reconstruction log-likelihood.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``W^T`` (row ``j`` is the topic vector ``w_j``).
+    intercept_visible_ : ndarray of shape (n_features,)
+        Visible log-rates ``a_i = log lambda_i``.
+    intercept_hidden_ : ndarray of shape (n_components,)
+        Hidden biases ``-beta_j`` (scikit-learn's sign: added to ``x W``).
+    n_trials_ : ndarray of shape (n_components,)
+        ``M_j`` as floats of ``dtype``.
+    n_iter_ : int
+        Epochs run (``fit``) or passes made (``partial_fit``).
+    n_updates_ : int
+        Minibatch updates made; it selects the random streams of the next one.
+    stream_seed_ : int
+        Entropy of the random streams.
+    n_features_in_ : int
+
+    Notes
+    -----
+    The parameters are not identifiable (paper eqs. 8-9): flipping the sign
+    of ``w_j`` and ``beta_j`` and adding ``M_j w_j`` to ``a`` leaves eq. (6)
+    unchanged; :meth:`canonical_parameters` fixes the gauge ``beta_j >= 0``.
+    Log-rates are clipped at :data:`MAX_LOGRATE` (30) before ``exp`` in
+    sampling, :meth:`mode` and the mean-field reconstruction.  If a parameter
+    becomes NaN or infinite, learning stops with a ``FloatingPointError``
+    naming it and the epoch (the model then holds the diverged values).
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> X = np.random.default_rng(0).poisson(0.5, size=(200, 30))
+    >>> rap = countgrid.RAP(n_components=5, n_epochs=2, random_state=0).fit(X)
+    >>> rap.transform(X).shape
+    (200, 5)
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None)],
+        "n_trials": [Interval(Integral, 1, MAX_TRIALS), "array-like"],
+        "learning_rate": [Interval(Real, 0, None)],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "weight_decay": [Interval(Real, 0, None)],
+        "batch_size": [Interval(Integral, 1, None)],
+        "n_epochs": [Interval(Integral, 1, None)],
+        "method": [Options("cd", "mean_field")],
+        "cd_steps": [Interval(Integral, 1, None)],
+        "dtype": ["dtype", None],
+        "num_threads": ["num_threads"],
+        "random_state": ["random_state"],
+        "verbose": ["boolean", Interval(Integral, 0, None)],
+    }
+    _fitted_arrays = ("components_", "intercept_visible_", "intercept_hidden_", "n_trials_",
+                      "n_iter_", "n_updates_", "stream_seed_", "n_features_in_",
+                      "velocity_components_", "velocity_visible_", "velocity_hidden_")
+
+    def __init__(self, n_components=50, n_trials=1, learning_rate=1e-3, momentum=0.9,
+                 weight_decay=1e-4, batch_size=100, n_epochs=10, method="cd", cd_steps=1,
+                 dtype=np.float64, num_threads=None, random_state=None, verbose=0):
+        self.n_components = n_components
+        self.n_trials = n_trials
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.method = method
+        self.cd_steps = cd_steps
+        self.dtype = dtype
+        self.num_threads = num_threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ validation
+    def _resolved_params(self, X=None):
+        """The validated parameters as the kernels take them."""
+        self._validate_params()
+        K = int(self.n_components)
+        dtype = resolve_dtype(self.dtype, X)
+        m = np.asarray(self.n_trials)
+        if m.ndim > 1:
+            raise TypeError(f"n_trials must be an int or a 1-D array of ints, got {self.n_trials!r}")
+        m = np.broadcast_to(m, (K,)) if m.ndim == 0 else m
+        if m.shape != (K,):
+            raise ValueError(f"n_trials has {m.shape[0]} entries; n_components is {K}")
+        if not np.all(np.isfinite(m)) or np.any(m != np.round(m)) or m.min() < 1 or m.max() > MAX_TRIALS:
+            raise ValueError(f"n_trials must hold integers between 1 and {MAX_TRIALS}, "
+                             f"got {self.n_trials!r}")
+        return dict(
+            K=K, dtype=dtype, ntrials=np.ascontiguousarray(m, dtype=dtype),
+            lr=float(self.learning_rate), momentum=float(self.momentum),
+            weight_decay=float(self.weight_decay), batch_size=int(self.batch_size),
+            n_epochs=int(self.n_epochs), cd_steps=int(self.cd_steps),
+            num_threads=effective_n_threads(self.num_threads),
+        )
+
+    # ------------------------------------------------------------ learning
+    def _initialize(self, counts, p, rng):
+        N, D = counts.n_samples, counts.n_features
+        K, dtype = p["K"], p["dtype"]
+        # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
+        W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
+        colsum = np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
+        # log of the smoothed mean count of each word (spec section 3)
+        a = np.log((colsum + 0.5) / (N + 1.0)).astype(dtype)
+        self.components_ = W.T
+        self.intercept_visible_ = a
+        self.intercept_hidden_ = np.zeros(K, dtype=dtype)
+        self.n_trials_ = p["ntrials"]
+        self.velocity_components_ = np.zeros((D, K), dtype=dtype).T
+        self.velocity_visible_ = np.zeros(D, dtype=dtype)
+        self.velocity_hidden_ = np.zeros(K, dtype=dtype)
+        self.stream_seed_ = int(rng.integers(0, 2**63 - 1))
+        self.n_iter_ = 0
+        self.n_updates_ = 0
+        self.n_features_in_ = D
+
+    def _state(self, dtype):
+        """Contiguous (D, K) working arrays; views of the fitted attributes when possible."""
+        def c(arr):
+            return np.ascontiguousarray(arr, dtype=dtype)
+        W = c(self.components_.T)
+        vW = c(self.velocity_components_.T)
+        a, va = c(self.intercept_visible_), c(self.velocity_visible_)
+        beta = c(-self.intercept_hidden_)
+        vbeta = c(-self.velocity_hidden_)
+        return W, a, beta, vW, va, vbeta
+
+    def _store(self, W, a, beta, vW, va, vbeta):
+        self.components_ = W.T
+        self.intercept_visible_ = a
+        self.intercept_hidden_ = -beta
+        self.velocity_components_ = vW.T
+        self.velocity_visible_ = va
+        self.velocity_hidden_ = -vbeta
+
+    def _gens(self, key, n_rows):
+        n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
+        ss = np.random.SeedSequence(self.stream_seed_, spawn_key=key)
+        return _rap_kernels.make_gens([np.random.PCG64(c) for c in ss.spawn(n_blocks)])
+
+    def _check_finite(self, arrays, epoch):
+        for name, arr in arrays:
+            if not np.isfinite(arr).all():
+                raise FloatingPointError(
+                    f"RAP learning diverged: {name} contains NaN or infinity in epoch {epoch} "
+                    f"(after {self.n_updates_} minibatch updates); lower learning_rate or "
+                    "raise weight_decay")
+
+    def _run_batches(self, counts, order, p, state, epoch):
+        W, a, beta, vW, va, vbeta = state
+        indptr, indices, data = counts.int64_arrays
+        bs = p["batch_size"]
+        mean_field = self.method == "mean_field"
+        work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.dtype)
+        for start in range(0, order.shape[0], bs):
+            rows = order[start:start + bs]
+            gens = None if mean_field else self._gens((_KEY_BATCH, self.n_updates_), rows.shape[0])
+            _rap_kernels.cd_step(indptr, indices, data, rows, W, a, beta, p["ntrials"],
+                                 vW, va, vbeta, p["lr"], p["momentum"], p["weight_decay"],
+                                 p["cd_steps"], gens, BLOCK_ROWS, p["num_threads"], work)
+            self.n_updates_ += 1
+            if not (np.isfinite(a).all() and np.isfinite(beta).all()):
+                self._store(*state)
+                self._check_finite([("intercept_visible_", a), ("intercept_hidden_", beta)], epoch)
+        self._store(*state)
+        self._check_finite([("components_", W), ("intercept_visible_", a),
+                            ("intercept_hidden_", beta)], epoch)
+
+    def fit(self, X, y=None):
+        """Learn the parameters by CD (or mean-field) minibatch gradient ascent (eq. 10).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.  Sparse input is used as CSR, never densified.
+        y : ignored
+
+        Returns
+        -------
+        self : RAP
+        """
+        p = self._resolved_params(X)
+        counts = Counts(X, p["dtype"])
+        rng = check_random_state(self.random_state)
+        self._initialize(counts, p, rng)
+        state = self._state(p["dtype"])
+        # BLAS single-threaded around the CD kernels: the OpenMP threads call GEMM on
+        # their own blocks of rows, and idle BLAS threads would spin on the same cores
+        with limit_blas_threads(1):
+            for epoch in range(1, p["n_epochs"] + 1):
+                t0 = time.perf_counter()
+                ss = np.random.SeedSequence(self.stream_seed_, spawn_key=(_KEY_SHUFFLE, epoch))
+                order = np.random.Generator(np.random.PCG64(ss)).permutation(counts.n_samples)
+                self._run_batches(counts, order.astype(np.int64), p, state, epoch)
+                self.n_iter_ = epoch
+                if self.verbose:
+                    print(f"[RAP] epoch {epoch}: {time.perf_counter() - t0:.3f} s")
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One pass over ``X`` in minibatches of ``batch_size``, in the given order.
+
+        The first call initialises the model from ``X``; later calls continue
+        (momentum and random streams included), so feeding a stream of
+        minibatches learns online.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : RAP
+        """
+        p = self._resolved_params(X)
+        first = not hasattr(self, "components_")
+        counts = Counts(X, p["dtype"], n_features=None if first else self.n_features_in_)
+        if first:
+            self._initialize(counts, p, check_random_state(self.random_state))
+        elif self.components_.shape[0] != p["K"]:
+            raise ValueError(f"n_components is {p['K']} but the model has "
+                             f"{self.components_.shape[0]} components")
+        p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
+        state = self._state(p["dtype"])
+        with limit_blas_threads(1):
+            self._run_batches(counts, np.arange(counts.n_samples, dtype=np.int64), p, state,
+                              self.n_iter_ + 1)
+        self.n_iter_ += 1
+        return self
+
+    # ------------------------------------------------------------ inference
+    def _fitted(self, X, dense_min_density=None):
+        """Validated counts of X for the fitted model, W as (D, K), the thread count."""
+        check_is_fitted(self, "components_")
+        counts = Counts(X, self.components_.dtype, n_features=self.n_features_in_,
+                        dense_min_density=dense_min_density)
+        W = np.ascontiguousarray(self.components_.T)
+        return counts, W, effective_n_threads(self.num_threads)
+
+    def transform(self, X):
+        """Latent coordinates ``X W`` (the paper's ``h~ = W x``, section 2.1).
+
+        Compare them with the cosine (:func:`countgrid.metrics.cosine_similarity`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components), dtype of the model
+        """
+        counts, W, nt = self._fitted(X, dense_min_density=0.0)
+        if not counts.is_sparse:
+            with limit_blas_threads(nt):
+                return counts.X @ W
+        Xs = counts.csr
+        return _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0], nt)
+
+    def expected_hidden(self, X):
+        """``E[h | x] = M ⊙ sigmoid(X W - beta)`` (eq. 2).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+        """
+        U = self.transform(X)
+        return self.n_trials_ * _sigmoid(U + self.intercept_hidden_)
+
+    def score_samples(self, X):
+        """Unnormalised log-marginal ``log p(x) + log Z`` of each row (eq. 6).
+
+        ``sum_i (a_i x_i - log x_i!) + sum_j M_j log(1 + exp(w_j^T x - beta_j))``,
+        in float64.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        counts, W, nt = self._fitted(X)
+        Xs = counts.csr
+        U = _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0], nt)
+        U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
+        hidden = np.logaddexp(0.0, U) @ self.n_trials_.astype(np.float64)
+        visible = Xs.astype(np.float64) @ self.intercept_visible_.astype(np.float64)
+        visible -= counts.log_factorials
+        return visible + hidden
+
+    def free_energy(self, X):
+        """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6)."""
+        return -self.score_samples(X)
+
+    def canonical_parameters(self):
+        """``(W, a, beta)`` in the gauge ``beta_j >= 0`` (eqs. 8-9), as float64 copies.
+
+        Units with ``beta_j < 0`` are flipped: ``a <- a + M_j w_j``,
+        ``w_j <- -w_j``, ``beta_j <- -beta_j``; eq. (6) is unchanged.
+
+        Returns
+        -------
+        W : ndarray of shape (n_features, n_components)
+        a : ndarray of shape (n_features,)
+        beta : ndarray of shape (n_components,)
+        """
+        check_is_fitted(self, "components_")
+        W = self.components_.T.astype(np.float64)
+        a = self.intercept_visible_.astype(np.float64)
+        beta = -self.intercept_hidden_.astype(np.float64)
+        S = beta < 0
+        a = a + W[:, S] @ self.n_trials_[S].astype(np.float64)
+        W[:, S] *= -1
+        beta[S] *= -1
+        return W, a, beta
+
+    def sample(self, X, n_steps=1, random_state=None):
+        """Run one Gibbs chain (eqs. 2 then 1) from each row of ``X`` for ``n_steps`` sweeps.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_chains, n_features)
+            Starting visible states.
+        n_steps : int, default=1
+        random_state : None, int, SeedSequence or Generator
+            Seeds the chains (one PCG64 stream per block of 8 rows); the
+            result does not depend on ``num_threads``.
+
+        Returns
+        -------
+        X_new : scipy.sparse.csr_matrix of shape (n_chains, n_features)
+            Visible samples after the last sweep (dtype of the model).
+        H : ndarray of shape (n_chains, n_components)
+            The hidden samples that generated them.
+        """
+        validate_params({"n_steps": [Interval(Integral, 1, None)]}, {"n_steps": n_steps},
+                        "RAP.sample")
+        counts, W, nt = self._fitted(X)
+        rng = check_random_state(random_state)
+        seed = int(rng.integers(0, 2**63 - 1))
+        n, D = counts.n_samples, counts.n_features
+        ss = np.random.SeedSequence(seed)
+        gens = _rap_kernels.make_gens(
+            [np.random.PCG64(c) for c in ss.spawn((n + BLOCK_ROWS - 1) // BLOCK_ROWS)])
+        beta = np.ascontiguousarray(-self.intercept_hidden_)
+        a = np.ascontiguousarray(self.intercept_visible_)
+        M = np.ascontiguousarray(self.n_trials_)
+        (indptr, indices, data), rows = counts.int64_arrays, None
+        with limit_blas_threads(1):
+            for _ in range(n_steps):
+                _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, gens,
+                                           BLOCK_ROWS, nt)
+                indptr, indices, data = _rap_kernels.visible(H, W, a, gens, BLOCK_ROWS, nt)
+        return sp.csr_matrix((data, indices, indptr), shape=(n, D)), H
+
+    def mode(self, X, n_iter=20):
+        """Iterate the mode equations (4)-(5) from ``X`` to a joint local mode.
+
+        ``h_j = min(M_j, floor((M_j + 1) sigmoid(w_j^T x - beta_j)))`` and
+        ``x_i = floor(exp(min(a_i + sum_j W_ij h_j, 30)))``, alternated
+        ``n_iter`` times or until nothing changes.
+
+        Returns
+        -------
+        X_mode : ndarray of shape (n_samples, n_features)
+        H_mode : ndarray of shape (n_samples, n_components)
+        """
+        validate_params({"n_iter": [Interval(Integral, 1, None)]}, {"n_iter": n_iter},
+                        "RAP.mode")
+        counts, W, nt = self._fitted(X)
+        M = self.n_trials_.astype(np.float64)
+        W64 = W.astype(np.float64)
+        a = self.intercept_visible_.astype(np.float64)
+        b = self.intercept_hidden_.astype(np.float64)
+        n, D = counts.n_samples, counts.n_features
+        x = counts.csr.astype(np.float64).toarray() if n * D <= 5e7 else None
+        if x is None:
+            raise ValueError("mode works on dense arrays of at most 5e7 entries; "
+                             "pass fewer rows")
+        h = None
+        for _ in range(n_iter):
+            h_new = np.minimum(M, np.floor((M + 1.0) * _sigmoid(x @ W64 + b)))
+            x_new = np.floor(np.exp(np.minimum(a + h_new @ W64.T, MAX_LOGRATE)))
+            done = h is not None and np.array_equal(h_new, h) and np.array_equal(x_new, x)
+            x, h = x_new, h_new
+            if done:
+                break
+        return x, h

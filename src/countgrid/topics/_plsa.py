@@ -1,0 +1,354 @@
+"""Probabilistic latent semantic analysis (Hofmann, UAI 1999; spec generative_embeddings.md §2).
+
+Asymmetric form ``P(d, w) = P(d) sum_z P(z|d) P(w|z)``, learned by EM over the
+non-zero counts in C/OpenMP.  No ``n_nonzero x n_components`` responsibility
+array is stored: a document pass (parallel over documents, CSR) updates
+``P(z|d)`` and a word pass (parallel over words, CSC) accumulates ``P(w|z)``,
+each recomputing the posteriors ``P(z|d,w)`` it needs.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+
+from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._counts import Counts
+from countgrid._em_loop import EMMonitor
+from countgrid._param_validation import Interval, Options
+from countgrid._threads import effective_n_threads
+from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid.topics import _plsa_kernels
+
+__all__ = ["PLSA", "select_n_components_bic"]
+
+
+def _docs_pass(counts, phi, phib, theta, n_iter, tol, nt):
+    X = counts.csr
+    loglik = np.empty(X.shape[0])
+    _plsa_kernels.plsa_docs(X.indptr, X.indices, X.data, phi, phib, theta, n_iter, tol, loglik, nt)
+    return loglik
+
+
+def _words_pass(counts, theta, phib, nt):
+    C = counts.csc
+    acc = np.empty_like(phib)
+    _plsa_kernels.plsa_words(C.indptr, C.indices, C.data, theta, phib, acc, nt)
+    return acc
+
+
+class PLSA(TransformerMixin, BaseEstimator):
+    """Probabilistic latent semantic analysis, fitted by (tempered) EM.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics ``Z``.
+    tempered : bool, default=False
+        Tempered EM (Hofmann 1999): a fraction ``holdout`` of the tokens is held
+        out; EM runs with early stopping on their likelihood, then the inverse
+        temperature ``beta`` is lowered by ``beta_step`` while the held-out
+        likelihood improves (and ``beta >= beta_min``); finally EM resumes on
+        all counts at the chosen ``beta_``.  The tempered E-step is
+        ``P(z|d,w) ∝ P(z|d) P(w|z)^beta`` (the mixing weight outside the power).
+    beta_min : float in (0, 1], default=0.5
+        Smallest inverse temperature tried.
+    beta_step : float in (0, 1), default=0.9
+        Factor by which ``beta`` is lowered.
+    holdout : float in (0, 1), default=0.1
+        Fraction of tokens held out for tempering (binomial thinning of each count).
+    n_iter : int, default=100
+        Maximum EM iterations (per phase when tempered).
+    tol : float, default=1e-6
+        Stop when the relative change of the log-likelihood falls below ``tol``.
+    init : {"docs", "random"} or array of shape (n_components, n_features), default="docs"
+        "docs": each ``P(w|z)`` is the word distribution of a random training
+        document smoothed with half an average document, ``P(z|d)`` uniform
+        (converges in far fewer iterations); "random": uniform random entries,
+        normalised (as in the Sivic/Fergus code); an array: a starting ``P(w|z)``
+        with uniform ``P(z|d)``.
+    smoothing : float, default=1e-10
+        Added to every ``P(w|z)`` numerator before normalising, so that no word
+        gets probability 0 (0 gives exact EM).
+    fold_in_iter, fold_in_tol : int, float, default=500, 1e-10
+        Folding-in (``transform``): EM on ``P(z|d)`` with ``P(w|z)`` fixed from a
+        uniform start, until ``max_z |change| < fold_in_tol``.
+    dtype : {numpy.float32, numpy.float64}, default=numpy.float64
+    num_threads : int, optional
+        OpenMP threads (None = all cores).  Results do not depend on it.
+    random_state : None, int or numpy.random.Generator
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``P(w|z)``; rows sum to 1.
+    doc_topic_ : ndarray of shape (n_samples, n_components)
+        ``P(z|d)`` of the training documents.
+    log_likelihood_ : ndarray
+        ``sum_d sum_w n(d,w) log sum_z P(z|d) P(w|z)`` after each iteration of the
+        last phase (the ``log P(d)`` term is omitted, spec §2.1).
+    beta_ : float
+        Inverse temperature used at the end (1 without tempering).
+    n_iter_ : int
+    converged_ : bool
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 12))
+    >>> model = countgrid.PLSA(n_components=3, random_state=0).fit(X)
+    >>> model.transform(X).shape
+    (30, 3)
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None)],
+        "tempered": ["boolean"],
+        "beta_min": [Interval(Real, 0, 1, closed="right")],
+        "beta_step": [Interval(Real, 0, 1, closed="neither")],
+        "holdout": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter": [Interval(Integral, 1, None)],
+        "tol": [Interval(Real, 0, None)],
+        "init": [Options("docs", "random"), "array-like"],
+        "smoothing": [Interval(Real, 0, None)],
+        "fold_in_iter": [Interval(Integral, 0, None)],
+        "fold_in_tol": [Interval(Real, 0, None)],
+        "dtype": ["dtype", None],
+        "num_threads": ["num_threads"],
+        "random_state": ["random_state"],
+        "verbose": ["boolean", Interval(Integral, 0, None)],
+    }
+    _fitted_arrays = ("components_", "doc_topic_", "log_likelihood_", "beta_", "n_iter_",
+                      "converged_", "n_features_in_")
+
+    def __init__(self, n_components=10, tempered=False, beta_min=0.5, beta_step=0.9, holdout=0.1,
+                 n_iter=100, tol=1e-6, init="docs", smoothing=1e-10, fold_in_iter=500,
+                 fold_in_tol=1e-10, dtype=np.float64, num_threads=None, random_state=None,
+                 verbose=0):
+        self.n_components = n_components
+        self.tempered = tempered
+        self.beta_min = beta_min
+        self.beta_step = beta_step
+        self.holdout = holdout
+        self.n_iter = n_iter
+        self.tol = tol
+        self.init = init
+        self.smoothing = smoothing
+        self.fold_in_iter = fold_in_iter
+        self.fold_in_tol = fold_in_tol
+        self.dtype = dtype
+        self.num_threads = num_threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Learn ``P(w|z)`` and the training ``P(z|d)`` by (tempered) EM.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        dtype = resolve_dtype(self.dtype, X)
+        nt = effective_n_threads(self.num_threads)
+        counts = Counts(X, dtype)
+        D, W = counts.csr.shape
+        K = int(self.n_components)
+        if counts.lengths.sum() <= 0:
+            raise ValueError("X contains no counts: every document is empty")
+        rng = check_random_state(self.random_state)
+        theta, phi = self._initial(rng, counts, K, dtype)
+        if self.tempered:
+            theta, phi, beta = self._temper(counts, theta, phi, rng, nt)
+        else:
+            beta = 1.0
+        theta, phi, history, done, converged = self._em(counts, theta, phi, beta, nt,
+                                                        int(self.n_iter))
+        self.components_ = np.ascontiguousarray(phi.T)
+        self.doc_topic_ = theta
+        self.log_likelihood_ = np.asarray(history)
+        self.beta_ = float(beta)
+        self.n_iter_ = int(done)
+        self.converged_ = bool(converged)
+        self.n_features_in_ = W
+        return self
+
+    def _initial(self, rng, counts, K, dtype):
+        D, W = counts.csr.shape
+        if isinstance(self.init, str):
+            if self.init == "random":
+                theta = rng.random((D, K)) + 1e-3
+                phi = rng.random((W, K)) + 1e-3
+            elif self.init == "docs":
+                # P(w|z) from K random documents, smoothed with half an average document
+                rows = rng.choice(D, size=K, replace=K > D)
+                mean_doc = np.asarray(counts.csr.sum(axis=0), dtype=np.float64).ravel() / D
+                phi = (counts.csr[rows].toarray().T + 0.5 * mean_doc[:, None] + 1e-6)
+                theta = np.ones((D, K))
+        else:
+            comp = np.asarray(self.init, dtype=np.float64)
+            if comp.shape != (K, W):
+                raise ValueError(f"init has shape {comp.shape}, expected {(K, W)}")
+            if not np.isfinite(comp).all() or (comp < 0).any() or (comp.sum(axis=1) <= 0).any():
+                raise ValueError("init must be finite, non-negative, with positive row sums")
+            phi = comp.T.copy()
+            theta = np.ones((D, K))
+        theta /= theta.sum(axis=1, keepdims=True)
+        phi /= phi.sum(axis=0, keepdims=True)
+        return np.ascontiguousarray(theta, dtype=dtype), np.ascontiguousarray(phi, dtype=dtype)
+
+    def _m_step(self, acc):
+        acc = acc.astype(np.float64) + self.smoothing
+        totals = acc.sum(axis=0)
+        totals[totals <= 0] = 1.0
+        return acc / totals
+
+    def _step(self, counts, theta, phi, beta, nt):
+        """One EM iteration; returns (theta, phi, loglik at entry)."""
+        phib = phi if beta == 1.0 else np.ascontiguousarray(phi ** beta, dtype=phi.dtype)
+        acc = _words_pass(counts, theta, phib, nt)
+        loglik = _docs_pass(counts, phi, phib, theta, 1, 0.0, nt)
+        new_phi = np.ascontiguousarray(self._m_step(acc), dtype=phi.dtype)
+        return theta, new_phi, float(loglik.sum())
+
+    def _loglik(self, counts, theta, phi, nt):
+        return float(_docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt).sum())
+
+    def _em(self, counts, theta, phi, beta, nt, n_iter):
+        """EM iterations; history[i] is the log-likelihood after i + 1 updates."""
+        monitor = EMMonitor("PLSA", n_iter, self.tol, verbose=self.verbose)
+        for it in range(n_iter):
+            # the log-likelihood at entry is that of the parameters after `it` updates
+            theta, phi, loglik_at_entry = self._step(counts, theta, phi, beta, nt)
+            if it > 0 and monitor.record(loglik_at_entry, n_updates=it):
+                break
+        done = it + 1
+        history = monitor.history + [self._loglik(counts, theta, phi, nt)]
+        return theta, phi, history, done, monitor.finish()
+
+    def _temper(self, counts, theta, phi, rng, nt):
+        """Tempered EM on a token split (spec §2.3): returns the best model and beta."""
+        X = counts.csr
+        held = rng.binomial(X.data.astype(np.int64) if np.allclose(X.data, np.round(X.data))
+                            else np.floor(X.data).astype(np.int64), self.holdout)
+        held = held.astype(X.dtype)
+        train = counts.csr.copy()
+        train.data = (X.data - held).astype(X.dtype)
+        test = counts.csr.copy()
+        test.data = held
+        train.eliminate_zeros()
+        test.eliminate_zeros()
+        train_counts, test_counts = Counts(train, X.dtype), Counts(test, X.dtype)
+
+        def heldout(th, ph):
+            return self._loglik(test_counts, th, ph, nt)
+
+        best = (heldout(theta, phi), theta.copy(), phi.copy(), 1.0)
+        beta = 1.0
+        while beta >= self.beta_min:
+            improved_here = False
+            for _ in range(int(self.n_iter)):
+                theta, phi, _ = self._step(train_counts, theta, phi, beta, nt)
+                score = heldout(theta, phi)
+                if score > best[0] + self.tol * abs(best[0]):
+                    best = (score, theta.copy(), phi.copy(), beta)
+                    improved_here = True
+                else:
+                    break
+            if self.verbose:
+                print(f"[PLSA] beta {beta:.4f}: held-out log-likelihood {best[0]:.6e}", flush=True)
+            if not improved_here and beta < 1.0:
+                break
+            theta, phi = best[1].copy(), best[2].copy()
+            beta *= self.beta_step
+        return best[1], best[2], best[3]
+
+    # ------------------------------------------------------------ inference
+    def _fold_in(self, X):
+        check_is_fitted(self, "components_")
+        phi = np.ascontiguousarray(np.asarray(self.components_).T)
+        counts = Counts(X, phi.dtype, n_features=self.n_features_in_)
+        nt = effective_n_threads(self.num_threads)
+        theta = np.full((counts.csr.shape[0], phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
+        _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)
+        loglik = _docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt)
+        return theta, loglik, counts
+
+    def transform(self, X):
+        """Topic mixtures ``P(z|d)`` of new documents by folding-in (spec §2.4).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components); rows sum to 1 (uniform for
+        empty documents).
+        """
+        return self._fold_in(X)[0]
+
+    def score_samples(self, X):
+        """``ell(d) = sum_w n(d,w) log sum_z P(z|d) P(w|z)`` after folding-in (spec §2.1)."""
+        return self._fold_in(X)[1]
+
+    def score(self, X, y=None):
+        """Total log-likelihood of X after folding-in."""
+        return float(np.sum(self.score_samples(X)))
+
+    def n_parameters(self, n_samples):
+        """Free parameters ``Z (W - 1) + D (Z - 1)`` of ``P(w|z)`` and ``P(z|d)`` (spec §2.5)."""
+        K, W = np.shape(self.components_)
+        return int(K * (W - 1) + n_samples * (K - 1))
+
+    def bic(self, X, n_obs="tokens"):
+        """Bayesian information criterion ``-2 L + k log(n_obs)`` on X (spec §2.5).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Usually the training counts.
+        n_obs : {"tokens", "documents"}, default="tokens"
+            Number of observations in the penalty: total counts, or documents.
+        """
+        theta, loglik, counts = self._fold_in(X)
+        if n_obs == "tokens":
+            n = float(counts.lengths.sum())
+        elif n_obs == "documents":
+            n = float(counts.csr.shape[0])
+        else:
+            raise ValueError(f"n_obs must be 'tokens' or 'documents', got {n_obs!r}")
+        return float(-2.0 * loglik.sum() + self.n_parameters(counts.csr.shape[0]) * np.log(n))
+
+
+def select_n_components_bic(X, candidates, n_obs="tokens", **params):
+    """Fit a :class:`PLSA` per number of topics and keep the one with the lowest BIC.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    candidates : iterable of int
+        Numbers of topics to try.
+    n_obs : {"tokens", "documents"}
+    **params
+        Other :class:`PLSA` parameters.
+
+    Returns
+    -------
+    best : PLSA
+        The fitted model with the lowest BIC.
+    table : dict
+        ``{n_components: bic}`` for every candidate.
+    """
+    table, best, best_bic = {}, None, np.inf
+    for k in candidates:
+        model = PLSA(n_components=int(k), **params).fit(X)
+        table[int(k)] = model.bic(X, n_obs=n_obs)
+        if table[int(k)] < best_bic:
+            best, best_bic = model, table[int(k)]
+    if best is None:
+        raise ValueError("candidates is empty")
+    return best, table

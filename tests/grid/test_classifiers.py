@@ -1,0 +1,285 @@
+"""Label embedding (eqs. 9-10) and the classifiers / regressor built on grids."""
+import os
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+
+from countgrid import (CountingGridClassifier, CountingGridRegressor,  # noqa: E402
+                       GenerativeCountingGridClassifier, embed_labels)
+from _synthetic import (backward_window_sums, draw_corpus, true_grid,  # noqa: E402
+                        window_means)
+
+EXTENT, WINDOW = (8, 8), (3, 3)
+
+
+def _random_posteriors(n, L, rng, sharp=3.0):
+    logits = sharp * rng.standard_normal((n, L))
+    Q = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def _brute_embedding(Q, Y, extent, window):
+    """gamma(i) = sum_t sum_{k: i in W_k} q_t(k) Y_t / sum_t sum_{k: i in W_k} q_t(k)."""
+    extent = tuple(extent)
+    M = (Y.T @ Q).T.reshape(extent + (Y.shape[1],))            # sum_t q_t(k) Y_t
+    mass = Q.sum(axis=0).reshape(extent + (1,))
+    num = backward_window_sums(M, window)
+    den = backward_window_sums(mass, window)
+    return num / den
+
+
+# ------------------------------------------------------------ embed_labels
+@pytest.mark.parametrize("extent,window", [((8, 8), (3, 3)), ((10,), (4,)), ((4, 3, 5), (2, 2, 3)),
+                                           ((5, 7), (2, 3))])
+def test_embed_discrete_matches_eq9(extent, window):
+    rng = np.random.default_rng(0)
+    L = int(np.prod(extent))
+    Q = _random_posteriors(40, L, rng)
+    y = rng.integers(0, 3, size=40)
+    g = embed_labels(Q, y, extent, window, kind="discrete", num_threads=1)
+    assert g.shape == tuple(extent) + (3,)
+    np.testing.assert_allclose(g.sum(axis=-1), 1.0, rtol=1e-12)
+    assert (g >= 0).all()
+    onehot = np.eye(3)[y]
+    np.testing.assert_allclose(g, _brute_embedding(Q, onehot, extent, window), rtol=1e-10)
+
+
+def test_embed_discrete_string_labels_and_classes_order():
+    rng = np.random.default_rng(1)
+    Q = _random_posteriors(30, 64, rng)
+    yi = rng.integers(0, 3, size=30)
+    names = np.array(["cat", "dog", "emu"])
+    g_int = embed_labels(Q, yi, EXTENT, WINDOW)
+    g_str = embed_labels(Q, names[yi], EXTENT, WINDOW)
+    np.testing.assert_allclose(g_str, g_int, rtol=1e-12)
+    # explicit class order permutes the last axis; unseen classes get 0
+    g_perm = embed_labels(Q, names[yi], EXTENT, WINDOW, classes=["dog", "cat", "emu", "fox"])
+    assert g_perm.shape == EXTENT + (4,)
+    np.testing.assert_allclose(g_perm[..., :3], g_int[..., [1, 0, 2]], rtol=1e-12)
+    np.testing.assert_allclose(g_perm[..., 3], 0.0)
+
+
+@pytest.mark.parametrize("extent,window", [((8, 8), (3, 3)), ((9,), (2,)), ((3, 4, 5), (2, 2, 2))])
+def test_embed_continuous_matches_eq10(extent, window):
+    rng = np.random.default_rng(2)
+    L = int(np.prod(extent))
+    Q = _random_posteriors(25, L, rng)
+    y = rng.normal(size=25) * 3 + 1
+    g = embed_labels(Q, y, extent, window, kind="continuous", num_threads=1)
+    assert g.shape == tuple(extent)
+    np.testing.assert_allclose(g, _brute_embedding(Q, y[:, None], extent, window)[..., 0],
+                               rtol=1e-10)
+    # a weighted average: inside the range of y
+    assert g.min() >= y.min() - 1e-12 and g.max() <= y.max() + 1e-12
+    # several targets at once
+    Y = np.stack([y, y ** 2, -y], axis=1)
+    G = embed_labels(Q, Y, extent, window, kind="continuous")
+    assert G.shape == tuple(extent) + (3,)
+    np.testing.assert_allclose(G, _brute_embedding(Q, Y, extent, window), rtol=1e-10)
+
+
+def test_embed_single_document():
+    L = 64
+    # uniform posterior: every cell reached
+    Q = np.full((1, L), 1.0 / L)
+    g = embed_labels(Q, [7], EXTENT, WINDOW)
+    assert g.shape == EXTENT + (1,)
+    np.testing.assert_allclose(g, 1.0)
+    g = embed_labels(Q, [1], EXTENT, WINDOW, classes=[0, 1, 2])
+    np.testing.assert_allclose(g[..., 1], 1.0)
+    np.testing.assert_allclose(g[..., [0, 2]], 0.0)
+    gc = embed_labels(Q, [2.5], EXTENT, WINDOW, kind="continuous")
+    np.testing.assert_allclose(gc, 2.5)
+    # a posterior concentrated on one position k0: the cells of W_k0 carry the
+    # label, the cells no window reaches get the uniform distribution / mean
+    k0 = (6, 7)
+    Q = np.zeros((1, L))
+    Q[0, np.ravel_multi_index(k0, EXTENT)] = 1.0
+    g = embed_labels(Q, ["b"], EXTENT, WINDOW, classes=["a", "b"])
+    reached = np.zeros(EXTENT, dtype=bool)
+    for d0 in range(3):
+        for d1 in range(3):
+            reached[(k0[0] + d0) % 8, (k0[1] + d1) % 8] = True
+    np.testing.assert_allclose(g[reached], [[0.0, 1.0]] * 9)
+    np.testing.assert_allclose(g[~reached], 0.5)
+    gc = embed_labels(Q, [4.0], EXTENT, WINDOW, kind="continuous")
+    np.testing.assert_allclose(gc, 4.0)
+
+
+# ------------------------------------------------------------- synthetic data
+def _two_region_corpus(seed, n_train=200, n_test=100, doc_length=40):
+    """Documents from two separated bands of the same true grid; label = band."""
+    rng = np.random.default_rng(seed)
+    pi = true_grid(EXTENT, 40, rng)
+    band0 = np.zeros(EXTENT, dtype=bool)
+    band0[0:2, :] = True
+    band1 = np.zeros(EXTENT, dtype=bool)
+    band1[4:6, :] = True
+    out = []
+    for n in (n_train, n_test):
+        X0, _ = draw_corpus(pi, WINDOW, n // 2, doc_length, rng, allowed=band0)
+        X1, _ = draw_corpus(pi, WINDOW, n - n // 2, doc_length, rng, allowed=band1)
+        X = sp.vstack([X0, X1]).tocsr()
+        y = np.r_[np.zeros(n // 2, int), np.ones(n - n // 2, int)]
+        perm = rng.permutation(n)
+        out.append((X[perm], y[perm]))
+    return out
+
+
+@pytest.mark.parametrize("label_kind", ["int", "str"])
+def test_counting_grid_classifier_accuracy(label_kind):
+    (Xtr, ytr), (Xte, yte) = _two_region_corpus(0)
+    if label_kind == "str":
+        names = np.array(["ham", "spam"])
+        ytr, yte = names[ytr], names[yte]
+    clf = CountingGridClassifier(EXTENT, WINDOW, n_iter=40, random_state=0,
+                                 num_threads=1).fit(Xtr, ytr)
+    assert list(clf.classes_) == sorted(set(ytr))
+    assert clf.gamma_.shape == EXTENT + (2,)
+    np.testing.assert_allclose(clf.gamma_.sum(axis=-1), 1.0, rtol=1e-12)
+    P = clf.predict_proba(Xte)
+    assert P.shape == (Xte.shape[0], 2)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    assert ((P >= 0) & (P <= 1)).all()
+    pred = clf.predict(Xte)
+    assert pred.dtype == clf.classes_.dtype
+    np.testing.assert_array_equal(pred, clf.classes_[np.argmax(P, axis=1)])
+    assert np.mean(pred == yte) > 0.9
+    assert clf.score(Xte, yte) == pytest.approx(np.mean(pred == yte))
+
+
+def test_classifier_is_embedding_plus_readout():
+    """gamma_ = embed_labels(grid_.transform(X), y); p(l|c) ∝ sum_k q(k) mean_{W_k} gamma."""
+    (Xtr, ytr), (Xte, _) = _two_region_corpus(1, n_train=80, n_test=30)
+    clf = CountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
+                                 num_threads=1).fit(Xtr, ytr)
+    Qtr = clf.grid_.transform(Xtr)
+    np.testing.assert_allclose(clf.gamma_, embed_labels(Qtr, ytr, EXTENT, WINDOW), rtol=1e-10)
+    G = window_means(clf.gamma_, WINDOW).reshape(64, 2)
+    P = clf.grid_.transform(Xte) @ G
+    P /= P.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(clf.predict_proba(Xte), P, rtol=1e-10)
+    # the grid is an ordinary unsupervised grid with the same parameters
+    from countgrid import CountingGrid
+
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=10, random_state=0, num_threads=1).fit(Xtr)
+    assert np.array_equal(cg.pi_, clf.grid_.pi_)
+
+
+def test_counting_grid_regressor_smooth_target():
+    rng = np.random.default_rng(3)
+    pi = true_grid(EXTENT, 40, rng)
+    X, pos = draw_corpus(pi, WINDOW, 250, 50, rng)
+    # a smooth (torus-periodic) function of the true position
+    y = np.cos(2 * np.pi * pos[:, 0] / 8) + np.sin(2 * np.pi * pos[:, 1] / 8)
+    reg = CountingGridRegressor(EXTENT, WINDOW, n_iter=40, random_state=0,
+                                num_threads=1).fit(X, y)
+    assert reg.gamma_.shape == EXTENT
+    pred = reg.predict(X)
+    assert pred.shape == (250,) and pred.dtype == np.float64
+    r2 = reg.score(X, y)
+    assert r2 == pytest.approx(1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2))
+    assert r2 > 0.5
+    # held-out documents too
+    Xte, pte = draw_corpus(pi, WINDOW, 100, 50, rng)
+    yte = np.cos(2 * np.pi * pte[:, 0] / 8) + np.sin(2 * np.pi * pte[:, 1] / 8)
+    assert reg.score(Xte, yte) > 0.4
+    # gamma_ is eq. 10 with the training posteriors
+    Q = reg.grid_.transform(X)
+    np.testing.assert_allclose(reg.gamma_, embed_labels(Q, y, EXTENT, WINDOW, kind="continuous"),
+                               rtol=1e-10)
+
+
+def test_regressor_constant_target():
+    (X, _), _ = _two_region_corpus(4, n_train=60, n_test=10)
+    reg = CountingGridRegressor(EXTENT, WINDOW, n_iter=5, random_state=0,
+                                num_threads=1).fit(X, np.full(60, 3.25))
+    np.testing.assert_allclose(reg.predict(X), 3.25, rtol=1e-12)
+
+
+# ------------------------------------------------------- generative classifier
+def _two_grid_corpus(seed, n_per_class=(60, 40), doc_length=80, labels=(0, 1)):
+    rng = np.random.default_rng(seed)
+    grids = [true_grid(EXTENT, 40, rng) for _ in labels]
+    parts_tr, parts_te, ytr, yte = [], [], [], []
+    for lab, g in zip(labels, grids):
+        Xa, _ = draw_corpus(g, WINDOW, n_per_class[0], doc_length, rng)
+        Xb, _ = draw_corpus(g, WINDOW, n_per_class[1], doc_length, rng)
+        parts_tr.append(Xa)
+        parts_te.append(Xb)
+        ytr += [lab] * n_per_class[0]
+        yte += [lab] * n_per_class[1]
+    return (sp.vstack(parts_tr).tocsr(), np.array(ytr)), (sp.vstack(parts_te).tocsr(),
+                                                          np.array(yte))
+
+
+@pytest.mark.parametrize("labels", [(0, 1), ("alpha", "beta"), (7, 3, 5)])
+def test_generative_classifier_separated_classes(labels):
+    (Xtr, ytr), (Xte, yte) = _two_grid_corpus(5, labels=labels)
+    gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=25, random_state=0,
+                                           num_threads=1).fit(Xtr, ytr)
+    assert list(gen.classes_) == sorted(labels)
+    assert len(gen.grids_) == len(labels)
+    pred = gen.predict(Xte)
+    assert np.mean(pred == yte) >= 0.97
+    ll = gen.class_log_likelihoods(Xte)
+    assert ll.shape == (Xte.shape[0], len(labels))
+    # each column is that class grid's exact log-likelihood
+    for j, g in enumerate(gen.grids_):
+        np.testing.assert_allclose(ll[:, j], g.score_samples(Xte), rtol=1e-12)
+    P = gen.predict_proba(Xte)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(gen.classes_[np.argmax(P, axis=1)], pred)
+    # log-softmax of the class log-likelihoods (uniform class prior)
+    from scipy.special import log_softmax
+
+    np.testing.assert_allclose(gen.predict_log_proba(Xte), log_softmax(ll, axis=1),
+                               rtol=1e-10, atol=1e-12)
+    # each class grid is learned only on its own class's documents
+    for c, g in zip(gen.classes_, gen.grids_):
+        Xc = Xtr[np.flatnonzero(ytr == c)]
+        assert np.isclose(g.log_likelihood_[-1], g.score(Xc), rtol=1e-9)
+
+
+def test_generative_classifier_deterministic_and_thread_independent():
+    (Xtr, ytr), (Xte, _) = _two_grid_corpus(6, n_per_class=(30, 10))
+    a = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=5, random_state=11,
+                                         num_threads=1).fit(Xtr, ytr)
+    b = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=5, random_state=11,
+                                         num_threads=2).fit(Xtr, ytr)
+    for ga, gb in zip(a.grids_, b.grids_):
+        assert np.array_equal(ga.pi_, gb.pi_)
+    # the per-class grids get different seeds
+    assert not np.array_equal(a.grids_[0].pi_[..., :3], a.grids_[1].pi_[..., :3])
+    assert np.array_equal(a.predict(Xte), b.predict(Xte))
+
+
+def test_generative_classifier_object_labels():
+    (Xtr, ytr), (Xte, yte) = _two_grid_corpus(7, n_per_class=(40, 20), labels=("x", "y"))
+    yo = np.array(list(ytr), dtype=object)
+    gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=15, random_state=0,
+                                           num_threads=1).fit(Xtr, yo)
+    assert gen.classes_.dtype.kind == "U"
+    assert gen.score(Xte, yte) >= 0.95
+
+
+def test_generative_classifier_dense_input():
+    (Xtr, ytr), (Xte, yte) = _two_grid_corpus(8, n_per_class=(30, 10), doc_length=200)
+    Xd = Xtr.toarray()
+    assert np.count_nonzero(Xd) / Xd.size >= 0.25  # BLAS path
+    gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
+                                           num_threads=1)
+    gen.fit(Xd, ytr)
+    ref = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
+                                           num_threads=1).fit(Xtr, ytr)
+    for a, b in zip(gen.grids_, ref.grids_):
+        np.testing.assert_allclose(a.pi_, b.pi_, rtol=1e-8)
+    assert np.array_equal(gen.predict(Xte.toarray()), ref.predict(Xte))
+
+
+def test_classifier_docstrings_document_parameters():
+    for cls in (CountingGridClassifier, CountingGridRegressor, GenerativeCountingGridClassifier):
+        assert cls.__doc__ and "Parameters" in cls.__doc__ and "Attributes" in cls.__doc__
