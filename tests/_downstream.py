@@ -102,3 +102,41 @@ def build_and_import(workdir, module, setup_py, files):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+# The downstream setup.py files, exactly as in docs/c_api.md.
+SETUP_CAPSULE = """
+import countgrid
+from setuptools import Extension, setup
+
+setup(
+    name="cg_downstream_capsule",
+    ext_modules=[Extension("cg_downstream_capsule", ["cg_downstream_capsule.c"],
+                           include_dirs=[countgrid.get_include()])],
+)
+"""
+
+SETUP_STATIC = """
+import countgrid
+from setuptools import Extension, setup
+
+setup(
+    name="cg_downstream_static",
+    ext_modules=[Extension("cg_downstream_static", ["cg_downstream_static.c"],
+                           include_dirs=[countgrid.get_include()],
+                           library_dirs=[countgrid.get_library_dir()],
+                           libraries=["countgrid"],
+                           extra_link_args=countgrid.get_link_args())],
+)
+"""
+
+SETUP_CYTHON = """
+from setuptools import Extension, setup
+from Cython.Build import cythonize
+
+setup(
+    name="cg_downstream_cy",
+    ext_modules=cythonize([Extension("cg_downstream_cy", ["cg_downstream_cy.pyx"])],
+                          language_level=3),
+)
+"""

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "countgrid/countgrid.h"
 
@@ -51,6 +52,17 @@
  * capped by the environment variable COUNTGRID_SIMD (baseline|avx2|avx512). */
 int cg_simd_level(void);
 
+/* The variant of a per-ISA object (cg_isa_instantiate.h) for a level of cg_simd_level():
+ * CG_ISA_PICK(level, name) is name_<SUF>_avx512, name_<SUF>_avx2 or name_<SUF>_base. */
+#if CG_X86_DISPATCH
+#define CG_ISA_PICK(level, name)                                                           \
+    ((level) == 2   ? CG_CAT3(name, _, CG_CAT3(SUF, _, avx512))                           \
+     : (level) == 1 ? CG_CAT3(name, _, CG_CAT3(SUF, _, avx2))                             \
+                    : CG_CAT3(name, _, CG_CAT3(SUF, _, base)))
+#else
+#define CG_ISA_PICK(level, name) ((void)(level), CG_CAT3(name, _, CG_CAT3(SUF, _, base)))
+#endif
+
 /* The one thread rule of every kernel: num_threads <= 0 means the OpenMP default
  * (omp_get_max_threads); the count is handed to each `num_threads(...)` clause and never
  * set globally.  The Python layer resolves the count first (countgrid._threads). */
@@ -62,6 +74,24 @@ static inline int cg_resolve_threads(int num_threads)
     (void)num_threads;
     return 1;
 #endif
+}
+
+/* Raises a flag shared by the threads of a parallel region (a failed allocation, a bad
+ * index); the kernel turns it into its status after the region. */
+static inline void cg_raise(int *flag)
+{
+    #pragma omp atomic write
+    *flag = 1;
+}
+
+/* Scratch of one thread of a parallel region: n_bytes from malloc, or NULL with *failed
+ * raised (the thread then skips its share and the kernel returns CG_ERR_ALLOC). */
+static inline void *cg_thread_scratch(size_t n_bytes, int *failed)
+{
+    void *p = malloc(n_bytes > 0 ? n_bytes : 1);
+    if (p == NULL)
+        cg_raise(failed);
+    return p;
 }
 
 #endif

@@ -1,6 +1,5 @@
-/* Row kernels of the E- and M-steps, compiled once per (REAL, instruction
- * set).  Requires REAL, SUF, ISA (a name suffix) and CG_ISA_ATTR (a function
- * attribute selecting the instruction set, or nothing), and CG_FN. */
+/* Row kernels of the E- and M-steps, compiled once per (REAL, instruction set): a
+ * template of cg_isa_instantiate.h inside rowops.h (REAL, SUF, ISA, CG_ISA_ATTR). */
 
 /* row += c0 r0 + c1 r1 + c2 r2 + c3 r3 */
 static CG_ISA_ATTR void CG_ISA_FN(cg_row_axpy4)(REAL *CG_RESTRICT row, const REAL *CG_RESTRICT r0,
@@ -91,3 +90,8 @@ static CG_ISA_ATTR void CG_ISA_FN(cg_row_posterior)(REAL *CG_RESTRICT row, int64
     }
 }
 
+/* The row kernels of this instruction set, for cg_get_rowops. */
+static const CG_FN(cg_rowops) CG_ISA_FN(cg_rowops) = {
+    .axpy4 = CG_ISA_FN(cg_row_axpy4), .axpy1 = CG_ISA_FN(cg_row_axpy1),
+    .posterior = CG_ISA_FN(cg_row_posterior), .log = CG_ISA_FN(cg_row_log),
+    .dot_axpy = CG_ISA_FN(cg_row_dot_axpy)};

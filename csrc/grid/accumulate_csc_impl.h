@@ -31,8 +31,7 @@ int CG_FN2(cg_grid_accumulate_csc)(int64_t n_features, const INDEX *indptr, cons
             end++;
         }
         if (!ok) {
-            #pragma omp atomic write
-            bad = 1;
+            cg_raise(&bad);
             continue;
         }
         cursor[z] = (INDEX)end;

@@ -25,8 +25,7 @@ int CG_FN2(cg_grid_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *
         const int64_t end = (int64_t)indptr[t + 1];
         int64_t k;
         if (p < 0 || end < p || end > nnz) {
-            #pragma omp atomic write
-            bad = 1;
+            cg_raise(&bad);
             continue;
         }
         if (log_prior != NULL)
@@ -42,8 +41,7 @@ int CG_FN2(cg_grid_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *
             const REAL *CG_RESTRICT r0, *CG_RESTRICT r1, *CG_RESTRICT r2, *CG_RESTRICT r3;
             if ((uint64_t)z0 >= (uint64_t)n_features || (uint64_t)z1 >= (uint64_t)n_features
                 || (uint64_t)z2 >= (uint64_t)n_features || (uint64_t)z3 >= (uint64_t)n_features) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 break;
             }
             r0 = logh + z0 * ld_logh;
@@ -57,8 +55,7 @@ int CG_FN2(cg_grid_estep_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *
             const REAL c = data[p];
             const REAL *CG_RESTRICT r;
             if ((uint64_t)z >= (uint64_t)n_features) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 break;
             }
             r = logh + z * ld_logh;

@@ -21,14 +21,10 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
         return CG_ERR_ALLOC;
     #pragma omp parallel num_threads(nt)
     {
-        REAL *scratch = (REAL *)malloc((size_t)scratch_len * sizeof(REAL));
+        REAL *scratch = (REAL *)cg_thread_scratch((size_t)scratch_len * sizeof(REAL), &failed);
         const REAL floor_h = (REAL)((double)wvol * alpha);
         const REAL a = (REAL)alpha, r = (REAL)rho;
         int64_t z, k, c;
-        if (scratch == NULL) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
             REAL *CG_RESTRICT nz = n + z * ld_n;

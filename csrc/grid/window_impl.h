@@ -19,12 +19,8 @@ int CG_FN(cg_grid_window_sum)(int ndim, const int64_t *extent, const int64_t *wi
     scratch_len = cg_box_scratch_size(ndim, extent, L);
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        REAL *scratch = (REAL *)malloc((size_t)scratch_len * sizeof(REAL));
+        REAL *scratch = (REAL *)cg_thread_scratch((size_t)scratch_len * sizeof(REAL), &failed);
         int64_t v;
-        if (scratch == NULL) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         #pragma omp for schedule(static)
         for (v = 0; v < n_vec; v++) {
             if (scratch != NULL)
@@ -56,12 +52,8 @@ int CG_FN(cg_grid_histograms)(int ndim, const int64_t *extent, const int64_t *wi
     scratch_len = cg_box_scratch_size(ndim, extent, L);
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        REAL *scratch = (REAL *)malloc((size_t)scratch_len * sizeof(REAL));
+        REAL *scratch = (REAL *)cg_thread_scratch((size_t)scratch_len * sizeof(REAL), &failed);
         int64_t z;
-        if (scratch == NULL) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
             REAL *CG_RESTRICT hz = h + z * ld_h;

@@ -21,8 +21,7 @@ int CG_FN2(cg_gtm_estep_csr)(int64_t n_rows, int64_t n_features, int64_t K,
         for (int64_t p = (int64_t)indptr[n]; p < (int64_t)indptr[n + 1]; p++) {
             const int64_t j = (int64_t)indices[p];
             if (j < 0 || j >= n_features) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 break;
             }
             const double t = (double)data[p];
@@ -73,8 +72,7 @@ int CG_FN2(cg_gtm_accumulate_csc)(int64_t n_rows, int64_t n_features, int64_t K,
         for (int64_t p = (int64_t)indptr[j]; p < (int64_t)indptr[j + 1]; p++) {
             const int64_t n = (int64_t)indices[p];
             if (n < 0 || n >= n_rows) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 break;
             }
             const double t = (double)data[p];

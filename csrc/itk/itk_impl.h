@@ -8,17 +8,8 @@ typedef double (*CG_FN(cg_itk_pair_fn))(const REAL *, const REAL *, const REAL *
 
 static CG_FN(cg_itk_pair_fn) CG_FN(cg_itk_select)(void)
 {
-#if CG_X86_DISPATCH
-    switch (cg_simd_level()) {
-    case 2:
-        return CG_CAT3(cg_itk_pair_, SUF, _avx512);
-    case 1:
-        return CG_CAT3(cg_itk_pair_, SUF, _avx2);
-    default:
-        break;
-    }
-#endif
-    return CG_CAT3(cg_itk_pair_, SUF, _base);
+    const int level = cg_simd_level();
+    return CG_ISA_PICK(level, cg_itk_pair);
 }
 
 /* g(v) = v log v or v^q on every element of a row, 0 where v == 0 */
@@ -84,12 +75,8 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
     gy = symmetric ? gx : gx + n * D;
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        REAL *tmp = (REAL *)malloc(CG_ITK_CHUNK * sizeof(REAL));
+        REAL *tmp = (REAL *)cg_thread_scratch(CG_ITK_CHUNK * sizeof(REAL), &failed);
         int64_t r, j;
-        if (tmp == NULL) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         #pragma omp for schedule(static)
         for (r = 0; r < n; r++)
             CG_FN(cg_itk_g)(X + r * ldx, gx + r * D, D, (REAL)q, shannon);
@@ -163,8 +150,7 @@ int CG_CAT3(cg_itk_jt_gram_csr_, SUF, _i64)(
                     if (u > 0 && v > 0)
                         total += (double)(CG_ITK_SPARSE_G(s) - CG_ITK_SPARSE_G(u) - CG_ITK_SPARSE_G(v));
                     else if (!(u >= 0 && v >= 0)) {
-                        #pragma omp atomic write
-                        bad = 1;
+                        cg_raise(&bad);
                     }
                     a++;
                     b++;

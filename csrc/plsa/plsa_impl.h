@@ -33,12 +33,8 @@ int CG_FN2(cg_plsa_docs)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
         phib = phi;
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        REAL *acc = (REAL *)malloc((size_t)K * sizeof(REAL));
+        REAL *acc = (REAL *)cg_thread_scratch((size_t)K * sizeof(REAL), &failed);
         int64_t d;
-        if (acc == NULL) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         #pragma omp for schedule(dynamic, 16)
         for (d = 0; d < n_rows; d++) {
             const int64_t p0 = (int64_t)indptr[d], p1 = (int64_t)indptr[d + 1];
@@ -48,16 +44,14 @@ int CG_FN2(cg_plsa_docs)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
             if (acc == NULL)
                 continue;
             if (p0 < 0 || p1 < p0 || p1 > nnz) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 continue;
             }
             for (p = p0; p < p1; p++)
                 if ((uint64_t)indices[p] >= (uint64_t)n_words)
                     break;
             if (p < p1) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 continue;
             }
             for (k = 0; k < K; k++)
@@ -125,15 +119,13 @@ int CG_FN2(cg_plsa_words)(int64_t n_words, const INDEX *indptr, const INDEX *ind
         for (k = 0; k < K; k++)
             a[k] = 0;
         if (p0 < 0 || p1 < p0 || p1 > nnz) {
-            #pragma omp atomic write
-            bad = 1;
+            cg_raise(&bad);
             continue;
         }
         for (p = p0; p < p1; p++) {
             const int64_t d = (int64_t)indices[p];
             if ((uint64_t)d >= (uint64_t)n_docs) {
-                #pragma omp atomic write
-                bad = 1;
+                cg_raise(&bad);
                 break;
             }
             ops.dot_axpy(f, theta + d * ld_theta, a, data[p], K);

@@ -60,12 +60,8 @@ int CG_CAT3(cg_rap_visible_, SUF, _i64)(
     /* phase 1: each row writes its non-zeros into its own segment r*D */
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        double *lam = (double *)malloc((size_t)D * sizeof(double));
+        double *lam = (double *)cg_thread_scratch((size_t)D * sizeof(double), &failed);
         int ok = lam != NULL;
-        if (!ok) {
-            #pragma omp atomic write
-            failed = 1;
-        }
         int64_t b0 = 0, b1 = n_blocks, bb;
 #ifdef _OPENMP
         {
@@ -165,6 +161,7 @@ int CG_CAT3(cg_rap_cd_update_, SUF, _i64)(
     int num_threads)
 {
     int64_t nnz = 0, r, p, i, j;
+    int failed = 0;
     int64_t *colptr, *ent_row;
     REAL *ent_val;
     const double inv_n = n > 0 ? 1.0 / (double)n : 0.0;
@@ -227,7 +224,7 @@ int CG_CAT3(cg_rap_cd_update_, SUF, _i64)(
     }
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        double *gw = (double *)malloc((size_t)K * sizeof(double));
+        double *gw = (double *)cg_thread_scratch((size_t)K * sizeof(double), &failed);
         int64_t ii;
         #pragma omp for schedule(static)
         for (ii = 0; ii < D; ++ii) {
@@ -253,16 +250,12 @@ int CG_CAT3(cg_rap_cd_update_, SUF, _i64)(
                 w[jj] = (REAL)((double)w[jj] + vn);
             }
         }
-        if (!gw) {
-            #pragma omp atomic write
-            nnz = -1;
-        }
         free(gw);
     }
     free(colptr);
     free(ent_row);
     free(ent_val);
-    return nnz < 0 ? CG_ERR_ALLOC : CG_OK;
+    return failed ? CG_ERR_ALLOC : CG_OK;
 }
 
 #undef CG_RAP_GEMM_T

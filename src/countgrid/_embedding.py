@@ -100,13 +100,10 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Embedding of X: the per-model blocks concatenated in the order of ``models_``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or CSR matrix of shape (n_samples, n_dims), non-negative
+        Documents are folded into every fitted model (training documents like new ones), so
+        X holds non-negative counts over the training vocabulary, shape
+        (n_samples, n_features_in_), dense or sparse.  Returns an ndarray or CSR matrix of
+        shape (n_samples, sum(block_sizes_)), non-negative.
         """
         check_is_fitted(self, "models_")
         return hstack([self._embed(m, i, X) for i, m in enumerate(self.models_)])

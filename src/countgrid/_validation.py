@@ -4,6 +4,7 @@ countgrid._counts; threads: countgrid._threads."""
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 from countgrid.exceptions import NotFittedError
 
@@ -32,6 +33,42 @@ def resolve_dtype(dtype, X=None):
         return check_dtype(dtype)
     xdtype = getattr(X, "dtype", None)
     return np.dtype(xdtype) if xdtype in _FLOAT_DTYPES else np.dtype(np.float64)
+
+
+def check_matrix(M, name, dtype=None, nonnegative=False):
+    """A 2-D matrix of finite real numbers (for vectors that are not counts: codes,
+    embeddings, histograms).
+
+    Sparse input becomes canonical CSR (a copy: summed duplicates, sorted indices, explicit
+    zeros removed), dense input a C-contiguous array; the dtype follows
+    :func:`resolve_dtype`.  Raises TypeError for non-numeric input and ValueError for a
+    wrong shape, NaN or infinity, and (``nonnegative=True``) negative values.
+    """
+    if sp.issparse(M):
+        if M.ndim != 2:
+            raise ValueError(f"{name} must be 2-D")
+        if M.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
+        M = sp.csr_matrix(M, dtype=resolve_dtype(dtype, M), copy=True)
+        M.sum_duplicates()
+        M.sort_indices()
+        values = M.data
+    else:
+        M = np.asarray(M)
+        if M.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
+        if M.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), "
+                             f"got shape {M.shape}")
+        M = np.ascontiguousarray(M, dtype=resolve_dtype(dtype, M))
+        values = M
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    if nonnegative and values.size and values.min() < 0:
+        raise ValueError(f"{name} must be non-negative; found the value {values.min()!r}")
+    if sp.issparse(M):
+        M.eliminate_zeros()
+    return M
 
 
 def n_samples(X):

@@ -11,6 +11,8 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._validation import check_matrix
+
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve"]
 
 RetrievalCurve = namedtuple("RetrievalCurve", ["precision", "recall", "n_retrieved", "auc"])
@@ -21,26 +23,6 @@ over the queries; ``n_retrieved`` (the cut-offs 1, 2, 4, ..., n_corpus);
 ``auc``, the area under precision as a function of recall (see
 :func:`precision_recall_curve_retrieval`).
 """
-
-
-def _codes(A, name):
-    if sp.issparse(A):
-        A = sp.csr_matrix(A, dtype=np.float64)
-        if A.ndim != 2:
-            raise ValueError(f"{name} must be 2-D")
-        if not np.isfinite(A.data).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-        return A
-    A = np.asarray(A)
-    if A.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {A.dtype}")
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n_documents, n_dims), "
-                         f"got shape {A.shape}")
-    A = np.asarray(A, dtype=np.float64)
-    if not np.isfinite(A).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    return A
 
 
 def _normalize_rows(A):
@@ -71,7 +53,7 @@ def cosine_similarity(A, B):
     -------
     S : ndarray of shape (n_a, n_b), float64
     """
-    A, B = _codes(A, "A"), _codes(B, "B")
+    A, B = check_matrix(A, "A", np.float64), check_matrix(B, "B", np.float64)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A has {A.shape[1]} columns and B has {B.shape[1]}")
     return _dense(_normalize_rows(A) @ _normalize_rows(B).T)
@@ -120,8 +102,8 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     >>> curve.n_retrieved.tolist(), curve.precision.tolist()
     ([1, 2, 4], [1.0, 1.0, 0.5])
     """
-    Q = _codes(query_codes, "query_codes")
-    C = _codes(corpus_codes, "corpus_codes")
+    Q = check_matrix(query_codes, "query_codes", np.float64)
+    C = check_matrix(corpus_codes, "corpus_codes", np.float64)
     if Q.shape[1] != C.shape[1]:
         raise ValueError(f"query_codes has {Q.shape[1]} columns but corpus_codes has "
                          f"{C.shape[1]}")

@@ -254,14 +254,13 @@ def test_docs_show_the_tested_setup_lines():
     docs = os.path.join(ROOT, "docs", "c_api.md")
     if not os.path.isfile(docs):
         pytest.skip("docs/ not available (tests run from an installed copy)")
-    import test_downstream_c as c
-    import test_downstream_cython as cy
+    from _downstream import SETUP_CAPSULE, SETUP_CYTHON, SETUP_STATIC
 
     def norm(text):
         return " ".join(text.split())
 
     text = norm(read(docs))
-    for setup_py, name in [(cy.SETUP_PY, "cg_downstream_cy"),
-                           (c.SETUP_CAPSULE, "cg_downstream_capsule"),
-                           (c.SETUP_STATIC, "cg_downstream_static")]:
+    for setup_py, name in [(SETUP_CYTHON, "cg_downstream_cy"),
+                           (SETUP_CAPSULE, "cg_downstream_capsule"),
+                           (SETUP_STATIC, "cg_downstream_static")]:
         assert norm(setup_py.replace(name, "mymod")) in text, name

@@ -19,33 +19,8 @@ import countgrid
 from countgrid import _kernels as K
 from countgrid.grid import _grid_kernels as G
 
-from _downstream import build_and_import, require_compiler
+from _downstream import SETUP_CAPSULE, SETUP_STATIC, build_and_import, require_compiler
 
-# The downstream setup.py lines, exactly as in docs/c_api.md.
-SETUP_CAPSULE = """
-import countgrid
-from setuptools import Extension, setup
-
-setup(
-    name="cg_downstream_capsule",
-    ext_modules=[Extension("cg_downstream_capsule", ["cg_downstream_capsule.c"],
-                           include_dirs=[countgrid.get_include()])],
-)
-"""
-
-SETUP_STATIC = """
-import countgrid
-from setuptools import Extension, setup
-
-setup(
-    name="cg_downstream_static",
-    ext_modules=[Extension("cg_downstream_static", ["cg_downstream_static.c"],
-                           include_dirs=[countgrid.get_include()],
-                           library_dirs=[countgrid.get_library_dir()],
-                           libraries=["countgrid"],
-                           extra_link_args=countgrid.get_link_args())],
-)
-"""
 
 # Shared body: Python wrappers taking buffers (numpy arrays) and returning the
 # kernel's status.  WINDOW_SUM_F64 and ESTEP_CSR_F64_I32 are how each route names them.

@@ -9,19 +9,9 @@ import countgrid
 from countgrid import _kernels as K
 from countgrid.grid import _grid_kernels as G
 
-from _downstream import build_and_import, require_compiler, require_importable_package
+from _downstream import (SETUP_CYTHON as SETUP_PY, build_and_import, require_compiler,
+                         require_importable_package)
 
-# The downstream setup.py, exactly as in docs/c_api.md.
-SETUP_PY = """
-from setuptools import Extension, setup
-from Cython.Build import cythonize
-
-setup(
-    name="cg_downstream_cy",
-    ext_modules=cythonize([Extension("cg_downstream_cy", ["cg_downstream_cy.pyx"])],
-                          language_level=3),
-)
-"""
 
 PYX = """
 cimport countgrid.cython_api as cg

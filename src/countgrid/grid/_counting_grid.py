@@ -273,6 +273,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts over the training features (dense or sparse; processed
+            in blocks of rows).
 
         Returns
         -------

@@ -95,6 +95,16 @@ class _CGEmbedding(_GenerativeEmbedding):
 
     _parameter_constraints = _CG_CONSTRAINTS
 
+    def __init__(self, extent=(10, 10), window=(3, 3), mode="per_class", n_iter=100,
+                 posterior_floor="auto", random_state=None, num_threads=None):
+        self.extent = extent
+        self.window = window
+        self.mode = mode
+        self.n_iter = n_iter
+        self.posterior_floor = posterior_floor
+        self.random_state = random_state
+        self.num_threads = num_threads
+
     def _new_model(self, seed):
         return CountingGrid(self.extent, self.window, n_iter=self.n_iter,
                             posterior_floor=self.posterior_floor, num_threads=self.num_threads,
@@ -107,16 +117,6 @@ class CountingGridPosterior(_CGEmbedding):
     ``CountingGrid.transform`` (countinggrid.md §4): ``L = prod(extent)`` dims per grid,
     each block sums to 1.
     """ + _CG_PARAMS_DOC
-
-    def __init__(self, extent=(10, 10), window=(3, 3), mode="per_class", n_iter=100,
-                 posterior_floor="auto", random_state=None, num_threads=None):
-        self.extent = extent
-        self.window = window
-        self.mode = mode
-        self.n_iter = n_iter
-        self.posterior_floor = posterior_floor
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     def _embed(self, model, i, X):
         return np.asarray(model.transform(X), dtype=np.float64)
@@ -138,14 +138,9 @@ class CountingGridFESS(_CGEmbedding):
 
     def __init__(self, extent=(10, 10), window=(3, 3), mode="per_class", reduce="positions",
                  n_iter=100, posterior_floor="auto", random_state=None, num_threads=None):
-        self.extent = extent
-        self.window = window
-        self.mode = mode
+        super().__init__(extent, window, mode, n_iter, posterior_floor, random_state,
+                         num_threads)
         self.reduce = reduce
-        self.n_iter = n_iter
-        self.posterior_floor = posterior_floor
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     _parameter_constraints = {**_CG_CONSTRAINTS, "reduce": [Options("positions", "features")]}
 

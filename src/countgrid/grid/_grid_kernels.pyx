@@ -13,20 +13,28 @@ from libc.stdint cimport int64_t
 
 cimport countgrid.grid._ckernels as ck
 from countgrid._ckernels cimport CG_MAX_DIM
-from countgrid._common cimport check_status, index_t
+from countgrid._common cimport check_status, csr_entries, index_t
 
 ck.countgrid_import()
 
 
-cdef tuple _grid(extent, window):
-    e = np.ascontiguousarray(extent, dtype=np.int64).reshape(-1)
-    w = np.ascontiguousarray(window, dtype=np.int64).reshape(-1)
-    if e.shape[0] != w.shape[0] or not 1 <= e.shape[0] <= CG_MAX_DIM:
-        raise ValueError(f"extent {tuple(e)} and window {tuple(w)} must have the same "
-                         f"length between 1 and {CG_MAX_DIM}")
-    if (e < 1).any() or (w < 1).any() or (w > e).any():
-        raise ValueError(f"window {tuple(w)} must lie between 1 and extent {tuple(e)}")
-    return e, w, int(np.prod(e))
+cdef class _Grid:
+    """A checked grid description as the kernels take it: ndim, extent, window and L."""
+    cdef const int64_t[::1] extent
+    cdef const int64_t[::1] window
+    cdef int ndim
+    cdef Py_ssize_t L
+
+    def __cinit__(self, extent, window):
+        e = np.ascontiguousarray(extent, dtype=np.int64).reshape(-1)
+        w = np.ascontiguousarray(window, dtype=np.int64).reshape(-1)
+        if e.shape[0] != w.shape[0] or not 1 <= e.shape[0] <= CG_MAX_DIM:
+            raise ValueError(f"extent {tuple(e)} and window {tuple(w)} must have the same "
+                             f"length between 1 and {CG_MAX_DIM}")
+        if (e < 1).any() or (w < 1).any() or (w > e).any():
+            raise ValueError(f"window {tuple(w)} must lie between 1 and extent {tuple(e)}")
+        self.extent, self.window = e, w
+        self.ndim, self.L = e.shape[0], int(np.prod(e))
 
 
 cdef int _rows(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows, Py_ssize_t want_cols,
@@ -37,23 +45,27 @@ cdef int _rows(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows, Py_ssize_
     return 0
 
 
+cdef int _per_cell(Py_ssize_t L, list arrays) except -1:
+    """Check (name, rows, columns, least rows) of arrays with one row per grid (L cells)."""
+    for name, rows, cols, want_rows in arrays:
+        _rows(rows, cols, want_rows, L, name)
+    return 0
+
+
 def window_sum(const floating[:, ::1] a, extent, window, bint backward=False,
                double scale=1.0, int num_threads=0):
     """Toroidal window sums of each row of `a` (n_vec, L); returns a new array."""
-    cdef Py_ssize_t L
-    e, w, L = _grid(extent, window)
-    cdef const int64_t[::1] ev = e
-    cdef const int64_t[::1] wv = w
-    cdef int ndim = e.shape[0], status = 0
+    cdef _Grid g = _Grid(extent, window)
+    cdef int status = 0
     cdef Py_ssize_t n = a.shape[0]
-    _rows(a.shape[0], a.shape[1], 0, L, "a")
-    out = np.empty((n, L), dtype=np.float32 if floating is float else np.float64)
+    _rows(a.shape[0], a.shape[1], 0, g.L, "a")
+    out = np.empty((n, g.L), dtype=np.float32 if floating is float else np.float64)
     if n == 0:
         return out
     cdef floating[:, ::1] o = out
     with nogil:
-        status = ck.window_sum(ndim, &ev[0], &wv[0], backward, scale, n, &a[0, 0], a.shape[1],
-                               &o[0, 0], o.shape[1], num_threads)
+        status = ck.window_sum(g.ndim, &g.extent[0], &g.window[0], backward, scale, n,
+                               &a[0, 0], a.shape[1], &o[0, 0], o.shape[1], num_threads)
     check_status(status, "window_sum")
     return out
 
@@ -61,19 +73,15 @@ def window_sum(const floating[:, ::1] a, extent, window, bint backward=False,
 def histograms(const floating[:, ::1] pi, extent, window, floating[:, ::1] h,
                floating[:, ::1] logh, int num_threads=0):
     """h = forward window mean of pi (n_features, L); logh = log h (in place)."""
-    cdef Py_ssize_t L
-    e, w, L = _grid(extent, window)
-    cdef const int64_t[::1] ev = e
-    cdef const int64_t[::1] wv = w
-    cdef int ndim = e.shape[0], status = 0
-    cdef Py_ssize_t Z = pi.shape[0]
-    _rows(pi.shape[0], pi.shape[1], 0, L, "pi")
-    _rows(h.shape[0], h.shape[1], Z, L, "h")
-    _rows(logh.shape[0], logh.shape[1], Z, L, "logh")
+    cdef _Grid g = _Grid(extent, window)
+    cdef int status = 0
+    cdef Py_ssize_t Z = pi.shape[0], L = g.L
+    _per_cell(L, [("pi", pi.shape[0], pi.shape[1], 0), ("h", h.shape[0], h.shape[1], Z),
+                  ("logh", logh.shape[0], logh.shape[1], Z)])
     if Z == 0:
         return
     with nogil:
-        status = ck.histograms(ndim, &ev[0], &wv[0], Z, &pi[0, 0], L, &h[0, 0], L,
+        status = ck.histograms(g.ndim, &g.extent[0], &g.window[0], Z, &pi[0, 0], L, &h[0, 0], L,
                                &logh[0, 0], L, num_threads)
     check_status(status, "histograms")
 
@@ -112,8 +120,7 @@ def estep_csr(const index_t[::1] indptr, const index_t[::1] indices,
     if not 0 <= row_start <= row_end <= indptr.shape[0] - 1:
         raise ValueError(f"rows [{row_start}, {row_end}) outside a CSR matrix with "
                          f"{indptr.shape[0] - 1} rows")
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError("indices and data have different lengths")
+    csr_entries(indices, data, &ip, &dp)
     _rows(q.shape[0], q.shape[1], n, L, "q")
     if loglik.shape[0] < n:
         raise ValueError("loglik is shorter than the block")
@@ -125,9 +132,6 @@ def estep_csr(const index_t[::1] indptr, const index_t[::1] indices,
         return
     if L == 0:
         raise ValueError("the grid has no cells")
-    if indices.shape[0] > 0:
-        ip = &indices[0]
-        dp = &data[0]
     if Z > 0:
         lh = &logh[0, 0]
     with nogil:
@@ -147,17 +151,13 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
     cdef int status = 0
     if Z < 0 or cursor.shape[0] != Z:
         raise ValueError("cursor must have one entry per column")
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError("indices and data have different lengths")
+    csr_entries(indices, data, &ip, &dp)
     if not 0 <= row_start <= row_end:
         raise ValueError("invalid row range")
     _rows(n.shape[0], n.shape[1], Z, L, "n")
     _rows(q.shape[0], q.shape[1], rows, L, "q")
     if Z == 0 or rows == 0:
         return
-    if indices.shape[0] > 0:
-        ip = &indices[0]
-        dp = &data[0]
     with nogil:
         status = ck.accumulate_csc(Z, &indptr[0], ip, dp, indices.shape[0], &cursor[0],
                                    row_start, row_end, L, &q[0, 0], L, &n[0, 0], L,
@@ -168,16 +168,12 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
 def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, extent, window,
           double rho, double alpha, int num_threads=0):
     """Counting-grid M-step in place on pi (n is used as scratch)."""
-    cdef Py_ssize_t L
-    e, w, L = _grid(extent, window)
-    cdef const int64_t[::1] ev = e
-    cdef const int64_t[::1] wv = w
-    cdef int ndim = e.shape[0], status = 0
-    cdef Py_ssize_t Z = pi.shape[0]
-    _rows(pi.shape[0], pi.shape[1], 1, L, "pi")
-    _rows(n.shape[0], n.shape[1], Z, L, "n")
-    _rows(h.shape[0], h.shape[1], Z, L, "h")
+    cdef _Grid g = _Grid(extent, window)
+    cdef int status = 0
+    cdef Py_ssize_t Z = pi.shape[0], L = g.L
+    _per_cell(L, [("pi", pi.shape[0], pi.shape[1], 1), ("n", n.shape[0], n.shape[1], Z),
+                  ("h", h.shape[0], h.shape[1], Z)])
     with nogil:
-        status = ck.mstep(ndim, &ev[0], &wv[0], Z, &n[0, 0], L, &h[0, 0], L, &pi[0, 0], L,
-                          rho, alpha, num_threads)
+        status = ck.mstep(g.ndim, &g.extent[0], &g.window[0], Z, &n[0, 0], L, &h[0, 0], L,
+                          &pi[0, 0], L, rho, alpha, num_threads)
     check_status(status, "mstep")

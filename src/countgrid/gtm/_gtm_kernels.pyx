@@ -10,7 +10,7 @@ from cython cimport floating
 from libc.stdint cimport int64_t
 
 cimport countgrid.gtm._ckernels as ck
-from countgrid._common cimport check_status, index_t
+from countgrid._common cimport check_status, csr_entries, index_t
 
 
 def estep_csr(const index_t[::1] indptr, const index_t[::1] indices, const floating[::1] data,
@@ -36,8 +36,9 @@ def estep_csr(const index_t[::1] indptr, const index_t[::1] indices, const float
     cdef int status
     cdef double *rp = &resp[0, 0] if n_rows > 0 else NULL
     cdef double *lp = &ll[0] if n_rows > 0 else NULL
-    cdef const index_t *ip = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef const floating *dp = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    csr_entries(indices, data, &ip, &dp)
     cdef const double *lfp = &log_fact[0] if n_rows > 0 else NULL
     cdef const double *dtp = &deltaT[0, 0] if n_features > 0 else NULL
     cdef const double *etp = &etaT[0, 0] if n_features > 0 else NULL
@@ -67,8 +68,9 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
     cdef double *rtp = &RT[0, 0] if n_features > 0 else NULL
     cdef double *ctp = &CT[0, 0] if n_features > 0 else NULL
     cdef const double *qp = &resp[0, 0] if n_rows > 0 else NULL
-    cdef const index_t *ip = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef const floating *dp = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    csr_entries(indices, data, &ip, &dp)
     with nogil:
         status = ck.accumulate_csc(n_rows, n_features, K, &indptr[0], ip, dp, qp, rtp, ctp,
                                    num_threads)

@@ -121,8 +121,12 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     objective_ : ndarray of shape (n_iter_ + 1,)
         ``log_likelihood_`` minus the ridge penalty (non-decreasing).
     n_iter_ : int
+        EM iterations run.
     converged_ : bool
+        Whether the relative improvement of ``objective_`` fell below ``tol``
+        (else a ``ConvergenceWarning`` was issued).
     n_features_in_ : int
+        Number of words (columns of X) seen in ``fit``.
 
     Examples
     --------
@@ -352,6 +356,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Counts of documents over the training vocabulary.
 
         Returns
         -------

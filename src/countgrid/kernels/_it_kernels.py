@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._threads import effective_n_threads
-from countgrid._validation import resolve_dtype
+from countgrid._validation import check_matrix
 from countgrid.kernels import _itkernels
 
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
@@ -33,34 +33,6 @@ def log_q(x, q):
     if abs(q - 1.0) < 1e-8:
         return np.log(x)
     return (np.power(x, 1.0 - q) - 1.0) / (1.0 - q)
-
-
-def _check_matrix(M, name):
-    if sp.issparse(M):
-        if M.ndim != 2:
-            raise ValueError(f"{name} must be 2-D")
-        if M.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
-        M = sp.csr_matrix(M, dtype=resolve_dtype(None, M), copy=True)
-        M.sum_duplicates()
-        M.sort_indices()
-        values = M.data
-    else:
-        M = np.asarray(M)
-        if M.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
-        if M.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), "
-                             f"got shape {M.shape}")
-        M = np.ascontiguousarray(M, dtype=resolve_dtype(None, M))
-        values = M
-    if values.size and not np.isfinite(values).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    if values.size and values.min() < 0:
-        raise ValueError(f"{name} must be non-negative; found the value {values.min()!r}")
-    if sp.issparse(M):
-        M.eliminate_zeros()
-    return M
 
 
 def _masses(M):
@@ -171,9 +143,9 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     if abs(q - 1.0) < 1e-8:
         q = 1.0
     nt = effective_n_threads(num_threads)
-    A = _check_matrix(A, "A")
+    A = check_matrix(A, "A", nonnegative=True)
     if B is not None:
-        B = _check_matrix(B, "B")
+        B = check_matrix(B, "B", nonnegative=True)
         if B.shape[1] != A.shape[1]:
             raise ValueError(f"A has {A.shape[1]} features but B has {B.shape[1]}")
         if B.dtype != A.dtype:

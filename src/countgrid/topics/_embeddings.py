@@ -229,6 +229,15 @@ class _PLSAEmbedding(_GenerativeEmbedding):
 
     _parameter_constraints = _PLSA_CONSTRAINTS
 
+    def __init__(self, mode="per_class", n_components=10, n_iter=100, tol=1e-6,
+                 random_state=None, num_threads=None):
+        self.mode = mode
+        self.n_components = n_components
+        self.n_iter = n_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.num_threads = num_threads
+
     def _new_model(self, seed):
         return PLSA(n_components=self.n_components, n_iter=self.n_iter, tol=self.tol,
                     num_threads=self.num_threads, random_state=seed)
@@ -256,15 +265,6 @@ class MixtureOfTopics(_PLSAEmbedding):
     >>> countgrid.MixtureOfTopics(n_components=3, random_state=0).fit_transform(X, y).shape
     (20, 6)
     """
-
-    def __init__(self, mode="per_class", n_components=10, n_iter=100, tol=1e-6,
-                 random_state=None, num_threads=None):
-        self.mode = mode
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     def _embed(self, model, i, X):
         return np.asarray(model.transform(X), dtype=np.float64)
@@ -308,15 +308,10 @@ class FisherScore(_PLSAEmbedding):
     def __init__(self, mode="per_class", reduce="none", normalize_length=False,
                  include_topic_prior=False, n_components=10, n_iter=100, tol=1e-6,
                  random_state=None, num_threads=None):
-        self.mode = mode
+        super().__init__(mode, n_components, n_iter, tol, random_state, num_threads)
         self.reduce = reduce
         self.normalize_length = normalize_length
         self.include_topic_prior = include_topic_prior
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     def fit(self, X, y=None):
         """Fit the pLSA model(s) and their training topic priors ``topic_prior_``."""
@@ -360,13 +355,8 @@ class FreeEnergyScoreSpace(_PLSAEmbedding):
 
     def __init__(self, mode="per_class", reduce="none", n_components=10, n_iter=100, tol=1e-6,
                  random_state=None, num_threads=None):
-        self.mode = mode
+        super().__init__(mode, n_components, n_iter, tol, random_state, num_threads)
         self.reduce = reduce
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     def _embed(self, model, i, X):
         return hstack(list(fess_terms(model, X, self.reduce)))
@@ -392,15 +382,6 @@ class PosteriorDivergence(_PLSAEmbedding):
     """
 
     _fitted_arrays = ("classes_", "n_features_in_", "topic_mass_")
-
-    def __init__(self, mode="per_class", n_components=10, n_iter=100, tol=1e-6,
-                 random_state=None, num_threads=None):
-        self.mode = mode
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
 
     def fit(self, X, y=None):
         """Fit the pLSA model(s) and their training topic mass ``topic_mass_``."""
@@ -438,6 +419,12 @@ class _SignedEmbedding(_PLSAEmbedding):
     _parameter_constraints = {**_PLSA_CONSTRAINTS, "reduce": _REDUCE_CONSTRAINT,
                               "positivize": [Options("shift", "split"), None]}
     _use_priors = True
+
+    def __init__(self, mode="per_class", reduce="topics", positivize="shift", n_components=10,
+                 n_iter=100, tol=1e-6, random_state=None, num_threads=None):
+        super().__init__(mode, n_components, n_iter, tol, random_state, num_threads)
+        self.reduce = reduce
+        self.positivize = positivize
 
     def fit(self, X, y=None):
         """Fit the class models and, for ``positivize="shift"``, the training minima.
@@ -536,17 +523,6 @@ class TOPEmbedding(_SignedEmbedding):
         Training minima per dimension (empty unless ``positivize="shift"``).
     """
 
-    def __init__(self, mode="per_class", reduce="topics", positivize="shift", n_components=10,
-                 n_iter=100, tol=1e-6, random_state=None, num_threads=None):
-        self.mode = mode
-        self.reduce = reduce
-        self.positivize = positivize
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
-
 
 class LLREmbedding(_SignedEmbedding):
     __doc__ = """Log-likelihood-ratio score space (Smith & Gales 2002; spec §3.4).
@@ -556,15 +532,4 @@ class LLREmbedding(_SignedEmbedding):
     """ + _SIGNED_PARAMS_DOC
 
     _use_priors = False
-
-    def __init__(self, mode="per_class", reduce="topics", positivize="shift", n_components=10,
-                 n_iter=100, tol=1e-6, random_state=None, num_threads=None):
-        self.mode = mode
-        self.reduce = reduce
-        self.positivize = positivize
-        self.n_components = n_components
-        self.n_iter = n_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.num_threads = num_threads
 

@@ -89,8 +89,11 @@ class PLSA(TransformerMixin, BaseEstimator):
     beta_ : float
         Inverse temperature used at the end (1 without tempering).
     n_iter_ : int
+        EM iterations of the last phase.
     converged_ : bool
+        Whether the last phase met ``tol`` (else a ``ConvergenceWarning`` was issued).
     n_features_in_ : int
+        Vocabulary size seen in ``fit``.
 
     Examples
     --------

@@ -5,7 +5,7 @@ import numpy as np
 from cython cimport floating
 
 cimport countgrid.topics._ckernels as ck
-from countgrid._common cimport check_status, index_t
+from countgrid._common cimport check_status, csr_entries, index_t
 
 ck.countgrid_import()
 
@@ -21,8 +21,7 @@ def plsa_docs(const index_t[::1] indptr, const index_t[::1] indices, const float
     cdef const floating *pb = NULL
     if n < 0 or theta.shape[0] != n or theta.shape[1] != K or loglik.shape[0] != n:
         raise ValueError("theta/loglik do not match the number of documents or topics")
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError("indices and data have different lengths")
+    csr_entries(indices, data, &ip, &dp)
     if phib is not None:
         if phib.shape[0] != W or phib.shape[1] != K:
             raise ValueError("phib must have the shape of phi")
@@ -31,12 +30,9 @@ def plsa_docs(const index_t[::1] indptr, const index_t[::1] indices, const float
         return
     if W == 0:
         raise ValueError("phi has no words")
-    if indices.shape[0] > 0:
-        ip = &indices[0]
-        dp = &data[0]
     with nogil:
         status = ck.docs(n, &indptr[0], ip, dp, indices.shape[0], W, K, &phi[0, 0], pb, K,
-                              &theta[0, 0], K, n_iter, tol, &loglik[0], num_threads)
+                         &theta[0, 0], K, n_iter, tol, &loglik[0], num_threads)
     check_status(status, "plsa_docs")
 
 
@@ -51,16 +47,12 @@ def plsa_words(const index_t[::1] indptr, const index_t[::1] indices, const floa
     cdef const floating *tp = NULL
     if W < 0 or phib.shape[0] != W or acc.shape[0] != W or acc.shape[1] != K or theta.shape[1] != K:
         raise ValueError("phib/acc/theta shapes do not match the counts")
-    if indices.shape[0] != data.shape[0]:
-        raise ValueError("indices and data have different lengths")
+    csr_entries(indices, data, &ip, &dp)
     if W == 0 or K == 0:
         return
-    if indices.shape[0] > 0:
-        ip = &indices[0]
-        dp = &data[0]
     if D > 0:
         tp = &theta[0, 0]
     with nogil:
-        status = ck.words(W, &indptr[0], ip, dp, indices.shape[0], D, K, tp, K,
-                               &phib[0, 0], K, &acc[0, 0], K, num_threads)
+        status = ck.words(W, &indptr[0], ip, dp, indices.shape[0], D, K, tp, K, &phib[0, 0], K,
+                          &acc[0, 0], K, num_threads)
     check_status(status, "plsa_words")
