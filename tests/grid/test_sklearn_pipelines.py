@@ -1,4 +1,5 @@
-"""scikit-learn interoperability: clone, params, pipelines, model selection."""
+"""Counting grids in scikit-learn: clone, params, pipelines, model selection (the common
+estimator checks of every family are in tests/test_common.py)."""
 import os
 import sys
 

@@ -1,0 +1,314 @@
+"""Common checks of every public estimator (the shared rules of countgrid._base, as
+scikit-learn's estimator_checks): declared parameter constraints, clone / get_params /
+set_params, the error policy for bad parameters, NotFittedError before fit, save / load
+round trips, the dtype rule, and scikit-learn's own check_estimator."""
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import countgrid
+from countgrid import io
+from countgrid._param_validation import GridShape, Interval, Options, make_constraint
+from countgrid.exceptions import ConvergenceWarning, NotFittedError
+
+pytestmark = [pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning"),
+              pytest.mark.filterwarnings("ignore:Estimator .* does not inherit:UserWarning")]
+
+_PLSA = dict(n_components=2, n_iter=5, random_state=0)
+_CG = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0)
+
+# name -> (factory of a small unfitted instance, what fit needs besides X)
+CASES = {
+    "CountingGrid": (lambda: countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0),
+                     None),
+    "CountingGridClassifier": (lambda: countgrid.CountingGridClassifier(
+        (4, 4), (2, 2), n_iter=3, random_state=0), "classes"),
+    "CountingGridRegressor": (lambda: countgrid.CountingGridRegressor(
+        (4, 4), (2, 2), n_iter=3, random_state=0), "real"),
+    "GenerativeCountingGridClassifier": (lambda: countgrid.GenerativeCountingGridClassifier(
+        (3, 3), (2, 2), n_iter=3, random_state=0), "classes"),
+    "PLSA": (lambda: countgrid.PLSA(**_PLSA), None),
+    "ZIPGTM": (lambda: countgrid.ZIPGTM((3, 3), n_basis=4, n_iter=3, random_state=0), None),
+    "RAP": (lambda: countgrid.RAP(3, n_epochs=1, random_state=0), None),
+    "LSI": (lambda: countgrid.LSI(1, random_state=0), None),
+    "MixtureOfTopics": (lambda: countgrid.MixtureOfTopics(**_PLSA), "classes"),
+    "FisherScore": (lambda: countgrid.FisherScore(**_PLSA), "classes"),
+    "TOPEmbedding": (lambda: countgrid.TOPEmbedding(**_PLSA), "classes"),
+    "LLREmbedding": (lambda: countgrid.LLREmbedding(**_PLSA), "classes"),
+    "FreeEnergyScoreSpace": (lambda: countgrid.FreeEnergyScoreSpace(**_PLSA), "classes"),
+    "PosteriorDivergence": (lambda: countgrid.PosteriorDivergence(**_PLSA), "classes"),
+    "CountingGridPosterior": (lambda: countgrid.CountingGridPosterior(**_CG), "classes"),
+    "CountingGridFESS": (lambda: countgrid.CountingGridFESS(**_CG), "classes"),
+    "HistogramGMM": (lambda: countgrid.HistogramGMM(2, n_iter=5, random_state=0), "histogram"),
+    "ITKernelClassifier": (lambda: countgrid.ITKernelClassifier(kernel="js", classifier="knn"),
+                           "classes"),
+}
+INFERENCE = ("transform", "predict", "predict_proba", "score_samples", "decision_function")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    rates = np.r_[np.full(6, 3.0), np.full(6, 0.3)]
+    X = np.vstack([rng.poisson(rates, (20, 12)), rng.poisson(rates[::-1], (20, 12))])
+    y = np.repeat([0, 1], 20)
+    s = np.r_[rng.normal(-1, 0.5, (300, 2)), rng.normal(1, 0.5, (300, 2))]
+    edges = np.linspace(-3, 3, 13)
+    W, _, _ = np.histogram2d(s[:, 0], s[:, 1], bins=[edges, edges])
+    centres = (edges[:-1] + edges[1:]) / 2
+    return {"X": sp.csr_matrix(X.astype(np.float64)), "y": y,
+            "histogram": (W, [centres, centres])}
+
+
+def fit(est, name, data, X=None):
+    kind = CASES[name][1]
+    if kind == "histogram":
+        return est.fit(*data["histogram"])
+    X = data["X"] if X is None else X
+    if kind == "classes":
+        return est.fit(X, data["y"])
+    if kind == "real":
+        return est.fit(X, data["y"] * 1.5 + 0.25)
+    return est.fit(X)
+
+
+def query(name, data):
+    if CASES[name][1] == "histogram":
+        return np.array([[0.0, 0.0], [1.0, -1.0]])
+    return data["X"][:7]
+
+
+def outputs(est, name, data):
+    out = {}
+    for method in INFERENCE:
+        if hasattr(est, method):
+            try:
+                value = getattr(est, method)(query(name, data))
+            except AttributeError:      # decision_function of a k-NN ITKernelClassifier
+                continue
+            out[method] = value.toarray() if sp.issparse(value) else np.asarray(value)
+    return out
+
+
+def fitted_state(est):
+    """Every fitted attribute, recursively: {name: value}."""
+    out = {}
+    for name, value in vars(est).items():
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        if isinstance(value, list) and value and hasattr(value[0], "get_params"):
+            for i, child in enumerate(value):
+                out.update({f"{name}.{i}/{k}": v for k, v in fitted_state(child).items()})
+        elif hasattr(value, "get_params"):
+            out.update({f"{name}/{k}": v for k, v in fitted_state(value).items()})
+        else:
+            out[name] = value
+    return out
+
+
+def test_every_public_estimator_is_covered():
+    public = {name for name in countgrid.__all__
+              if isinstance(getattr(countgrid, name), type)
+              and issubclass(getattr(countgrid, name), countgrid._base.BaseEstimator)}
+    assert set(io.registered()) | {"ITKernelClassifier"} == public == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_constraints_cover_every_parameter(name):
+    est = CASES[name][0]()
+    assert set(type(est)._parameter_constraints) == set(est.get_params(deep=False))
+    est._validate_params()                  # the defaults and the test values are valid
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_clone_get_set_params(name, data):
+    sklearn_base = pytest.importorskip("sklearn.base")
+    est = CASES[name][0]()
+    params = est.get_params(deep=False)
+    assert set(params) == set(type(est)._get_param_names())
+    fit(est, name, data)
+    twin = sklearn_base.clone(est)
+    assert type(twin) is type(est)
+    assert twin.get_params(deep=False).keys() == params.keys()
+    assert not fitted_state(twin)
+    key = sorted(params)[0]
+    assert twin.set_params(**{key: params[key]}) is twin
+    with pytest.raises(ValueError, match="no_such_parameter"):
+        twin.set_params(no_such_parameter=1)
+    assert repr(twin).startswith(f"{name}(")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_not_fitted_error(name, data):
+    est = CASES[name][0]()
+    methods = [m for m in INFERENCE if hasattr(est, m)]
+    assert methods
+    for method in methods:
+        with pytest.raises(NotFittedError):
+            getattr(est, method)(query(name, data))
+
+
+def _bad_values(constraints):
+    """(value, expected exception) pairs that the constraints reject."""
+    specs = [make_constraint(c) for c in constraints]
+    out = [(object(), TypeError)]
+    for c in specs:
+        if isinstance(c, Interval):
+            step = 1 if c.kind is Integral else 0.5
+            if c.left is not None:
+                out.append((c.left - step, ValueError))
+            if c.right is not None:
+                out.append((c.right + step, ValueError))
+            if c.kind is Real:
+                out.append((float("nan"), ValueError))
+        elif isinstance(c, Options):
+            if isinstance(c.values[0], str):
+                out.append(("no-such-option", ValueError))
+        elif isinstance(c, GridShape):
+            out.append(((0,) * (c.ndim or 2), ValueError))
+        elif str(c).startswith("numpy.float32"):
+            out.append((np.int32, ValueError))
+        elif str(c).startswith("None or a non-zero int"):
+            out.append((0, ValueError))
+    return [(v, e) for v, e in out if not any(c.is_satisfied_by(v) for c in specs)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_parameters_raise_the_policy_exception(name, data):
+    cls = type(CASES[name][0]())
+    checked = 0
+    for param, constraints in cls._parameter_constraints.items():
+        for value, exc in _bad_values(constraints):
+            est = CASES[name][0]().set_params(**{param: value})
+            with pytest.raises(exc, match=param):
+                fit(est, name, data)
+            checked += 1
+    assert checked >= len(cls._parameter_constraints)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_save_load_round_trip(name, data, tmp_path):
+    est = fit(CASES[name][0](), name, data)
+    path = tmp_path / "model.npz"
+    if name == "ITKernelClassifier":
+        with pytest.raises(TypeError, match="not a saveable"):
+            est.save(path)
+        return
+    est.save(path)
+    loaded = type(est).load(path)
+    assert type(loaded) is type(est)
+    assert loaded.get_params(deep=False).keys() == est.get_params(deep=False).keys()
+    a, b = fitted_state(est), fitted_state(loaded)
+    assert a.keys() == b.keys() and a
+    for key in a:
+        if isinstance(a[key], np.ndarray):
+            assert a[key].dtype == b[key].dtype and np.array_equal(a[key], b[key]), key
+        else:
+            assert type(a[key]) is type(b[key]) and a[key] == b[key], key
+    out_a, out_b = outputs(est, name, data), outputs(loaded, name, data)
+    assert out_a.keys() == out_b.keys() and out_a
+    for method in out_a:
+        np.testing.assert_array_equal(out_a[method], out_b[method], err_msg=method)
+    other = "PLSA" if name != "PLSA" else "RAP"
+    with pytest.raises(TypeError, match=f"not a {other}"):
+        type(fit(CASES[other][0](), other, data)).load(path)
+
+
+def _float_arrays(est):
+    return [v for v in fitted_state(est).values()
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if "dtype" in CASES[n][0]().get_params()))
+def test_dtype_rule(name, data):
+    """dtype fixes the working precision; None follows float32/float64 input."""
+    X32 = data["X"].astype(np.float32)
+    est64 = fit(CASES[name][0]().set_params(dtype=np.float64), name, data, X32)
+    assert not any(a.dtype == np.float32 for a in _float_arrays(est64))
+    est32 = fit(CASES[name][0]().set_params(dtype=np.float32), name, data)
+    assert any(a.dtype == np.float32 for a in _float_arrays(est32))
+    follow = fit(CASES[name][0]().set_params(dtype=None), name, data, X32)
+    assert [a.dtype for a in _float_arrays(follow)] == [a.dtype for a in _float_arrays(est32)]
+
+
+def test_convergence_warning_names_the_estimator(data):
+    with pytest.warns(ConvergenceWarning, match="PLSA did not converge in 2 iterations"):
+        countgrid.PLSA(2, n_iter=2, random_state=0).fit(data["X"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        countgrid.PLSA(2, n_iter=500, tol=1e-3, random_state=0).fit(data["X"])
+
+
+# scikit-learn's check_estimator.  The checks listed here fail today, each for the reason
+# given: gaps in input validation or error messages (the hardening work) and two places
+# where countgrid's policy differs on purpose (TypeError for a wrong dtype; NotFittedError
+# that does not import scikit-learn).  Every check not listed passes and must keep passing.
+_SKLEARN_GAPS = {
+    "check_complex_data": "policy: complex input is a TypeError naming the dtype",
+    "check_dtype_object": "policy: object arrays are a TypeError naming the dtype",
+    "check_positive_only_tag_during_fit": "our negative-count message differs from sklearn's",
+    "check_estimators_empty_data_messages": "our empty-input message differs from sklearn's",
+    "check_fit2d_predict1d": "our 1-D input message differs from sklearn's",
+    "check_n_features_in_after_fitting": "our feature-count message differs from sklearn's",
+}
+_SKLEARN_GAPS_BY_KIND = {
+    "supervised": {
+        "check_estimators_unfitted": "policy: countgrid.NotFittedError is not sklearn's",
+        "check_requires_y_none": "our missing-y message differs from sklearn's",
+        "check_supervised_y_2d": "a 2-D y is rejected, not raveled with a warning",
+    },
+    "classifier": {
+        "check_classifier_data_not_an_array": "X without len() is not accepted",
+        "check_classifiers_train": "sklearn's toy data has negative values",
+        "check_classifiers_regression_target": "continuous targets are taken as classes",
+    },
+    "regressor": {
+        "check_regressor_data_not_an_array": "X without len() is not accepted",
+        "check_regressors_train": "sklearn's toy data has negative values",
+    },
+    "embedding": {"check_transformer_data_not_an_array": "X without len() is not accepted"},
+    "LSI": {"check_fit2d_1feature": "LSI needs n_components < min(X.shape)",
+            "check_fit2d_1sample": "LSI needs n_components < min(X.shape)"},
+    "ZIPGTM": {"check_estimators_unfitted": "policy: countgrid.NotFittedError is not sklearn's",
+               "check_estimator_sparse_array": "sklearn reads classifier tags of any "
+                                               "estimator with predict_proba",
+               "check_estimator_sparse_matrix": "sklearn reads classifier tags of any "
+                                                "estimator with predict_proba"},
+}
+
+
+def _sklearn_cases():
+    # HistogramGMM is fitted to a histogram (weights, bin centres), not to X; the
+    # ITKernelClassifier wraps an embedding and a scikit-learn SVC and is checked through
+    # scikit-learn's model selection in tests/kernels/test_itk_classifier.py
+    return [CASES[n][0]() for n in sorted(CASES)
+            if CASES[n][1] != "histogram" and n != "ITKernelClassifier"]
+
+
+def _expected_failed(estimator):
+    name = type(estimator).__name__
+    kinds = [name]
+    if estimator._estimator_kind in ("classifier", "regressor"):
+        kinds += ["supervised", estimator._estimator_kind]
+    if CASES[name][1] == "classes" and estimator._estimator_kind == "transformer":
+        kinds.append("embedding")
+    gaps = dict(_SKLEARN_GAPS)
+    for kind in kinds:
+        gaps.update(_SKLEARN_GAPS_BY_KIND.get(kind, {}))
+    return gaps
+
+
+try:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+except ImportError:  # pragma: no cover - scikit-learn is a test dependency
+    parametrize_with_checks = None
+
+if parametrize_with_checks is not None:
+    @parametrize_with_checks(_sklearn_cases(), expected_failed_checks=_expected_failed)
+    def test_sklearn_check_estimator(estimator, check):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            check(estimator)

@@ -1,0 +1,162 @@
+"""The import graph of the package (docs/architecture.md): its modules' import statements,
+at module level or inside functions, form no circle; countgrid.io imports no estimator;
+no module imports one of the package's own modules from inside a function (which would
+hide an edge of the graph)."""
+import ast
+import importlib.util
+import os
+import re
+
+import pytest
+
+import countgrid
+from countgrid import io
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(countgrid.__file__))
+
+
+def module_files():
+    """{module name: path} of every Python and Cython source of the installed package."""
+    out = {}
+    for root, _, files in os.walk(PACKAGE_DIR):
+        for name in files:
+            if not name.endswith((".py", ".pyx")):
+                continue
+            rel = os.path.relpath(os.path.join(root, name), os.path.dirname(PACKAGE_DIR))
+            parts = rel[: rel.rindex(".")].split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = os.path.join(root, name)
+    return out
+
+
+def is_module(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _python_imports(path, module):
+    """(target module, inside a function?) of every import statement of a .py file."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                       ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, nested) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.rsplit(".", child.level - 1)[0] if child.level > 1 \
+                        else package
+                    base = f"{anchor}.{base}" if base else anchor
+                for alias in child.names:
+                    sub = f"{base}.{alias.name}"
+                    found.append((sub if is_module(sub) else base, nested))
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def _cython_imports(path):
+    """Python-level imports of a .pyx file (cimports are compile-time and not edges)."""
+    found = []
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"^(\s*)(?:from\s+([\w.]+)\s+import\s+(.+)|import\s+([\w.]+))", line)
+        if not m or line.lstrip().startswith(("cimport", "from cython")):
+            continue
+        if m.group(4):
+            found.append((m.group(4), bool(m.group(1))))
+            continue
+        for name in m.group(3).split(","):
+            sub = f"{m.group(2)}.{name.strip().split(' as ')[0]}"
+            found.append((sub if is_module(sub) else m.group(2), bool(m.group(1))))
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    files = module_files()
+    edges, nested = {}, []
+    for module, path in files.items():
+        imports = (_python_imports(path, module) if path.endswith(".py")
+                   else _cython_imports(path))
+        own = [(target, inside) for target, inside in imports
+               if target == "countgrid" or target.startswith("countgrid.")]
+        edges[module] = {target for target, _ in own if target != module}
+        nested += [(module, target) for target, inside in own if inside]
+    return edges, nested
+
+
+def test_the_graph_is_read(graph):
+    edges, _ = graph
+    assert len(edges) > 40
+    assert "countgrid.grid._counting_grid" in edges["countgrid.grid._classifiers"]
+    assert "countgrid._base" in edges["countgrid.rap._rap"]
+
+
+def test_no_import_cycle(graph):
+    edges, _ = graph
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+    counter = [0]
+
+    def strongconnect(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in edges:
+                continue
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            strongconnect(v)
+    assert cycles == []
+
+
+def test_io_imports_no_estimator(graph):
+    edges, _ = graph
+    estimator_modules = {cls.__module__ for cls in io.registered().values()}
+    seen, todo = set(), ["countgrid.io"]
+    while todo:
+        module = todo.pop()
+        for target in edges.get(module, ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    assert seen <= {"countgrid._version"}, seen
+    assert not seen & estimator_modules
+
+
+def test_no_function_level_import_of_the_package(graph):
+    _, nested = graph
+    assert nested == []
+
+
+def test_every_estimator_registers_itself():
+    names = set(io.registered())
+    assert {"CountingGrid", "PLSA", "RAP", "ZIPGTM", "HistogramGMM", "LSI"} <= names
+    assert "ITKernelClassifier" not in names          # declared saveable=False
+    assert not any(name.startswith("_") for name in names)
