@@ -222,12 +222,48 @@ extensions = [
     extension("countgrid.cython_api"),
 ]
 
+CYTHON_OPTIONS = dict(compiler_directives={"language_level": 3, "embedsignature": True},
+                      include_path=["src"])
+
+
+def cythonize_changed(exts):
+    """cythonize the extensions whose Cython sources changed, by content.
+
+    cythonize decides by timestamps, and every isolated build (pip install .) installs a
+    fresh Cython whose own .pxd files are newer than any generated C: everything would be
+    regenerated and recompiled.  A fingerprint of what the C depends on (the .pyx, every
+    .pxd of the package, the Cython version, the options) is kept next to each generated
+    file instead; an unchanged one is reused untouched, so build_ext skips it too.
+    """
+    import hashlib
+
+    import Cython
+
+    pxds = sorted(glob.glob("src/countgrid/**/*.pxd", recursive=True))
+    common = hashlib.sha256(Cython.__version__.encode() + repr(CYTHON_OPTIONS).encode())
+    for path in pxds:
+        with open(path, "rb") as fh:
+            common.update(path.encode() + fh.read())
+    stale, fresh = [], []
+    for ext in exts:
+        pyx = ext.sources[0]
+        with open(pyx, "rb") as fh:
+            fingerprint = hashlib.sha256(common.digest() + fh.read()).hexdigest()
+        c_file, stamp = pyx[:-4] + ".c", pyx[:-4] + ".c.fingerprint"
+        if os.path.exists(c_file) and os.path.exists(stamp) and open(stamp).read() == fingerprint:
+            ext.sources = [c_file] + ext.sources[1:]
+            fresh.append(ext)
+        else:
+            stale.append((ext, stamp, fingerprint))
+    built = cythonize([ext for ext, _, _ in stale], nthreads=os.cpu_count() or 1,
+                      force=True, **CYTHON_OPTIONS) if stale else []
+    for _, stamp, fingerprint in stale:
+        with open(stamp, "w") as fh:
+            fh.write(fingerprint)
+    return built + fresh
+
+
 setup(
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives={"language_level": 3, "embedsignature": True},
-        include_path=["src"],
-        nthreads=os.cpu_count() or 1,
-    ),
+    ext_modules=cythonize_changed(extensions),
     cmdclass={"build_ext": BuildExt},
 )

@@ -79,8 +79,9 @@ def test_workflow():
 @needs_checkout
 def test_sdist_manifest():
     text = (ROOT / "MANIFEST.in").read_text()
-    for line in ("recursive-include csrc *.c *.h", "exclude src/countgrid/*.c",
-                 "prune src/countgrid/lib"):
+    for line in ("recursive-include csrc *.c *.h *.txt", "recursive-include tools *.sh *.py",
+                 "recursive-exclude src/countgrid *.c *.fingerprint",
+                 "recursive-exclude src/countgrid _ckernels.pxd", "prune src/countgrid/lib"):
         assert line in text
 
 
@@ -111,8 +112,10 @@ def test_check_wheel_contents_script(tmp_path):
                 zf.writestr(f, "")
         return str(path)
 
-    full = ["countgrid/_kernels.cpython-311-x86_64-linux-gnu.so",
-            "countgrid/cython_api.cpython-311-x86_64-linux-gnu.so",
+    so = "cpython-311-x86_64-linux-gnu.so"
+    full = [f"countgrid/{m}.{so}" for m in ("_kernels", "cython_api", "grid/_grid_kernels",
+                                            "topics/_plsa_kernels", "kernels/_itkernels",
+                                            "rap/_rap_kernels", "gtm/_gtm_kernels")] + [
             "countgrid/cython_api.pxd", "countgrid/include/countgrid/countgrid.h",
             "countgrid/include/countgrid/countgrid_api.h", "countgrid/lib/libcountgrid.a",
             "countgrid.libs/libgomp-f9a9ad78.so.1.0.0"]

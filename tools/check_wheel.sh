@@ -46,10 +46,13 @@ ls -l "$WORK/dist"
 SDIST="$(ls "$WORK"/dist/countgrid-*.tar.gz)"
 WHEEL="$(ls "$WORK"/dist/countgrid-*.whl)"
 tar -tzf "$SDIST" > "$WORK/sdist.txt"
-grep -q "/csrc/window.c$" "$WORK/sdist.txt" || fail "sdist lacks csrc/"
-grep -q "/countgrid/countgrid_api.h$" "$WORK/sdist.txt" || fail "sdist lacks countgrid_api.h"
-grep -q "/src/countgrid/cython_api.pxd$" "$WORK/sdist.txt" || fail "sdist lacks cython_api.pxd"
-if grep -E "src/countgrid/[^/]*\.c$" "$WORK/sdist.txt"; then fail "sdist ships generated C"; fi
+grep -q "/csrc/grid/window.c$" "$WORK/sdist.txt" || fail "sdist lacks csrc/"
+grep -q "/csrc/signatures.txt$" "$WORK/sdist.txt" || fail "sdist lacks the signature table"
+grep -q "/tools/gen_api.py$" "$WORK/sdist.txt" || fail "sdist lacks tools/gen_api.py"
+grep -q "/tests/fixtures/v0_1_0/index.json$" "$WORK/sdist.txt" || fail "sdist lacks the 0.1.0 fixtures"
+# generated files are made by the build, never shipped
+if grep -E "src/countgrid/.*\.c$|countgrid_api\.h$|_ckernels\.pxd$|cython_api\.pyx$" \
+        "$WORK/sdist.txt"; then fail "sdist ships generated files"; fi
 
 step "auditwheel show (as built)"
 "$WORK/tools/bin/auditwheel" show "$WHEEL" | tee "$WORK/show-raw.txt"

@@ -3,8 +3,8 @@ vendor their OpenMP runtime.
 
     python tools/wheels/check_wheel_contents.py wheelhouse/*.whl
 
-For each wheel: both extensions, the public headers, the .pxd files, the
-static library, and the OpenMP runtime of the platform (libgomp on Linux,
+For each wheel: the kernel library and every family wrapper, the Cython API, the
+public headers, the .pxd files, the static library, and the OpenMP runtime of the platform (libgomp on Linux,
 libomp on macOS, vcomp140.dll on Windows).  Exits non-zero on the first wheel
 that lacks one.
 """
@@ -16,6 +16,11 @@ import zipfile
 COMMON = [
     (r"^countgrid/_kernels\.[^/]*\.(so|pyd)$", "extension countgrid._kernels"),
     (r"^countgrid/cython_api\.[^/]*\.(so|pyd)$", "extension countgrid.cython_api"),
+    (r"^countgrid/grid/_grid_kernels\.[^/]*\.(so|pyd)$", "extension countgrid.grid._grid_kernels"),
+    (r"^countgrid/topics/_plsa_kernels\.[^/]*\.(so|pyd)$", "extension countgrid.topics._plsa_kernels"),
+    (r"^countgrid/kernels/_itkernels\.[^/]*\.(so|pyd)$", "extension countgrid.kernels._itkernels"),
+    (r"^countgrid/rap/_rap_kernels\.[^/]*\.(so|pyd)$", "extension countgrid.rap._rap_kernels"),
+    (r"^countgrid/gtm/_gtm_kernels\.[^/]*\.(so|pyd)$", "extension countgrid.gtm._gtm_kernels"),
     (r"^countgrid/cython_api\.pxd$", "Cython declarations cython_api.pxd"),
     (r"^countgrid/include/countgrid/countgrid\.h$", "header countgrid/countgrid.h"),
     (r"^countgrid/include/countgrid/countgrid_api\.h$", "header countgrid/countgrid_api.h"),
