@@ -1,21 +1,23 @@
 """A plain NumPy/SciPy counting grid (EM), the peer of the countgrid benchmark.
 
-Same algorithm and conventions as ``countgrid.CountingGrid`` (spec
-/work/shared/spec/countinggrid.md, sections 1-5), written the way a careful
+Same algorithm and conventions as ``countgrid.CountingGrid`` (Jojic & Perina,
+UAI 2011, eqs. 1, 3 and 7, with the authors' code conventions of
+docs/counting_grids.md, "Code conventions"), written the way a careful
 NumPy user would write it, without any compiled code of our own:
 
 * grid stored feature-major, ``pi`` of shape ``(Z,) + extent`` (C order), so
   that ``pi.reshape(Z, L)`` is the right-hand side of the E-step product;
 * toroidal window sums: separable, one grid axis at a time, on a circularly
   padded copy, as the sum of ``W_d`` shifted slices (only additions, no
-  cumulative-sum cancellation; ``method="cumsum"`` gives the spec section 2
-  cumulative-sum variant);
+  cumulative-sum cancellation; ``method="cumsum"`` gives the cumulative-sum
+  variant of the paper's section 2.2, eq. 8);
 * E-step: ``S = C @ log(h)`` (sparse CSR times dense, or a BLAS GEMM when the
   counts are a dense array), a numerically stable softmax over positions
   (subtract the row max, exponentiate, normalise), exact log-likelihood
   ``max + log(sum) - log L``, then the posterior floor
   ``q <- max(q, floor)`` and renormalisation;
-* M-step (spec section 5, the authors' code):
+* M-step (paper eq. 7 as the authors' code computes it; docs/counting_grids.md,
+  "Learning"):
   ``n = C.T @ Q``, ``QH = backward window sum of n / (h + |W| alpha)``,
   ``QH = max(QH, 0)``, ``U = rho + QH (pi + alpha)``, ``pi = U / sum_z U``
   (uniform where the sum is 0), ``alpha = 1e-10``,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Generative embeddings x information-theoretic kernels x {SVM, k-NN} (Bicego et al.,
-Neurocomputing 2013; spec generative_embeddings.md §5), with the counting-grid classifiers
-on the same folds.
+Neurocomputing 2013; definitions in docs/topics.md and docs/kernels.md, protocol and results
+in docs/results.md), with the counting-grid classifiers on the same folds.
 
 Per outer fold (stratified k-fold, ``--repeats`` times with seeds seed, seed+1, ..., or
 leave-one-out with ``--loo``; everything learned on the training fold only):
@@ -16,8 +16,9 @@ leave-one-out with ``--loo``; everything learned on the training fold only):
    variance (neither changes the SVM or the k-NN; the centring keeps libsvm from cycling
    on nearly constant Gram matrices, the scaling lets one C grid serve every kernel).  For the "-1"
    embeddings (one block per class model) the IT kernels are computed twice: on the
-   concatenated vector, and as the sum of the kernels of the per-class blocks (spec
-   §4.3, rows marked "Σ"; ``--combine``).  The linear kernel is the same either way;
+   concatenated vector, and as the sum of the kernels of the per-class blocks
+   (docs/topics.md, "Block structure and per-block kernel sums"; rows marked "Σ";
+   ``--combine``).  The linear kernel is the same either way;
 4. SVM: ``SVC(kernel="precomputed")`` with C in {1e-2, ..., 1e4} (news20: {0.1, 1, 10,
    100}) picked by an inner
    stratified 3-fold CV on the training Gram matrix; k-NN on the kernel-induced distance
@@ -104,7 +105,7 @@ def dense_if_full(M):
 
 
 def gram(A, B, q, threads, blocks=None):
-    """Gram matrix; ``blocks``: the per-block kernel sum of spec §4.3 (None: one kernel)."""
+    """Gram matrix; ``blocks``: the per-block kernel sum of docs/topics.md (None: one kernel)."""
     if q is None:  # linear: the block sum equals the kernel of the concatenation
         K = A @ (A if B is None else B).T
         K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
@@ -240,7 +241,7 @@ def main(argv=None):
                     help="merge the folds of runs of the same split into --json, print the table")
     ap.add_argument("--combine", choices=["concat", "sum", "both"], default="both",
                     help="IT kernel on the concatenated '-1' embedding, the per-class-block "
-                         "kernel sum (spec §4.3; rows marked 'Σ'), or both")
+                         "kernel sum (docs/topics.md; rows marked 'Σ'), or both")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-components", type=int, default=None,
                     help="pLSA topics Z (default 5 on colon, 10 on news20)")

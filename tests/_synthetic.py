@@ -1,8 +1,8 @@
 """Draw small corpora from a known ("true") counting grid.
 
-The generative story is the one of the model (spec section 1): pick a window
-position ``k`` uniformly on the torus, then draw every token of the bag from
-the window histogram ``h_k(z) = mean_{i in W_k} pi_i(z)``.
+The generative story is the one of the model (Jojic & Perina, UAI 2011,
+eq. 1): pick a window position ``k`` uniformly on the torus, then draw every
+token of the bag from the window histogram ``h_k(z) = mean_{i in W_k} pi_i(z)``.
 
 Everything here is plain NumPy so that the tests do not depend on the
 package to build their data.
@@ -141,7 +141,7 @@ def backward_window_sums(A, window):
 
 
 def reference_em_step(pi, window, X, rho, floor, alpha=1e-10):
-    """One EM update of the authors' code (spec sections 4 and 5), in NumPy.
+    """One EM update of the authors' code (docs/counting_grids.md, "Learning"), in NumPy.
 
     Returns ``(new_pi, q)`` where ``q`` is the floored posterior used for the
     update (uniform prior)."""

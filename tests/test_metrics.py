@@ -1,4 +1,5 @@
-"""Retrieval curves, tf-idf and LSI (spec rap.md sections 4 and 7.6)."""
+"""Retrieval curves, tf-idf and LSI (Gehler, Holub & Welling, ICML 2006, section 3.2,
+eqs. 11-12 and footnote 6)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -58,7 +58,7 @@ step "auditwheel show (as built)"
 "$WORK/tools/bin/auditwheel" show "$WHEEL" | tee "$WORK/show-raw.txt"
 
 step "auditwheel repair"
-"$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$WHEEL" 2>&1 | tail -5
+PATH="$WORK/tools/bin:$PATH" "$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$WHEEL" 2>&1 | tail -5
 REPAIRED="$(ls "$WORK"/wheelhouse/countgrid-*.whl)"
 echo "repaired: $(basename "$REPAIRED")"
 case "$(basename "$REPAIRED")" in

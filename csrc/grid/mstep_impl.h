@@ -1,4 +1,6 @@
-/* The counting-grid M-step of spec section 5; included once per REAL type. */
+/* The counting-grid M-step (Jojic & Perina, UAI 2011, eq. 7, with the authors' code
+ * conventions rho and alpha: docs/counting_grids.md, "Learning"); included once per
+ * REAL type. */
 
 int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
                          int64_t n_features, REAL *n, int64_t ld_n,

@@ -4,8 +4,9 @@
  * For one pair of rows x, y (length D) and g(s) = s log s (q = 1) or s^q,
  *     sum_d [x_d > 0 and y_d > 0] (g(x_d + y_d) - gx_d - gy_d)
  * with gx = g(x), gy = g(y) precomputed.  Coordinates outside the common
- * support contribute exactly 0, as the spec's 0^q = 0 convention requires, and
- * no large sums cancel (the terms of disjoint coordinates are never formed). */
+ * support contribute exactly 0, as the 0^q = 0 convention requires
+ * (docs/kernels.md, "Conventions"), and no large sums cancel (the terms of
+ * disjoint coordinates are never formed). */
 
 static CG_ISA_ATTR double CG_ISA_FN(cg_itk_pair)(const REAL *CG_RESTRICT x, const REAL *CG_RESTRICT y,
                                               const REAL *CG_RESTRICT gx,

@@ -1,9 +1,9 @@
 """Slow, obviously-correct NumPy references of the counting-grid kernels.
 
-These functions mirror the kernels of ``countgrid._kernels`` (spec sections
-1-5 of ``countinggrid.md``) with the simplest possible NumPy code.  They are
-deliberately slow: no cumulative sums, no fusing, no in-place tricks.  Every
-reference
+These functions mirror the kernels of ``countgrid._kernels`` (Jojic & Perina,
+UAI 2011, eqs. 1-8, with the conventions of docs/counting_grids.md) with the
+simplest possible NumPy code.  They are deliberately slow: no cumulative
+sums, no fusing, no in-place tricks.  Every reference
 
 * converts its inputs to float64 first (so a float32 kernel is checked against
   a float64 computation on exactly the same input values), and
@@ -181,7 +181,7 @@ def accumulate_ref(C, Q):
 
 
 def mstep_ref(n, h, pi, extent, window, rho, alpha):
-    """The counting-grid M-step of spec section 5; returns the new ``pi``.
+    """The counting-grid M-step (docs/counting_grids.md, "Learning"); returns the new ``pi``.
 
     ``A  = n / (h + |W| alpha)``
     ``QH = max(backward window sum of A, 0)``
@@ -202,14 +202,16 @@ def mstep_ref(n, h, pi, extent, window, rho, alpha):
 
 
 def exact_loglik_ref(C, pi, extent, window, log_prior=None):
-    """Exact log-likelihood ``ln p(c^t)`` of every bag (spec section 3):
+    """Exact log-likelihood ``ln p(c^t)`` of every bag (docs/counting_grids.md, "Likelihood
+    conventions"):
     ``ln sum_k p(k) prod_z h_k(z)^{c_z}`` with ``p(k) = 1/L`` by default."""
     _, logh = histograms_ref(pi, extent, window)
     return posterior_ref(log_scores_ref(C, logh), log_prior)[1]
 
 
 def code_convention_loglik_ref(q, l):
-    """The value the authors' code reports per bag (spec section 3):
+    """The value the authors' code reports per bag (docs/counting_grids.md, "Likelihood
+    conventions"):
     ``sum_k q(k) l(k) - sum_k q(k) ln q(k)`` (no prior term); at the exact
     posterior it equals the exact log-likelihood + ``ln L``."""
     q = _f64(q)

@@ -1,4 +1,5 @@
-"""Slow, obviously-correct NumPy references for the RAP model (spec rap.md).
+"""Slow, obviously-correct NumPy references for the RAP model (Gehler, Holub & Welling,
+ICML 2006, eqs. 1, 2, 6 and 10).
 
 Conventions: ``W`` is (D, K), ``a`` (D,), ``beta`` (K,), ``M`` (K,); all
 computations in float64 on copies of the inputs.

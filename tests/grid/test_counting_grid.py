@@ -2,8 +2,8 @@
 
 Conventions checked here: ``score_samples`` / ``log_likelihood_`` are the
 *exact* log-likelihood with the uniform prior ``1/L`` (or ``prior_`` when
-learned), i.e. ``logsumexp_k sum_z c_z log h_k(z) - log L`` (spec section 3),
-multinomial coefficient omitted.
+learned), i.e. ``logsumexp_k sum_z c_z log h_k(z) - log L`` (docs/counting_grids.md,
+"Likelihood conventions"), multinomial coefficient omitted.
 """
 import copy
 import os

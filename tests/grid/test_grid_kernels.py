@@ -740,8 +740,8 @@ def test_mstep_zero_mass_gives_uniform_and_clips_negative(dtype):
 
 
 def test_em_with_rho_zero_is_monotone():
-    """Spec 11.5: E-step + accumulation + M-step + histograms with rho = 0
-    never decrease the exact total log-likelihood."""
+    """E-step + accumulation + M-step + histograms with rho = 0 never decrease the
+    exact total log-likelihood (exact EM: Jojic & Perina, UAI 2011, eqs. 3 and 7)."""
     rng = np.random.default_rng(53)
     extent, window, Z, N = (6, 5), (2, 2), 8, 25
     L = grid_size(extent)
@@ -766,8 +766,9 @@ def test_em_with_rho_zero_is_monotone():
 
 
 def test_rolling_pi_rolls_posterior():
-    """Spec 11.7: rolling pi on the torus keeps every exact log-likelihood and
-    rolls the posterior by the same offset."""
+    """Rolling pi on the torus keeps every exact log-likelihood and rolls the
+    posterior by the same offset (uniform prior; the torus of Jojic & Perina,
+    UAI 2011, section 2.1)."""
     rng = np.random.default_rng(54)
     extent, window, Z = (5, 7), (2, 3), 6
     L = grid_size(extent)

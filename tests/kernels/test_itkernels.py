@@ -1,6 +1,6 @@
-"""Jensen-Shannon / Jensen-Tsallis kernels against the spec (itkernels.md) and a
-slow NumPy reference, for dense and sparse input, float32 and float64, 1 and 2
-threads and every SIMD level."""
+"""Jensen-Shannon / Jensen-Tsallis kernels against docs/kernels.md (definitions and
+worked examples) and a slow NumPy reference, for dense and sparse input, float32 and
+float64, 1 and 2 threads and every SIMD level."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,7 +19,7 @@ def random_rows(rng, n, d, zeros=0.3, dtype=np.float64):
     return X.astype(dtype)
 
 
-# ----------------------------------------------------------------- spec §9
+# ------------------------------------------- docs/kernels.md, "Worked examples"
 P = np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
 MU = np.array([[2.0, 1.0, 0.0], [0.0, 1.0, 3.0]])
 TABLE_P = [  # q, k_JT = k^A, k^B, k^A(p1,p1), exp(-T_q)
@@ -130,7 +130,8 @@ def test_symmetric_and_positive_semidefinite(q, weighted):
 
 
 def test_q_above_two_is_rejected_and_indeed_not_psd():
-    # spec §7 counterexample: k^B_3 on {1}, {2} has Gram [[3, 9], [9, 24]]
+    # counterexample of docs/kernels.md, "Positive semi-definiteness": k^B_3 on {1}, {2}
+    # has Gram [[3, 9], [9, 24]]
     assert np.linalg.eigvalsh(np.array([[3.0, 9.0], [9.0, 24.0]])).min() < 0
     with pytest.raises(ValueError, match="q must be"):
         jensen_tsallis_kernel(np.ones((2, 2)), q=3.0)
@@ -219,7 +220,7 @@ def test_empty_inputs():
     assert jensen_shannon_kernel(np.ones((2, 3)), np.zeros((0, 3))).shape == (2, 0)
 
 
-# ----------------------------------------------------------- block sums (§4.3)
+# --------------- block sums (docs/topics.md, "Block structure and per-block kernel sums")
 @pytest.mark.parametrize("q", [0.0, 0.5, 1.0, 2.0])
 @pytest.mark.parametrize("weighted", [None, "A", "B"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])

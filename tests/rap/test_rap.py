@@ -1,5 +1,5 @@
-"""The Rate Adapting Poisson harmonium: closed forms, exact gradients, samplers,
-reproducibility and input checks (spec rap.md, section 7)."""
+"""The Rate Adapting Poisson harmonium (Gehler, Holub & Welling, ICML 2006): closed forms,
+exact gradients, samplers, reproducibility and input checks."""
 import os
 import sys
 
@@ -53,7 +53,7 @@ def planted():
 
 # ------------------------------------------------------------------ closed forms
 def test_worked_example():
-    """Spec section 6, to 1e-6."""
+    """Eqs. (1), (2) and (6) on a small model (D = 3, K = 2) computed by hand, to 1e-6."""
     W = [[0.5, -0.2], [0.1, 0.3], [-0.4, 0.6]]
     m = make_model(W, [0.0, 0.2, -0.1], [0.5, -0.1], [1, 1])
     x = np.array([[3, 0, 1]])

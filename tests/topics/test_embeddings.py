@@ -1,4 +1,4 @@
-"""Generative embeddings on pLSA and counting grids (spec generative_embeddings.md §3–4, §6)."""
+"""Generative embeddings on pLSA and counting grids (docs/topics.md)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,7 +8,7 @@ from countgrid import embeddings as E
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
 from countgrid.topics import PLSA
 
-PHI = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])  # P(w|z), rows z (spec §2.6)
+PHI = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])  # P(w|z), rows z (docs/topics.md)
 X2 = np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 2.0]])    # d1, d2
 
 
@@ -28,7 +28,7 @@ def corpus(seed=0, D=40, W=15):
     return sp.csr_matrix(X), y
 
 
-# ------------------------------------------------------------ spec §3 examples
+# ------------------------------------------ docs/topics.md, "Worked example"
 def test_mt_spec_example():
     T = spec_model().transform(X2)
     np.testing.assert_allclose(T[0], [0.6149874162, 0.3850125838], atol=1e-9)
@@ -189,7 +189,7 @@ def test_block_sizes_tile_the_embedding(emb, n_classes):
 
 
 def test_fs_topic_prior_block_matches_finite_differences():
-    """dl/dP(z) in the symmetric form P(d,w) = sum_z P(z) P(d|z) P(w|z) (spec §3.2)."""
+    """dl/dP(z) in the symmetric form P(d,w) = sum_z P(z) P(d|z) P(w|z) (docs/topics.md)."""
     X, y = corpus(7, D=30, W=10)
     emb = countgrid.FisherScore(mode="whole_data", include_topic_prior=True, **PLSA_KW)
     out = emb.fit(X, y).transform(X[:4]).toarray()

@@ -1,4 +1,4 @@
-"""pLSA: kernels against a dense NumPy reference, the spec's worked example,
+"""pLSA: kernels against a dense NumPy reference, the worked example of docs/topics.md,
 EM monotonicity, folding-in, BIC, tempering, determinism and errors."""
 import numpy as np
 import pytest
@@ -83,7 +83,7 @@ def test_kernel_rejects_out_of_range_indices():
         PK.plsa_docs(C.indptr, bad, C.data, phi, phi, theta, 1, 0.0, np.empty(1), 1)
 
 
-# ----------------------------------------------------------------- spec §2.6
+# ------------------------------------------ docs/topics.md, "Worked example"
 COMP = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
 
 

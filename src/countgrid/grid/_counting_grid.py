@@ -39,8 +39,9 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     (indices modulo ``extent``), so that ``p(c | k) = prod_z h_k(z)^{c_z}``
     (paper eq. 1; the multinomial coefficient is omitted throughout).
     Parameters are learned by EM (paper eqs. 3 and 7) with the conventions of
-    the authors' code (spec section 5): pseudocount ``rho``, numerical floor
-    ``alpha = 1e-10`` and a floor on the location posterior.
+    the authors' code (docs/counting_grids.md, "Code conventions"): pseudocount
+    ``rho``, numerical floor ``alpha = 1e-10`` and a floor on the location
+    posterior.
 
     Parameters
     ----------
@@ -51,9 +52,10 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     n_iter : int, default=100
         Maximum number of EM iterations (for the target window).
     tol : float, default=1e-5
-        Stop when the relative change of the per-token log-likelihood,
-        ``(F_new - F_old) / |mean(F_new, F_old)|``, falls below ``tol``
-        (signed: a decrease also stops).  0 runs exactly ``n_iter`` iterations.
+        Stop when the relative change of the log-likelihood,
+        ``(F_new - F_old) / |F_old|``, falls below ``tol`` (signed: a decrease also
+        stops; the test of every EM estimator, countgrid._em_loop), otherwise warn with
+        ``ConvergenceWarning`` after ``n_iter``.  0 runs exactly ``n_iter`` iterations.
     pseudocount : "auto" or float, default="auto"
         ``rho`` of the M-step.  "auto" is ``mean document length / (2.5 L)``
         with ``L = prod(extent)`` (the authors' default).
@@ -65,7 +67,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         a window (run for 15 iterations) or a pair ``(window, n_iter)``,
         e.g. ``[(10, 10), (6, 6)]``.
     learn_prior : bool, default=False
-        Learn the location prior ``p(k) ∝ sum_t q_t(k)`` (draft eq. 10).
+        Learn the location prior ``p(k) ∝ sum_t q_t(k)`` (draft eq. 10;
+        docs/counting_grids.md, "Code conventions").
     min_iter : int, default=30
         The convergence test starts after this many iterations (as in the
         authors' code).

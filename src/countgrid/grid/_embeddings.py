@@ -17,19 +17,20 @@ __all__ = ["CountingGridPosterior", "CountingGridFESS", "cg_fess_terms"]
 
 
 def cg_fess_terms(grid, X, reduce="positions"):
-    """Free-energy terms of a fitted :class:`~countgrid.CountingGrid` (countinggrid.md §3).
+    """Free-energy terms (FESS, Perina et al. 2009) of a fitted :class:`~countgrid.CountingGrid`.
 
     With ``l_t(k) = sum_z c_z ln h_k(z)``, the location prior ``p(k)`` (uniform ``1/L``
-    unless ``learn_prior``) and ``q_t(k)`` = ``grid.transform(X)`` (the E-step of §4,
-    floored at ``posterior_floor_``), the free energy is
+    unless ``learn_prior``) and ``q_t(k)`` = ``grid.transform(X)`` (the E-step of Jojic &
+    Perina, UAI 2011, eq. 3, floored at ``posterior_floor_``), the free energy is
 
     ``F_t = sum_k q_t(k) ln q_t(k) - sum_k q_t(k) [l_t(k) + ln p(k)] = sum A + sum P - sum E``
 
     with ``A_k = -q_t(k) l_t(k)`` (emission), ``P_k = -q_t(k) ln p(k)`` (location prior) and
     ``E_k = -q_t(k) ln q_t(k)`` (entropy), all >= 0.  ``F_t = -B_t`` is minus the bound
-    ``B_t`` of §3 with the prior term kept (the exact-likelihood convention, not the code's
-    "loglikelihood", which drops ``ln p(k)``): ``F_t >= -ln p(c_t)`` (``score_samples``),
-    with equality when ``q_t`` is the exact posterior, i.e. for ``posterior_floor=0``.
+    ``B_t`` of their eq. 2 with the prior term kept (the exact-likelihood convention, not the
+    authors' code's "loglikelihood", which drops ``ln p(k)``; docs/counting_grids.md,
+    "Likelihood conventions"): ``F_t >= -ln p(c_t)`` (``score_samples``), with equality
+    when ``q_t`` is the exact posterior, i.e. for ``posterior_floor=0``.
 
     Parameters
     ----------
@@ -114,8 +115,9 @@ class _CGEmbedding(_GenerativeEmbedding):
 class CountingGridPosterior(_CGEmbedding):
     __doc__ = """MT analogue on counting grids: the posterior ``q_t(k)`` over window positions.
 
-    ``CountingGrid.transform`` (countinggrid.md §4): ``L = prod(extent)`` dims per grid,
-    each block sums to 1.
+    ``CountingGrid.transform`` (Jojic & Perina, UAI 2011, eq. 3, with the posterior floor;
+    docs/counting_grids.md, "Learning"): ``L = prod(extent)`` dims per grid, each block sums
+    to 1.
     """ + _CG_PARAMS_DOC
 
     def _embed(self, model, i, X):

@@ -1,7 +1,7 @@
 """Kernel classifiers on generative embeddings with information-theoretic kernels.
 
-The hybrid generative/discriminative scheme of Bicego et al. (Neurocomputing 2013; spec
-generative_embeddings.md §4–5): a generative embedding (:mod:`countgrid.embeddings`) maps
+The hybrid generative/discriminative scheme of Bicego et al. (Neurocomputing 2013, sections
+2 and 4; docs/topics.md): a generative embedding (:mod:`countgrid.embeddings`) maps
 each document to a non-negative vector, an information-theoretic kernel
 (:mod:`countgrid.kernels`) compares the vectors, and an SVM on the precomputed Gram matrix
 or a k-nearest-neighbour rule on the kernel-induced distance classifies them.
@@ -51,15 +51,16 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
     t : float > 0, default=1.0
     combine : {"sum", "concat"}, default="sum"
         How the blocks of a block-structured embedding (one block per class model for
-        the "-1" embeddings: the embedding's ``block_sizes_``) enter the kernel (spec
-        generative_embeddings.md §4.3): "sum" computes the kernel on each block (each
-        normalised on its own) and sums them, ``k = sum_i w_i k_i``; "concat" computes
-        one kernel on the whole concatenated vector.  Embeddings without
+        the "-1" embeddings: the embedding's ``block_sizes_``) enter the kernel
+        (docs/topics.md, "Block structure and per-block kernel sums"): "sum" computes the
+        kernel on each block (each normalised on its own) and sums them,
+        ``k = sum_i w_i k_i``; "concat" computes one kernel on the whole concatenated
+        vector.  Embeddings without
         ``block_sizes_`` (and ``embedding=None``) are one block either way; for the
         linear kernel the two agree up to the weights.
     block_weights : sequence of float >= 0, optional
         The weights ``w_i`` of "sum" (default 1 each), one per block; tune them with
-        ``GridSearchCV`` for spec §4.3 alternative (b).
+        ``GridSearchCV`` (a weighted sum with cross-validated weights).
     classifier : {"svm", "knn"}, default="svm"
         "svm": scikit-learn ``SVC(kernel="precomputed", C=C)`` (needs
         ``pip install countgrid[sklearn]``); "knn": majority vote of the ``n_neighbors``

@@ -3,9 +3,9 @@
 Gram matrices of the Jensen-Shannon kernel and of the Jensen-Tsallis q-kernels,
 for probability vectors and for unnormalised measures, with their exponentiated
 forms; the Boolean (``q = 0``) and linear (``q = 2``) kernels are special cases.
-Definitions and conventions follow ``shared/spec/itkernels.md`` (natural logarithms,
-``0^q = 0`` for every ``q >= 0``).  Every kernel is positive semi-definite for
-``0 <= q <= 2`` (spec section 7).
+Definitions and conventions are those of docs/kernels.md (natural logarithms,
+``0^q = 0`` for every ``q >= 0``: "Conventions").  Every kernel is positive
+semi-definite for ``0 <= q <= 2`` (docs/kernels.md, "Positive semi-definiteness").
 
 The heavy part, ``k^B_q`` between all pairs of rows, runs in C with OpenMP over
 rows (vectorised log/exp for dense rows, index merging for sparse rows); the
@@ -91,23 +91,23 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
         Boolean kernel (size of the common support), ``q = 2`` the linear kernel.
     weighted : {None, "A", "B"}, default=None
         ``None``: rows are L1-normalised to probability vectors and
-        ``k_JT,q(p1, p2) = ln_q(2) - T_q(p1, p2)`` (spec 6.1).  For unnormalised
-        measures with masses ``w1, w2`` (spec 6.2): ``"B"`` (alias
-        ``"unnormalized"``) is
+        ``k_JT,q(p1, p2) = ln_q(2) - T_q(p1, p2)`` (docs/kernels.md, "Kernels on
+        probability vectors").  For unnormalised measures with masses ``w1, w2``
+        (docs/kernels.md, "Weighted kernels"): ``"B"`` (alias ``"unnormalized"``) is
         ``k^B_q = 1/(q-1) sum_d [(x_d + y_d)^q - x_d^q - y_d^q]`` and ``"A"``
         (alias ``"normalized"``) is ``k^A_q = k^B_q / (w1 + w2)^q``.
     exponentiated : bool, default=False
         Return ``exp(-t T_q(p1, p2))`` instead (probability vectors only,
-        ``weighted=None``; spec 6.4).
+        ``weighted=None``; docs/kernels.md, "Exponentiated kernels").
     t : float > 0, default=1.0
         Scale of the exponentiated kernel.
     blocks : sequence of int, optional
         Widths of consecutive column blocks (summing to ``n_features``), e.g. the
         ``block_sizes_`` of a per-class embedding.  The kernel is then computed on each
         block separately (each block normalised on its own) and summed,
-        ``K = sum_i w_i k(A_i, B_i)`` (generative_embeddings.md §4.3); a sum of
-        positive semi-definite kernels stays positive semi-definite.  None: one kernel
-        on the whole rows.
+        ``K = sum_i w_i k(A_i, B_i)`` (docs/topics.md, "Block structure and per-block
+        kernel sums"); a sum of positive semi-definite kernels stays positive
+        semi-definite.  None: one kernel on the whole rows.
     block_weights : sequence of float >= 0, optional
         The weights ``w_i`` (default 1 for every block); needs ``blocks``.
     num_threads : int, optional

@@ -203,7 +203,8 @@ class RAP(TransformerMixin, BaseEstimator):
         # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
         W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
         colsum = np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
-        # log of the smoothed mean count of each word (spec section 3)
+        # log of the smoothed mean count of each word (our choice: the paper, section 2.3,
+        # does not say how the parameters are initialised)
         a = np.log((colsum + 0.5) / (N + 1.0)).astype(dtype)
         self.components_ = W.T
         self.intercept_visible_ = a

@@ -21,8 +21,8 @@ folding-in fixed point ``P(z|d)`` (applied identically to training and test docu
 * :class:`PosteriorDivergence` (PD): ``[KL change, fit, uncertainty]`` per topic, each >= 0.
 
 The functions :func:`fisher_score`, :func:`fess_terms` and :func:`posterior_divergence`
-compute one model's block from an already fitted model.  docs/results.md reports these
-embeddings with the IT kernels.
+compute one model's block from an already fitted model.  Definitions: docs/topics.md;
+docs/results.md reports these embeddings with the IT kernels.
 
 Layout of word-topic blocks: entry ``(w, z)`` is column ``w * Z + z``.
 """
@@ -99,7 +99,10 @@ class _Posterior:
 
 
 def fisher_score(model, X, reduce="none", normalize_length=False):
-    """Fisher score ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` of a fitted PLSA (spec §3.2).
+    """Fisher score ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` of a fitted PLSA.
+
+    The score of Jaakkola & Haussler (1998) for pLSA (Hofmann 2000), with the Fisher
+    information replaced by the identity (docs/topics.md, "FS: Fisher score").
 
     Parameters
     ----------
@@ -129,8 +132,10 @@ def _fisher_block(post, reduce, normalize_length):
 
 
 def fess_terms(model, X, reduce="none"):
-    """Free-energy terms ``[A, B, E]`` of a fitted PLSA (spec §3.5), all >= 0.
+    """Free-energy terms ``[A, B, E]`` of a fitted PLSA, all >= 0.
 
+    Our pLSA instantiation of Perina et al. (2009) (docs/topics.md, "FESS: free energy
+    score space"):
     ``A_wz = -n(d,w) q(z|w) ln P(w|z)`` (emission), ``B_wz = -n(d,w) q(z|w) ln P(z|d)``
     (topic mixing), ``E_wz = -n(d,w) q(z|w) ln q(z|w)`` (entropy), so that the free energy
     ``F(d) = sum A + sum B - sum E = -l(d)`` at the folding-in fixed point.
@@ -162,12 +167,14 @@ def _topic_mass(model, X):
 
 
 def posterior_divergence(model, X, topic_mass):
-    """Posterior-divergence features of a fitted PLSA (spec §3.6 reconstruction), ``3 Z`` dims.
+    """Posterior-divergence features of a fitted PLSA (our construction), ``3 Z`` dims.
 
     With training statistics ``s_wz = P(w|z) s_z`` (``topic_mass`` = ``s_z``) and the new
     document's ``r_wz = n(d,w) q(z|w)``, the incremental update is
     ``P'(w|z) = (s_wz + r_wz) / (s_z + r_z)``.  Features per topic:
     ``[KL(P'(.|z) || P(.|z)), sum_w (A_wz + B_wz), sum_w E_wz]`` (blocks of Z columns).
+    The structure (model change, fit, uncertainty) is that of Li, Lee & Liu (CVPR 2011);
+    the pLSA formulas are ours (docs/topics.md, "PD: posterior divergence").
 
     Returns
     -------
@@ -244,7 +251,9 @@ class _PLSAEmbedding(_GenerativeEmbedding):
 
 
 class MixtureOfTopics(_PLSAEmbedding):
-    __doc__ = """MT embedding: the topic proportions ``P(z|d)`` by folding-in (spec §3.1).
+    __doc__ = """MT embedding: the topic proportions ``P(z|d)`` by folding-in.
+
+    docs/topics.md, "MT: mixture of topics"; Bicego et al. 2013, eq. 4.
 
     Parameters
     ----------
@@ -274,12 +283,13 @@ class MixtureOfTopics(_PLSAEmbedding):
 
 
 class FisherScore(_PLSAEmbedding):
-    __doc__ = """FS embedding: gradient of ``l(d)`` w.r.t. ``P(w|z)`` (spec §3.2), non-negative.
+    __doc__ = """FS embedding: gradient of ``l(d)`` w.r.t. ``P(w|z)``, non-negative.
 
     ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` after folding ``d`` in; Fisher information
-    replaced by the identity.  The ``P(z|d)`` block (constant ``n(d)`` at the folding-in
-    fixed point) is omitted; the ``P(z)`` block of the symmetric parameterisation,
-    ``dl/dP(z) = n(d) P(z|d) / P(z)``, is prepended with ``include_topic_prior=True``.
+    replaced by the identity (docs/topics.md, "FS: Fisher score").  The ``P(z|d)`` block
+    (constant ``n(d)`` at the folding-in fixed point) is omitted; the ``P(z)`` block of the
+    symmetric parameterisation, ``dl/dP(z) = n(d) P(z|d) / P(z)``, is prepended with
+    ``include_topic_prior=True``.
 
     Parameters
     ----------
@@ -336,7 +346,9 @@ class FisherScore(_PLSAEmbedding):
 
 
 class FreeEnergyScoreSpace(_PLSAEmbedding):
-    __doc__ = """FESS embedding (Perina et al. 2009; spec §3.5): the free-energy terms ``[A, B, E]``.
+    __doc__ = """FESS embedding (Perina et al. 2009): the free-energy terms ``[A, B, E]``.
+
+    Our pLSA instantiation (docs/topics.md, "FESS: free energy score space").
 
     Per model, with ``q(z|w) = P(z|d,w)`` at the folding-in fixed point:
     ``A_wz = -n q ln P(w|z)``, ``B_wz = -n q ln P(z|d)``, ``E_wz = -n q ln q``, all >= 0
@@ -366,8 +378,9 @@ class FreeEnergyScoreSpace(_PLSAEmbedding):
 
 
 class PosteriorDivergence(_PLSAEmbedding):
-    __doc__ = """PD embedding (Li et al. 2011 idea; spec §3.6 reconstruction), ``3 Z`` dims per model.
+    __doc__ = """PD embedding (after Li et al. 2011), ``3 Z`` dims per model.
 
+    Our pLSA construction (docs/topics.md, "PD: posterior divergence"):
     ``[KL(P'(.|z) || P(.|z)), sum_w (A_wz + B_wz), sum_w E_wz]`` with the incremental update
     ``P'`` of :func:`posterior_divergence`; the training topic mass ``s_z`` of every model is
     stored in ``topic_mass_`` (training documents only).
@@ -399,7 +412,10 @@ class PosteriorDivergence(_PLSAEmbedding):
 
 # --------------------------------------------------------------- signed: TOP / LLR
 def _positivize(M, method, minima=None):
-    """Spec §4.2: "shift" (by training minima, clip at 0), "split" or None."""
+    """Make M non-negative: "shift" (by training minima, clip at 0), "split" or None.
+
+    docs/topics.md, "Positivisation of signed embeddings".
+    """
     if method is None:
         return M
     if method == "split":
@@ -412,7 +428,7 @@ def _positivize(M, method, minima=None):
 
 
 class _SignedEmbedding(_PLSAEmbedding):
-    __doc__ = """TOP / LLR: one-vs-rest pairs of class models, positivised (spec §3.3–3.4, §4.2)."""
+    __doc__ = """TOP / LLR: one-vs-rest pairs of class models, positivised (docs/topics.md)."""
 
     _allowed_modes = ("per_class",)
     _fitted_arrays = ("classes_", "n_features_in_", "log_priors_", "shift_")
@@ -485,7 +501,8 @@ class _SignedEmbedding(_PLSAEmbedding):
 
     @property
     def block_sizes_(self):
-        """Widths of the per-class-pair blocks of ``transform`` (spec §4.3)."""
+        """Widths of the per-class-pair blocks of ``transform`` (docs/topics.md, "Block structure
+        and per-block kernel sums")."""
         check_is_fitted(self, "models_")
         width = 1 + 2 * _reduced_width(self.reduce, self.models_[0])
         factor = 2 if self.positivize == "split" else 1
@@ -494,21 +511,21 @@ class _SignedEmbedding(_PLSAEmbedding):
 
 _SIGNED_PARAMS_DOC = """
     mode : "per_class" (alias "1"), default="per_class"
-        Only the class-conditional ("-1") form is defined (spec §3.0).
+        Only the class-conditional ("-1") form is defined (docs/topics.md, "TOP").
     reduce : {"none", "words", "topics"}, default="topics"
         Granularity of the two gradient blocks (see :class:`FisherScore`).  The default is
         "topics" (``1 + 2 Z`` dims per block) because the "shift" positivisation makes the
         output dense.
     positivize : {"shift", "split", None}, default="shift"
-        Spec §4.2.  "shift": subtract the per-dimension minimum over the **training**
-        documents (``shift_``) and clip new values at 0 (dense output); "split":
-        ``[max(x, 0), max(-x, 0)]`` (twice the dims); None: the raw signed vector (not for
-        IT kernels).
+        docs/topics.md, "Positivisation of signed embeddings".  "shift": subtract the
+        per-dimension minimum over the **training** documents (``shift_``) and clip new
+        values at 0 (dense output); "split": ``[max(x, 0), max(-x, 0)]`` (twice the dims);
+        None: the raw signed vector (not for IT kernels).
 """ + _PLSA_PARAMS_DOC
 
 
 class TOPEmbedding(_SignedEmbedding):
-    __doc__ = """TOP features (Tsuda et al. 2002; spec §3.3): ``[v, grad l(d; theta+), -grad l(d; theta-)]``.
+    __doc__ = """TOP features (Tsuda et al. 2002): ``[v, grad l(d; theta+), -grad l(d; theta-)]``.
 
     ``v(d) = ln P+ + l(d; theta+) - ln P- - l(d; theta-)`` (class priors from the training
     labels); gradients w.r.t. ``P(w|z)`` as in :class:`FisherScore`.  Two classes: "+" is
@@ -525,7 +542,7 @@ class TOPEmbedding(_SignedEmbedding):
 
 
 class LLREmbedding(_SignedEmbedding):
-    __doc__ = """Log-likelihood-ratio score space (Smith & Gales 2002; spec §3.4).
+    __doc__ = """Log-likelihood-ratio score space (Smith & Gales 2002; docs/topics.md, "LLR").
 
     ``[l(d; theta+) - l(d; theta-), grad l(d; theta+), -grad l(d; theta-)]``: TOP without
     the class-prior term; same one-vs-rest construction for more than two classes.

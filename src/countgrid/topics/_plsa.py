@@ -1,4 +1,4 @@
-"""Probabilistic latent semantic analysis (Hofmann, UAI 1999; spec generative_embeddings.md §2).
+"""Probabilistic latent semantic analysis (Hofmann, UAI 1999; docs/topics.md).
 
 Asymmetric form ``P(d, w) = P(d) sum_z P(z|d) P(w|z)``, learned by EM over the
 non-zero counts in C/OpenMP.  No ``n_nonzero x n_components`` responsibility
@@ -85,7 +85,8 @@ class PLSA(TransformerMixin, BaseEstimator):
         ``P(z|d)`` of the training documents.
     log_likelihood_ : ndarray
         ``sum_d sum_w n(d,w) log sum_z P(z|d) P(w|z)`` after each iteration of the
-        last phase (the ``log P(d)`` term is omitted, spec §2.1).
+        last phase (the ``log P(d)`` term is omitted; docs/topics.md, "Log-likelihood
+        convention").
     beta_ : float
         Inverse temperature used at the end (1 without tempering).
     n_iter_ : int
@@ -237,7 +238,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         return theta, phi, history, done, monitor.finish()
 
     def _temper(self, counts, theta, phi, rng, nt):
-        """Tempered EM on a token split (spec §2.3): returns the best model and beta."""
+        """Tempered EM on a token split (docs/topics.md, "Tempered EM"): best model and beta."""
         X = counts.csr
         held = rng.binomial(X.data.astype(np.int64) if np.allclose(X.data, np.round(X.data))
                             else np.floor(X.data).astype(np.int64), self.holdout)
@@ -285,7 +286,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         return theta, loglik, counts
 
     def transform(self, X):
-        """Topic mixtures ``P(z|d)`` of new documents by folding-in (spec §2.4).
+        """Topic mixtures ``P(z|d)`` of new documents by folding-in (docs/topics.md, "Folding-in").
 
         Returns
         -------
@@ -295,7 +296,11 @@ class PLSA(TransformerMixin, BaseEstimator):
         return self._fold_in(X)[0]
 
     def score_samples(self, X):
-        """``ell(d) = sum_w n(d,w) log sum_z P(z|d) P(w|z)`` after folding-in (spec §2.1)."""
+        """``ell(d) = sum_w n(d,w) log sum_z P(z|d) P(w|z)`` after folding-in.
+
+        The ``log P(d)`` term of Hofmann's likelihood is omitted (docs/topics.md,
+        "Log-likelihood convention").
+        """
         return self._fold_in(X)[1]
 
     def score(self, X, y=None):
@@ -303,12 +308,15 @@ class PLSA(TransformerMixin, BaseEstimator):
         return float(np.sum(self.score_samples(X)))
 
     def n_parameters(self, n_samples):
-        """Free parameters ``Z (W - 1) + D (Z - 1)`` of ``P(w|z)`` and ``P(z|d)`` (spec §2.5)."""
+        """Free parameters ``Z (W - 1) + D (Z - 1)`` of ``P(w|z)`` and ``P(z|d)``.
+
+        Those the likelihood without ``log P(d)`` depends on (docs/topics.md, "BIC").
+        """
         K, W = np.shape(self.components_)
         return int(K * (W - 1) + n_samples * (K - 1))
 
     def bic(self, X, n_obs="tokens"):
-        """Bayesian information criterion ``-2 L + k log(n_obs)`` on X (spec §2.5).
+        """Bayesian information criterion ``-2 L + k log(n_obs)`` on X (docs/topics.md, "BIC").
 
         Parameters
         ----------
