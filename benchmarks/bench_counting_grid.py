@@ -70,13 +70,7 @@ import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-try:
-    import countgrid  # noqa: F401
-except ImportError:  # run from a checkout without PYTHONPATH=src
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "src"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(os.path.dirname(HERE), "src")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-    import countgrid  # noqa: F401
+from _countgrid_import import countgrid  # noqa: E402
 
 import numpy_counting_grid as ncg  # noqa: E402
 
@@ -239,41 +233,42 @@ def validate_worker(spec):
 
 def breakdown_worker(spec):
     """Per-kernel times of one countgrid EM iteration (private kernels, as run_em calls them)."""
-    from countgrid import _kernels
-    from countgrid._em import ALPHA, Corpus, block_rows
+    from countgrid.grid import _em
+    from countgrid.grid import _grid_kernels as kernels
 
     X = sp.load_npz(spec["path"]).tocsr()
     extent, window = tuple(spec["extent"]), tuple(spec["window"])
     L = int(np.prod(extent))
+    ALPHA, block_rows = _em.ALPHA, _em.block_rows
     out = {}
     for dt in ("float32", "float64"):
-        corpus = Corpus(X, np.dtype(dt))
+        corpus = _em.grid_counts(X, np.dtype(dt))
         T, Z = corpus.n_samples, corpus.n_features
         if block_rows(T, L) < T:
             raise ValueError("breakdown assumes a single block of documents")
         pi = np.ascontiguousarray(ncg.initial_pi(extent, Z, spec["seed"], dt).reshape(L, Z).T)
         h, logh, n = np.empty_like(pi), np.empty_like(pi), np.zeros_like(pi)
         q, ll = np.empty((T, L), dtype=dt), np.empty(T)
-        rho = float(corpus.doc_lengths().mean() / (2.5 * L))
+        rho = float(corpus.lengths.mean() / (2.5 * L))
         for nt in (1, 2):
-            cursor = corpus.new_cursor()
+            cursor = _em.new_cursor(corpus)
             n2, pi2 = np.empty_like(n), np.empty_like(pi)
 
             def acc():
                 cursor[:] = corpus.csc.indptr[:-1]
                 n.fill(0)
-                corpus.accumulate(0, T, q, n, cursor, nt)
+                _em.accumulate(corpus, 0, T, q, n, cursor, nt)
 
             def prep_m():
                 n2[:] = n
                 pi2[:] = pi
 
-            steps = [("histograms", None, lambda: _kernels.histograms(pi, extent, window, h, logh, nt)),
+            steps = [("histograms", None, lambda: kernels.histograms(pi, extent, window, h, logh, nt)),
                      ("E-step (estep_csr)", None,
-                      lambda: corpus.estep(0, T, logh, None, 1.0 / (1e7 * L), q, ll, nt)),
+                      lambda: _em.estep(corpus, 0, T, logh, None, 1.0 / (1e7 * L), q, ll, nt)),
                      ("accumulate n = C^T Q", None, acc),
                      ("M-step", prep_m,
-                      lambda: _kernels.mstep(n2, h, pi2, extent, window, rho, ALPHA, nt))]
+                      lambda: kernels.mstep(n2, h, pi2, extent, window, rho, ALPHA, nt))]
             for name, prep, f in steps:
                 wall, cpu = [], []
                 for _ in range(spec["reps"]):

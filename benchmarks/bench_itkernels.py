@@ -1,6 +1,6 @@
 """Gram matrices of the information-theoretic kernels vs SciPy, in the same run.
 
-    PYTHONPATH=src python benchmarks/bench_itkernels.py [--n 2000] [--dim 100] [--repeat 3]
+    python benchmarks/bench_itkernels.py [--n 2000] [--dim 100] [--repeat 3]
 
 Peer: ``scipy.spatial.distance.cdist(A, A, metric="jensenshannon")`` turned into the
 kernel ``ln 2 - JS = ln 2 - d^2``.  Prints seconds (median), the ratio, the largest
@@ -20,8 +20,8 @@ import scipy
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
-import countgrid  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _countgrid_import import countgrid  # noqa: E402
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """pLSA EM vs scikit-learn's KL-divergence NMF (documented as equivalent to pLSI), same run.
 
-    PYTHONPATH=src python benchmarks/bench_plsa.py [--docs 5000] [--words 5000] [--topics 100]
+    python benchmarks/bench_plsa.py [--docs 5000] [--words 5000] [--topics 100]
 
 Data: the first ``--docs`` documents of news20_full (../shared/data, or
 $COUNTGRID_DATA_DIR) restricted to the ``--words`` most frequent words, empty
@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "src"))
+sys.path.insert(0, HERE)
+from _countgrid_import import countgrid  # noqa: E402
 from countgrid.plsa import PLSA  # noqa: E402
 
 DATA = os.path.join(os.environ.get("COUNTGRID_DATA_DIR",

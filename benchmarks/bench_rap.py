@@ -5,8 +5,8 @@ same number of hidden units and minibatch size, in the same run: RAP on the
 counts (Poisson visible units), BernoulliRBM on the binarised counts.  Also
 times ``RAP.transform`` of 100,000 documents (training documents repeated).
 
-    PYTHONPATH=src python benchmarks/bench_rap.py            # a few minutes here
-    PYTHONPATH=src python benchmarks/bench_rap.py --n-docs 5000 --n-words 5000
+    python benchmarks/bench_rap.py            # a few minutes here
+    python benchmarks/bench_rap.py --n-docs 5000 --n-words 5000
 
 Data: ``../shared/data/news20_full.npz`` relative to the repository, or the
 directory in the environment variable COUNTGRID_DATA_DIR.
@@ -21,9 +21,9 @@ import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "src"))
+sys.path.insert(0, HERE)
 
-import countgrid  # noqa: E402
+from _countgrid_import import countgrid, effective_n_threads  # noqa: E402
 
 
 def data_dir():
@@ -72,7 +72,7 @@ def main():
     X = load_train(args.n_docs, args.n_words)
     Xb = X.copy()
     Xb.data[:] = 1.0
-    nt = countgrid._validation.resolve_num_threads(args.threads)
+    nt = effective_n_threads(args.threads)
     dtype = np.dtype(args.dtype).type
     print(f"documents {X.shape[0]}, words {X.shape[1]}, nnz {X.nnz}, hidden {args.n_hidden}, "
           f"batch {args.batch_size}, threads {nt}, dtype {args.dtype}, "
