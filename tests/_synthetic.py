@@ -162,3 +162,49 @@ def reference_em_step(pi, window, X, rho, floor, alpha=1e-10):
     S = U.sum(axis=-1, keepdims=True)
     new = np.where(S > 0, U / np.where(S > 0, S, 1.0), 1.0 / Z)
     return new, q
+
+
+def two_class_corpus(seed=0, D=40, W=12):
+    """Poisson counts of two classes with opposite word-rate ramps (no empty document):
+    CSR ``X`` (D, W) and labels ``y`` alternating 0, 1."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(D) % 2
+    rates = np.where(y[:, None] == 0, np.linspace(2, 0.2, W), np.linspace(0.2, 2, W))
+    X = rng.poisson(rates).astype(np.float64)
+    X[X.sum(axis=1) == 0, 0] = 1
+    return sp.csr_matrix(X), y
+
+
+def fitted_state(est):
+    """Every fitted attribute of an estimator, recursively into sub-estimators:
+    {"name" or "name.i/sub" or "name/sub": value}."""
+    out = {}
+    for name, value in vars(est).items():
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        if isinstance(value, list) and value and hasattr(value[0], "get_params"):
+            for i, child in enumerate(value):
+                out.update({f"{name}.{i}/{k}": v for k, v in fitted_state(child).items()})
+        elif hasattr(value, "get_params"):
+            out.update({f"{name}/{k}": v for k, v in fitted_state(value).items()})
+        else:
+            out[name] = value
+    return out
+
+
+def assert_same_fitted(a, b):
+    """Two estimators hold the same fitted attributes, arrays bit for bit and with their
+    dtypes, scalars with their types."""
+    sa, sb = fitted_state(a), fitted_state(b)
+    assert sorted(sa) == sorted(sb)
+    assert sa, "nothing fitted?"
+    for k in sa:
+        va, vb = sa[k], sb[k]
+        if isinstance(va, np.ndarray):
+            assert isinstance(vb, np.ndarray), k
+            assert va.dtype == vb.dtype, (k, va.dtype, vb.dtype)
+            assert va.shape == vb.shape, k
+            assert np.array_equal(va, vb), k
+        else:
+            assert type(va) is type(vb), (k, type(va), type(vb))
+            assert va == vb, k

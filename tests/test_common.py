@@ -14,6 +14,8 @@ from countgrid import io
 from countgrid._param_validation import GridShape, Interval, Options, make_constraint
 from countgrid.exceptions import ConvergenceWarning, NotFittedError
 
+from _synthetic import fitted_state
+
 pytestmark = [pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning"),
               pytest.mark.filterwarnings("ignore:Estimator .* does not inherit:UserWarning")]
 
@@ -90,22 +92,6 @@ def outputs(est, name, data):
             except AttributeError:      # decision_function of a k-NN ITKernelClassifier
                 continue
             out[method] = value.toarray() if sp.issparse(value) else np.asarray(value)
-    return out
-
-
-def fitted_state(est):
-    """Every fitted attribute, recursively: {name: value}."""
-    out = {}
-    for name, value in vars(est).items():
-        if not name.endswith("_") or name.startswith("_"):
-            continue
-        if isinstance(value, list) and value and hasattr(value[0], "get_params"):
-            for i, child in enumerate(value):
-                out.update({f"{name}.{i}/{k}": v for k, v in fitted_state(child).items()})
-        elif hasattr(value, "get_params"):
-            out.update({f"{name}/{k}": v for k, v in fitted_state(value).items()})
-        else:
-            out[name] = value
     return out
 
 

@@ -8,7 +8,9 @@ import scipy.sparse as sp
 
 from countgrid.datasets import Dataset, load_news20_3class, load_npz_corpus
 
-SHARED = "/work/shared/data/news20_different.npz"
+# the shared data directory, ../shared/data relative to the repository root
+SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.pardir,
+                      "shared", "data", "news20_different.npz")
 
 
 def _bundled_path():

@@ -11,7 +11,7 @@ import pytest
 import countgrid  # noqa: E402
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier)
-from _synthetic import draw_corpus, true_grid  # noqa: E402
+from _synthetic import assert_same_fitted, draw_corpus, fitted_state, true_grid  # noqa: E402
 
 EXTENT, WINDOW = (6, 6), (3, 3)
 
@@ -22,40 +22,6 @@ def data():
     pi = true_grid(EXTENT, 15, rng)
     X, pos = draw_corpus(pi, WINDOW, 60, 30, rng)
     return X, pos
-
-
-def _fitted_state(est):
-    """All fitted attributes, recursively: {name: value}."""
-    out = {}
-    for name, value in vars(est).items():
-        if not name.endswith("_") or name.startswith("_"):
-            continue
-        if isinstance(value, list) and value and hasattr(value[0], "get_params"):
-            for i, child in enumerate(value):
-                for k, v in _fitted_state(child).items():
-                    out[f"{name}.{i}/{k}"] = v
-        elif hasattr(value, "get_params"):
-            for k, v in _fitted_state(value).items():
-                out[f"{name}/{k}"] = v
-        else:
-            out[name] = value
-    return out
-
-
-def _assert_same_fitted(a, b):
-    sa, sb = _fitted_state(a), _fitted_state(b)
-    assert sorted(sa) == sorted(sb)
-    assert sa, "nothing fitted?"
-    for k in sa:
-        va, vb = sa[k], sb[k]
-        if isinstance(va, np.ndarray):
-            assert isinstance(vb, np.ndarray), k
-            assert va.dtype == vb.dtype, (k, va.dtype, vb.dtype)
-            assert va.shape == vb.shape, k
-            assert np.array_equal(va, vb), k
-        else:
-            assert type(va) is type(vb), (k, type(va), type(vb))
-            assert va == vb, k
 
 
 def _assert_same_params(a, b):
@@ -81,7 +47,7 @@ def _roundtrip(est, tmp_path, name="model.npz"):
     loaded = countgrid.load(path)
     assert type(loaded) is type(est)
     _assert_same_params(est, loaded)
-    _assert_same_fitted(est, loaded)
+    assert_same_fitted(est, loaded)
     return loaded
 
 

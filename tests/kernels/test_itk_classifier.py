@@ -6,18 +6,11 @@ import scipy.sparse as sp
 import countgrid
 from countgrid.kernels import jensen_tsallis_kernel
 
-
-def corpus(seed=0, D=40, W=12):
-    rng = np.random.default_rng(seed)
-    y = np.arange(D) % 2
-    rates = np.where(y[:, None] == 0, np.linspace(2, 0.2, W), np.linspace(0.2, 2, W))
-    X = rng.poisson(rates).astype(np.float64)
-    X[X.sum(axis=1) == 0, 0] = 1
-    return sp.csr_matrix(X), y
+from _synthetic import two_class_corpus
 
 
 def test_knn_kernel_distance_matches_bruteforce():
-    X, y = corpus(0)
+    X, y = two_class_corpus(0)
     clf = countgrid.ITKernelClassifier(kernel="jt", q=1.5, classifier="knn", n_neighbors=3)
     clf.fit(X[:30], y[:30])
     K = jensen_tsallis_kernel(X, q=1.5)
@@ -51,7 +44,7 @@ def test_self_kernel_is_gram_diagonal(params, sparse, blocks):
 
 @pytest.mark.parametrize("kernel", ["linear", "js", "jt"])
 def test_knn_with_embedding(kernel):
-    X, y = corpus(1)
+    X, y = two_class_corpus(1)
     emb = countgrid.MixtureOfTopics(n_components=2, n_iter=20, random_state=0)
     clf = countgrid.ITKernelClassifier(embedding=emb, kernel=kernel, classifier="knn")
     clf.fit(X, y)
@@ -61,7 +54,7 @@ def test_knn_with_embedding(kernel):
 
 
 def test_validation_errors():
-    X, y = corpus(2)
+    X, y = two_class_corpus(2)
     with pytest.raises(ValueError, match="kernel"):
         countgrid.ITKernelClassifier(kernel="rbf").fit(X, y)
     with pytest.raises(ValueError, match="classifier"):
@@ -73,7 +66,7 @@ def test_validation_errors():
 
 
 def test_not_saveable(tmp_path):
-    X, y = corpus(3)
+    X, y = two_class_corpus(3)
     clf = countgrid.ITKernelClassifier(classifier="knn").fit(X, y)
     with pytest.raises(TypeError, match="ITKernelClassifier"):
         countgrid.io.save(clf, tmp_path / "clf.npz")
@@ -85,7 +78,7 @@ def test_svm_matches_sklearn_precomputed(combine):
     pytest.importorskip("sklearn")
     from sklearn.svm import SVC
 
-    X, y = corpus(4)
+    X, y = two_class_corpus(4)
     emb = countgrid.FreeEnergyScoreSpace(reduce="topics", n_components=2, n_iter=20,
                                          random_state=0)
     clf = countgrid.ITKernelClassifier(embedding=emb, kernel="jt", q=0.5, C=10.0,
@@ -122,7 +115,7 @@ def test_sklearn_clone_pipeline_cv_gridsearch():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
 
-    X, y = corpus(5, D=48)
+    X, y = two_class_corpus(5, D=48)
     clf = countgrid.ITKernelClassifier(
         embedding=countgrid.TOPEmbedding(n_components=2, n_iter=15, random_state=0),
         kernel="jt", q=1.5, C=100.0)  # JT kernel values are small: a larger C
@@ -140,7 +133,7 @@ def test_sklearn_clone_pipeline_cv_gridsearch():
 
 
 def test_block_parameters():
-    X, y = corpus(5)
+    X, y = two_class_corpus(5)
     emb = countgrid.MixtureOfTopics(n_components=2, n_iter=10, random_state=0)
     with pytest.raises(ValueError, match="combine"):
         countgrid.ITKernelClassifier(emb, classifier="knn", combine="max").fit(X, y)
@@ -163,7 +156,7 @@ def test_block_parameters():
 
 
 def test_list_labels_and_length_mismatch():
-    X, y = corpus(6)
+    X, y = two_class_corpus(6)
     clf = countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(X, list(y))
     np.testing.assert_array_equal(clf.classes_, [0, 1])
     with pytest.raises(ValueError, match=f"X has {X.shape[0]} samples but y has 8"):

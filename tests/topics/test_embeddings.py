@@ -8,6 +8,8 @@ from countgrid import embeddings as E
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
 from countgrid.topics import PLSA
 
+from _synthetic import two_class_corpus
+
 PHI = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])  # P(w|z), rows z (docs/topics.md)
 X2 = np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 2.0]])    # d1, d2
 
@@ -17,15 +19,6 @@ def spec_model():
     m.components_ = PHI.copy()
     m.n_features_in_ = 3
     return m
-
-
-def corpus(seed=0, D=40, W=15):
-    rng = np.random.default_rng(seed)
-    y = np.arange(D) % 2
-    rates = np.where(y[:, None] == 0, np.linspace(2, 0.2, W), np.linspace(0.2, 2, W))
-    X = rng.poisson(rates).astype(np.float64)
-    X[X.sum(axis=1) == 0, 0] = 1
-    return sp.csr_matrix(X), y
 
 
 # ------------------------------------------ docs/topics.md, "Worked example"
@@ -77,7 +70,7 @@ def test_fess_spec_example_and_identity():
 
 
 def test_fess_identity_random_model_all_reductions():
-    X, y = corpus(1)
+    X, y = two_class_corpus(1, W=15)
     m = PLSA(n_components=4, random_state=0, n_iter=30).fit(X)
     ell = m.score_samples(X)
     for reduce in ("none", "words", "topics"):
@@ -90,7 +83,7 @@ def test_fess_identity_random_model_all_reductions():
 
 
 def test_fs_matches_finite_differences():
-    X, _ = corpus(2, D=6, W=8)
+    X, _ = two_class_corpus(2, D=6, W=8)
     m = PLSA(n_components=3)
     # a well-conditioned P(w|z) (no entries near 0, where differences cannot resolve l)
     m.components_ = np.random.default_rng(0).dirichlet(np.full(8, 3.0), size=3)
@@ -114,7 +107,7 @@ def test_fs_matches_finite_differences():
 
 
 def test_posterior_divergence_against_dense_reference():
-    X, _ = corpus(3, D=10, W=7)
+    X, _ = two_class_corpus(3, D=10, W=7)
     m = PLSA(n_components=3, random_state=1, n_iter=30).fit(X)
     s = np.array([5.0, 11.0, 2.5])
     PD = E.posterior_divergence(m, X, s)
@@ -143,7 +136,7 @@ PLSA_KW = dict(n_components=3, n_iter=20, random_state=0)
 @pytest.mark.parametrize("mode,n_models", [("per_class", 2), ("1", 2), ("whole_data", 1),
                                            (2, 1)])
 def test_unsigned_shapes_and_nonnegativity(cls, dims, mode, n_models):
-    X, y = corpus(4)
+    X, y = two_class_corpus(4, W=15)
     emb = cls(mode=mode, **PLSA_KW).fit(X, y)
     assert len(emb.models_) == n_models
     out = emb.transform(X[:7])
@@ -170,7 +163,7 @@ def test_unsigned_shapes_and_nonnegativity(cls, dims, mode, n_models):
 ], ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_block_sizes_tile_the_embedding(emb, n_classes):
-    X, _ = corpus(6, D=45)
+    X, _ = two_class_corpus(6, D=45, W=15)
     y = np.arange(45) % n_classes
     out = emb.fit(X, y).transform(X[:5])
     sizes = emb.block_sizes_
@@ -190,7 +183,7 @@ def test_block_sizes_tile_the_embedding(emb, n_classes):
 
 def test_fs_topic_prior_block_matches_finite_differences():
     """dl/dP(z) in the symmetric form P(d,w) = sum_z P(z) P(d|z) P(w|z) (docs/topics.md)."""
-    X, y = corpus(7, D=30, W=10)
+    X, y = two_class_corpus(7, D=30, W=10)
     emb = countgrid.FisherScore(mode="whole_data", include_topic_prior=True, **PLSA_KW)
     out = emb.fit(X, y).transform(X[:4]).toarray()
     model, prior = emb.models_[0], emb.topic_prior_[0]
@@ -223,7 +216,7 @@ def test_fs_topic_prior_block_matches_finite_differences():
 
 
 def test_per_class_models_use_their_class_only():
-    X, y = corpus(5)
+    X, y = two_class_corpus(5, W=15)
     emb = countgrid.MixtureOfTopics(mode="per_class", **PLSA_KW).fit(X, y)
     rng = np.random.default_rng(0)
     for c, model in enumerate(emb.models_):
@@ -242,14 +235,14 @@ def test_per_class_models_use_their_class_only():
 
 @pytest.mark.parametrize("reduce,extra", [("none", 0), ("topics", 0)])
 def test_fess_reduce_dims(reduce, extra):
-    X, y = corpus(6)
+    X, y = two_class_corpus(6, W=15)
     out = countgrid.FreeEnergyScoreSpace(reduce=reduce, **PLSA_KW).fit_transform(X, y)
     per = {"none": 3 * 3 * X.shape[1], "topics": 9}[reduce]
     assert out.shape == (X.shape[0], 2 * per + extra)
 
 
 def test_top_invariant_identical_class_models():
-    X, y = corpus(7)
+    X, y = two_class_corpus(7, W=15)
     top = countgrid.TOPEmbedding(reduce="none", positivize=None, **PLSA_KW).fit(X, y)
     top.models_ = [top.models_[0], top.models_[0]]
     top.log_priors_ = np.array([[np.log(0.5), np.log(0.5)]])
@@ -262,7 +255,7 @@ def test_top_invariant_identical_class_models():
 
 @pytest.mark.parametrize("cls", [countgrid.TOPEmbedding, countgrid.LLREmbedding])
 def test_signed_embeddings(cls):
-    X, y = corpus(8)
+    X, y = two_class_corpus(8, W=15)
     raw = cls(positivize=None, **PLSA_KW).fit(X, y)
     r = raw.transform(X)
     assert r.shape == (X.shape[0], 1 + 2 * 3)
@@ -281,7 +274,7 @@ def test_signed_embeddings(cls):
 
 
 def test_shift_uses_training_minima_only():
-    X, y = corpus(9, D=60)
+    X, y = two_class_corpus(9, D=60, W=15)
     train, test = np.arange(40), np.arange(40, 60)
     top = countgrid.TOPEmbedding(**PLSA_KW).fit(X[train], y[train])
     raw = countgrid.TOPEmbedding(positivize=None, **PLSA_KW).fit(X[train], y[train])
@@ -296,7 +289,7 @@ def test_shift_uses_training_minima_only():
 
 
 def test_top_multiclass_one_vs_rest():
-    X, _ = corpus(10, D=45)
+    X, _ = two_class_corpus(10, D=45, W=15)
     y = np.arange(45) % 3
     top = countgrid.LLREmbedding(**PLSA_KW).fit(X, y)
     assert len(top.models_) == 6 and top.log_priors_.shape == (3, 2)
@@ -304,7 +297,7 @@ def test_top_multiclass_one_vs_rest():
 
 
 def test_embedding_kernels_psd():
-    X, y = corpus(11)
+    X, y = two_class_corpus(11, W=15)
     for emb in (countgrid.FreeEnergyScoreSpace(reduce="topics", **PLSA_KW),
                 countgrid.TOPEmbedding(**PLSA_KW)):
         out = emb.fit_transform(X, y)
@@ -314,7 +307,7 @@ def test_embedding_kernels_psd():
 
 
 def test_embeddings_save_load(tmp_path):
-    X, y = corpus(12)
+    X, y = two_class_corpus(12, W=15)
     for emb in (countgrid.PosteriorDivergence(**PLSA_KW), countgrid.TOPEmbedding(**PLSA_KW),
                 countgrid.FisherScore(mode="2", reduce="words", **PLSA_KW),
                 countgrid.FisherScore(include_topic_prior=True, **PLSA_KW)):
@@ -334,7 +327,7 @@ CG_KW = dict(extent=(5, 5), window=(2, 2), n_iter=8, random_state=0)
 
 
 def test_cg_fess_sums_to_negative_loglik_exact_posterior():
-    X, y = corpus(13)
+    X, y = two_class_corpus(13, W=15)
     cg = countgrid.CountingGrid((5, 5), (2, 2), n_iter=8, posterior_floor=0.0,
                                 random_state=0).fit(X)
     T = E.cg_fess_terms(cg, X)
@@ -350,7 +343,7 @@ def test_cg_fess_sums_to_negative_loglik_exact_posterior():
 
 
 def test_cg_fess_is_a_bound_with_floor():
-    X, _ = corpus(14)
+    X, _ = two_class_corpus(14, W=15)
     cg = countgrid.CountingGrid((5, 5), (2, 2), n_iter=8, posterior_floor=0.01,
                                 random_state=0).fit(X)
     T = E.cg_fess_terms(cg, X)
@@ -362,7 +355,7 @@ def test_cg_fess_is_a_bound_with_floor():
 
 @pytest.mark.parametrize("mode,n_models", [("per_class", 2), ("whole_data", 1)])
 def test_cg_embeddings_shapes(mode, n_models):
-    X, y = corpus(15)
+    X, y = two_class_corpus(15, W=15)
     post = countgrid.CountingGridPosterior(mode=mode, **CG_KW).fit(X, y)
     Q = post.transform(X)
     assert Q.shape == (X.shape[0], 25 * n_models)
