@@ -1,7 +1,5 @@
 """save / load round trips (npz without pickle) and rejection of bad files."""
 import json
-import os
-import sys
 import zipfile
 
 import numpy as np
@@ -11,7 +9,7 @@ import pytest
 import countgrid  # noqa: E402
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier)
-from _synthetic import assert_same_fitted, draw_corpus, fitted_state, true_grid  # noqa: E402
+from _synthetic import assert_same_fitted, draw_corpus, true_grid  # noqa: E402
 
 EXTENT, WINDOW = (6, 6), (3, 3)
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from countgrid import _kernels
 from countgrid.grid import _grid_kernels as K
 
-from _reference.grid import estep_ref, histograms_ref, posterior_ref
+from _reference.grid import estep_ref, histograms_ref
 
 LEVELS = ["baseline", "avx2", "avx512"]
 

@@ -1,5 +1,4 @@
 """Bad input gives a clear ValueError / TypeError naming the argument, never a crash."""
-import os
 import subprocess
 import sys
 import textwrap

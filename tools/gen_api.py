@@ -508,10 +508,6 @@ def private_header(fam):
 
 
 # ------------------------------------------------------------------------ Cython text
-def _cy_type(ctype):
-    return ctype
-
-
 def _cy_decl(ret, name, params, sub, suffix="", indent="    "):
     args = ", ".join(f"{_subst(p.ctype, sub)}{'' if p.ctype.endswith('*') else ' '}{p.cy_name}"
                      for p in params)

@@ -1,6 +1,4 @@
 """Label embedding (eqs. 9-10) and the classifiers / regressor built on grids."""
-import os
-import sys
 
 import numpy as np
 import pytest

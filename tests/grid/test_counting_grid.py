@@ -6,8 +6,6 @@ learned), i.e. ``logsumexp_k sum_z c_z log h_k(z) - log L`` (docs/counting_grids
 "Likelihood conventions"), multinomial coefficient omitted.
 """
 import copy
-import os
-import sys
 
 import numpy as np
 import pytest

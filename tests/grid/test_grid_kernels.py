@@ -8,14 +8,12 @@ float64 kernels, 1e-4 for float32 kernels.
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
-from countgrid import _kernels
 from countgrid.grid import _grid_kernels as K
 
 from _reference.grid import (

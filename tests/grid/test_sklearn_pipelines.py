@@ -1,7 +1,5 @@
 """Counting grids in scikit-learn: clone, params, pipelines, model selection (the common
 estimator checks of every family are in tests/test_common.py)."""
-import os
-import sys
 
 import numpy as np
 import pytest

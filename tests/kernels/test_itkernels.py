@@ -8,7 +8,7 @@ from scipy.spatial.distance import jensenshannon
 
 from countgrid import _kernels
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel, log_q
-from _reference.itk import kb_pair_ref, kernel_ref
+from _reference.itk import kernel_ref
 
 QS = [0.0, 0.25, 0.5, 1.0, 1.5, 1.75, 2.0]
 

@@ -1,7 +1,5 @@
 """The Rate Adapting Poisson harmonium (Gehler, Holub & Welling, ICML 2006): closed forms,
 exact gradients, samplers, reproducibility and input checks."""
-import os
-import sys
 
 import numpy as np
 import pytest

@@ -308,7 +308,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         counts = self._counts(X, dtype)
         nt = effective_n_threads(self.num_threads)
         with limit_blas_threads(nt, active=not counts.is_sparse):
-            return blocked_estep(counts, logh, log_prior, 0.0, nt, lambda *a: None)
+            return blocked_estep(counts, logh, log_prior, 0.0, nt)
 
     def score(self, X, y=None):
         """Total exact log-likelihood of X (see :meth:`score_samples`)."""

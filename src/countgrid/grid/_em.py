@@ -71,8 +71,9 @@ def posteriors(counts, logh, log_prior, floor, num_threads):
     return q, loglik
 
 
-def blocked_estep(counts, logh, log_prior, floor, num_threads, visit):
-    """Run the E-step block by block, calling visit(t0, t1, q_block, loglik_block)."""
+def blocked_estep(counts, logh, log_prior, floor, num_threads, visit=None):
+    """Run the E-step block by block, calling visit(t0, t1, q_block, loglik_block) (if
+    given); returns the log-likelihood of every document."""
     T, L = counts.n_samples, logh.shape[1]
     B = block_rows(T, L)
     q = np.empty((B, L), dtype=counts.dtype)
@@ -80,7 +81,8 @@ def blocked_estep(counts, logh, log_prior, floor, num_threads, visit):
     for t0 in range(0, T, B):
         t1 = min(T, t0 + B)
         estep(counts, t0, t1, logh, log_prior, floor, q, loglik[t0:t1], num_threads)
-        visit(t0, t1, q[: t1 - t0], loglik[t0:t1])
+        if visit is not None:
+            visit(t0, t1, q[: t1 - t0], loglik[t0:t1])
     return loglik
 
 
@@ -99,22 +101,23 @@ def run_em(counts, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_pr
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
 
-    def skip(t0, t1, qb, llb):
-        pass
+    def statistics(cursor, qsum):
+        """What the M-step needs of each block: n += C^T q (and the prior's posterior mass)."""
+        def visit(t0, t1, qb, llb):
+            accumulate(counts, t0, t1, qb, n, cursor, num_threads)
+            if qsum is not None:
+                qsum[:] += qb.sum(axis=0, dtype=np.float64)
+        return visit
 
     for it in range(n_iter + 1):
         _grid_kernels.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
-        visit = skip
-        if not last:
+        if last:   # the log-likelihood of the final parameters only
+            visit = None
+        else:
             n.fill(0)
-            cursor = new_cursor(counts)
             qsum = np.zeros(L) if learn_prior else None
-
-            def visit(t0, t1, qb, llb):
-                accumulate(counts, t0, t1, qb, n, cursor, num_threads)
-                if qsum is not None:
-                    qsum[:] += qb.sum(axis=0, dtype=np.float64)
+            visit = statistics(new_cursor(counts), qsum)
         loglik = blocked_estep(counts, logh, log_prior, floor, num_threads, visit)
         if it > 0 and monitor.record(np.sum(loglik), n_updates=it):
             break
