@@ -2,22 +2,29 @@
 
 Every estimator of counts validates its input with :func:`check_counts` (through
 :class:`Counts`): finite, non-negative numbers, 2-D, at least one row and column, the
-expected number of features; sparse input becomes canonical CSR (sorted indices, no
-explicit zeros or duplicates, int32/int64 indices) after its structure was checked, so no
-kernel ever sees a corrupt index.  :class:`Counts` then serves the views the kernels need
+expected number of features; sparse input of any scipy format becomes canonical CSR (sorted indices, no
+explicit zeros or duplicates, int32/int64 indices) after its structure was checked
+(countgrid._sparse), so no kernel ever sees a corrupt index.  :class:`Counts` then serves the views the kernels need
 (CSC for word-parallel M-steps, int64 index arrays, row totals), each built once.
 """
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
+from countgrid._sparse import to_checked_csr
+
 __all__ = ["Counts", "check_counts", "sorted_csc"]
 
 
-def _check_values(values, name):
+def _check_values(values, name, original=None):
+    """Finite and non-negative; ``original`` is the input before the cast to ``values``'
+    dtype, to tell "too large for float32" from "NaN or infinity in the input"."""
     if values.size == 0:
         return
     if not np.isfinite(values).all():
+        if original is not None and np.isfinite(original).all():
+            raise ValueError(f"{name} holds values too large for {values.dtype} "
+                             f"(up to {np.max(np.abs(original))!r}); use dtype=numpy.float64")
         raise ValueError(f"{name} contains NaN or infinity")
     vmin = values.min()
     if vmin < 0:
@@ -33,28 +40,12 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
     shapes, negative or non-finite values.
     """
     if sp.issparse(X):
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-        if X.format in ("csr", "csc"):
-            # scipy converts without checking indices: check in the given orientation
-            _check_compressed_structure(X, name)
-        try:
-            X = sp.csr_matrix(X)
-        except Exception as exc:  # scipy raises assorted errors on corrupt input
-            raise ValueError(f"{name} is not a valid sparse matrix: {exc}") from exc
-        _check_compressed_structure(X, name)
-        Xc = sp.csr_matrix((X.data.astype(dtype, copy=True), X.indices.copy(), X.indptr.copy()),
-                           shape=X.shape)
-        _check_values(Xc.data, name)
+        Xc = to_checked_csr(X, name)
+        raw, Xc.data = Xc.data, Xc.data.astype(dtype, copy=False)
+        _check_values(Xc.data, name, raw)
         Xc.eliminate_zeros()
-        if not Xc.has_sorted_indices:
-            Xc.sort_indices()
-        Xc.sum_duplicates()
-        if Xc.indices.dtype not in (np.int32, np.int64):
-            Xc.indices = Xc.indices.astype(np.int64)
-            Xc.indptr = Xc.indptr.astype(np.int64)
         X, is_sparse = Xc, True
     else:
         if isinstance(X, (str, bytes)):
@@ -68,8 +59,8 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), "
                              f"got shape {arr.shape}")
-        arr = np.ascontiguousarray(arr, dtype=dtype)
-        _check_values(arr, name)
+        raw, arr = arr, np.ascontiguousarray(arr, dtype=dtype)
+        _check_values(arr, name, raw)
         X, is_sparse = arr, False
     n, m = X.shape
     if n == 0:
@@ -79,25 +70,6 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
     if n_features is not None and m != n_features:
         raise ValueError(f"{name} has {m} features, but the model was fitted with {n_features}")
     return X, is_sparse
-
-
-def _check_compressed_structure(X, name):
-    """Catch corrupt CSR/CSC arrays before scipy or any kernel sees them."""
-    n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
-    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
-    what = f"{name} is a corrupt sparse matrix"
-    if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
-        raise ValueError(f"{what}: indptr has length {indptr.shape[0]}, expected {n_major + 1}")
-    if indptr[0] != 0 or (np.diff(indptr) < 0).any():
-        raise ValueError(f"{what}: indptr is not non-decreasing from 0")
-    nnz = int(indptr[-1])
-    if indices.shape[0] < nnz or np.asarray(X.data).shape[0] < nnz:
-        raise ValueError(f"{what}: indptr points past the end of indices/data")
-    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= n_minor):
-        raise ValueError(f"{what}: indices outside [0, {n_minor})")
-    if indices.shape[0] != nnz or X.data.shape[0] != nnz:
-        X.indices = indices[:nnz]
-        X.data = X.data[:nnz]
 
 
 def sorted_csc(csr):

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._per_class import fit_groups, fit_per_class, take_rows
+from countgrid._per_class import check_documents, fit_groups, fit_per_class, take_rows
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 
 __all__ = ["MODES", "resolve_mode", "hstack", "class_labels"]
@@ -58,8 +58,14 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
     _fitted_estimators = ("models_",)
     _allowed_modes = ("per_class", "whole_data")
 
+    def _documents(self, X):
+        """X validated once (countgrid._per_class.check_documents), against
+        ``n_features_in_`` when fitted."""
+        return check_documents(X, getattr(self, "n_features_in_", None)
+                               if hasattr(self, "models_") else None)
+
     def _fit_models(self, X, y):
-        """Fit ``models_`` (and ``classes_``); returns the canonical mode."""
+        """Fit ``models_`` (and ``classes_``) on validated X; returns the canonical mode."""
         self._validate_params()
         mode = resolve_mode(self.mode, self._allowed_modes, type(self).__name__)
         if mode == "whole_data":
@@ -94,7 +100,7 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._fit_models(X, y)
+        self._fit_models(check_documents(X), y)
         return self
 
     def transform(self, X):
@@ -106,6 +112,7 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
         shape (n_samples, sum(block_sizes_)), non-negative.
         """
         check_is_fitted(self, "models_")
+        X = self._documents(X)
         return hstack([self._embed(m, i, X) for i, m in enumerate(self.models_)])
 
     @property

@@ -8,11 +8,11 @@ them draw their models' seeds here: model ``i`` gets the ``i``-th of
 a seed fixes every model, whatever the thread count.
 """
 import numpy as np
-import scipy.sparse as sp
 
-from countgrid._validation import check_random_state, encode_labels, n_samples
+from countgrid._counts import check_counts
+from countgrid._validation import check_random_state, encode_labels, n_samples, resolve_dtype
 
-__all__ = ["model_seeds", "take_rows", "fit_groups", "fit_per_class"]
+__all__ = ["model_seeds", "check_documents", "take_rows", "fit_groups", "fit_per_class"]
 
 
 def model_seeds(random_state, n_models):
@@ -21,20 +21,24 @@ def model_seeds(random_state, n_models):
     return [int(s) for s in rng.integers(0, 2**63 - 1, size=n_models)]
 
 
+def check_documents(X, n_features=None):
+    """Validated counts (countgrid._counts.check_counts) in the input's float precision
+    (float32 stays float32, anything else becomes float64): canonical CSR or a C array."""
+    return check_counts(X, resolve_dtype(None, X), n_features=n_features)[0]
+
+
 def take_rows(X, mask):
-    """The rows of X (sparse or array-like) where ``mask`` is True."""
-    if sp.issparse(X):
-        return X.tocsr()[np.flatnonzero(mask)]
-    return np.asarray(X)[np.flatnonzero(mask)]
+    """The rows of validated counts X (:func:`check_documents`) where ``mask`` is True."""
+    return X[np.flatnonzero(mask)]
 
 
 def fit_groups(make_model, X, masks, random_state):
     """Fit ``make_model(seed)`` on the rows of every mask, in order; returns the models.
 
     ``masks`` may be None for one model on all of X."""
+    X = check_documents(X)
     if masks is None:
         return [make_model(model_seeds(random_state, 1)[0]).fit(X)]
-    X = X.tocsr() if sp.issparse(X) else np.asarray(X)
     seeds = model_seeds(random_state, len(masks))
     return [make_model(seed).fit(take_rows(X, mask)) for seed, mask in zip(seeds, masks)]
 

@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._sparse import to_checked_csr
 from countgrid.exceptions import NotFittedError
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -39,19 +40,18 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
     """A 2-D matrix of finite real numbers (for vectors that are not counts: codes,
     embeddings, histograms).
 
-    Sparse input becomes canonical CSR (a copy: summed duplicates, sorted indices, explicit
-    zeros removed), dense input a C-contiguous array; the dtype follows
+    Sparse input of any scipy format becomes canonical CSR (a copy whose structure was
+    checked by countgrid._sparse: summed duplicates, sorted indices, explicit zeros
+    removed), dense input a C-contiguous array; the dtype follows
     :func:`resolve_dtype`.  Raises TypeError for non-numeric input and ValueError for a
     wrong shape, NaN or infinity, and (``nonnegative=True``) negative values.
     """
     if sp.issparse(M):
-        if M.ndim != 2:
-            raise ValueError(f"{name} must be 2-D")
         if M.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
-        M = sp.csr_matrix(M, dtype=resolve_dtype(dtype, M), copy=True)
-        M.sum_duplicates()
-        M.sort_indices()
+        target = resolve_dtype(dtype, M)
+        M = to_checked_csr(M, name)
+        M.data = M.data.astype(target, copy=False)
         values = M.data
     else:
         M = np.asarray(M)

@@ -3,7 +3,7 @@ section 2.3) and the one-grid-per-class generative classifier (docs/counting_gri
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from countgrid._per_class import fit_per_class
+from countgrid._per_class import check_documents, fit_per_class
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
@@ -190,7 +190,8 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         y : array-like of shape (n_samples,)
         """
         self._validate_params()
-        classes, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed), X, y,
+        classes, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed),
+                                          check_documents(X), y,
                                           self.random_state)
         self.grids_ = grids
         self.classes_ = classes
@@ -201,6 +202,7 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         """Exact log-likelihood of each document under each class grid,
         shape (n_samples, n_classes)."""
         check_is_fitted(self, "grids_")
+        X = check_documents(X, self.n_features_in_)
         return np.stack([g.score_samples(X) for g in self.grids_], axis=1)
 
     def predict_log_proba(self, X):

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
+from countgrid._counts import check_counts
 from countgrid._embedding import _GenerativeEmbedding
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid.grid._counting_grid import CountingGrid
@@ -54,8 +55,8 @@ def cg_fess_terms(grid, X, reduce="positions"):
     L = logh.shape[1]
     log_p = (np.full(L, -np.log(L)) if log_prior is None
              else np.asarray(log_prior, dtype=np.float64))
-    q = np.asarray(grid.transform(X), dtype=np.float64)       # (D, L)
-    C = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    C = check_counts(X, np.float64, n_features=grid.n_features_in_)[0]
+    q = np.asarray(grid.transform(C), dtype=np.float64)       # (D, L)
     P = -q * log_p[None, :]
     E = -xlogy(q, q)
     if reduce == "positions":

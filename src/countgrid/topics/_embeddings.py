@@ -34,7 +34,7 @@ from scipy.special import xlogy
 
 from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
 from countgrid._param_validation import Interval, Options
-from countgrid._per_class import fit_groups
+from countgrid._per_class import check_documents, fit_groups
 from countgrid._validation import check_is_fitted
 from countgrid.topics._plsa import PLSA
 
@@ -325,6 +325,7 @@ class FisherScore(_PLSAEmbedding):
 
     def fit(self, X, y=None):
         """Fit the pLSA model(s) and their training topic priors ``topic_prior_``."""
+        X = check_documents(X)
         mode = self._fit_models(X, y)
         # P(z) of the symmetric parameterisation: the normalised training topic mass
         mass = [_topic_mass(m, Xc) for m, Xc in zip(self.models_, self._groups(X, y, mode))]
@@ -398,6 +399,7 @@ class PosteriorDivergence(_PLSAEmbedding):
 
     def fit(self, X, y=None):
         """Fit the pLSA model(s) and their training topic mass ``topic_mass_``."""
+        X = check_documents(X)
         mode = self._fit_models(X, y)
         self.topic_mass_ = np.array([_topic_mass(m, Xc) for m, Xc in
                                      zip(self.models_, self._groups(X, y, mode))])
@@ -451,6 +453,7 @@ class _SignedEmbedding(_PLSAEmbedding):
         """
         self._validate_params()
         resolve_mode(self.mode, self._allowed_modes, type(self).__name__)
+        X = check_documents(X)
         classes, idx = class_labels(y, X)
         pairs = [(1, 0)] if len(classes) == 2 else [(c, None) for c in range(len(classes))]
         masks, priors = [], []
@@ -495,6 +498,7 @@ class _SignedEmbedding(_PLSAEmbedding):
         (``block_sizes_``).
         """
         check_is_fitted(self, "models_")
+        X = self._documents(X)
         if self.positivize == "split":
             return hstack([_positivize(b, "split") for b in self._raw_blocks(X)])
         return _positivize(self._raw(X), self.positivize, self.shift_)
