@@ -1,6 +1,8 @@
 # The shared Cython vocabulary of the family wrappers (as scikit-learn's
 # _k_means_common.pxd): the sparse index fused type and the one mapping from a kernel's
-# status code (countgrid/countgrid.h) to a Python exception.
+# status code (countgrid/countgrid.h) to a Python exception, and the interrupt check
+# between the blocks of a long kernel call.
+from cpython.exc cimport PyErr_CheckSignals
 from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
 
@@ -34,4 +36,13 @@ cdef inline int csr_entries(const index_t[::1] indices, const floating[::1] data
     if indices.shape[0] > 0:
         ip[0] = &indices[0]
         dp[0] = &data[0]
+    return 0
+
+
+cdef inline int check_interrupt() except -1:
+    """Run pending signal handlers with the GIL held: Ctrl-C raises KeyboardInterrupt here.
+
+    Call it between the blocks of a long computation (a C call holds off signals until it
+    returns), so that an interrupt is honoured within one block's time."""
+    PyErr_CheckSignals()
     return 0
