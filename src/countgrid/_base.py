@@ -6,6 +6,7 @@ countgrid._param_validation), pickle-free persistence (``save`` / ``load``, see
 countgrid.io) with registration of every saveable class at its definition, and the
 scikit-learn tags, built lazily in ``__sklearn_tags__`` (which only scikit-learn calls).
 """
+import functools
 import inspect
 
 import numpy as np
@@ -14,6 +15,55 @@ from countgrid import io
 from countgrid._param_validation import validate_params
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+
+
+def _fitted_state(est):
+    """The fitted attributes of ``est``: public instance attributes ending in ``_``."""
+    return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _transactional(method):
+    """Wrap ``fit`` / ``partial_fit`` so that a call that fails half way leaves nothing
+    half-trained behind.
+
+    If the call raises after it changed fitted attributes, ``fit`` leaves the estimator
+    unfitted and ``partial_fit`` restores the attributes it had before the call; a
+    ``KeyboardInterrupt`` during ``fit`` instead leaves the last checkpoint the fit
+    registered with :meth:`BaseEstimator._checkpoint` (its last complete iteration), if
+    any.  A ``KeyboardInterrupt`` is re-raised with a note saying which state was kept.
+    """
+    partial = method.__name__ == "partial_fit"
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        before = _fitted_state(self)
+        outer_checkpoint = self.__dict__.pop("_fit_checkpoint", None)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException as exc:
+            checkpoint = self.__dict__.pop("_fit_checkpoint", None)
+            after = _fitted_state(self)
+            if after.keys() == before.keys() and all(after[k] is before[k] for k in after):
+                raise                                   # nothing changed (e.g. a bad argument)
+            for name in after:
+                delattr(self, name)
+            if partial:
+                self.__dict__.update(before)
+                kept = "its state before this call was restored"
+            elif checkpoint is not None and isinstance(exc, KeyboardInterrupt):
+                kept = f"it holds {checkpoint()}"
+            else:
+                kept = "it is left unfitted"
+            if isinstance(exc, KeyboardInterrupt):
+                exc.add_note(f"{type(self).__name__}.{method.__name__} was interrupted; {kept}.")
+            raise
+        finally:
+            self.__dict__.pop("_fit_checkpoint", None)
+            if outer_checkpoint is not None:
+                self.__dict__["_fit_checkpoint"] = outer_checkpoint
+
+    wrapper._countgrid_transactional = True
+    return wrapper
 
 
 class BaseEstimator:
@@ -25,6 +75,10 @@ class BaseEstimator:
     ``_fitted_estimators`` (estimators or lists of them).  A class is saveable unless it is
     declared with ``saveable=False`` (``class X(BaseEstimator, saveable=False)``) or its name
     starts with an underscore (an abstract base).
+
+    Every ``fit`` and ``partial_fit`` a subclass defines is made transactional (see
+    ``_transactional``): a failed or interrupted call never leaves a half-trained model
+    that passes the fitted check.
     """
 
     _estimator_kind = None       # "classifier", "regressor", "transformer" or None
@@ -39,6 +93,18 @@ class BaseEstimator:
             cls._saveable = bool(saveable)
         if cls._saveable and not cls.__name__.startswith("_"):
             io.register(cls)
+        for name in ("fit", "partial_fit"):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "_countgrid_transactional", False):
+                setattr(cls, name, _transactional(method))
+
+    def _checkpoint(self, apply):
+        """Register the state to keep if the running ``fit`` is interrupted (Ctrl-C) now.
+
+        ``apply()`` sets the fitted attributes of the last complete iteration (from copies
+        taken when this is called, as later iterations may update arrays in place) and
+        returns a description such as ``"iteration 12 of 100"``."""
+        self.__dict__["_fit_checkpoint"] = apply
 
     # parameters -------------------------------------------------------------
     @classmethod
