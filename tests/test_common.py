@@ -175,6 +175,57 @@ def test_bad_parameters_raise_the_policy_exception(name, data):
     assert checked >= len(cls._parameter_constraints)
 
 
+def _other_valid_value(constraints, value):
+    """A valid value different from ``value`` (None when none is easy to build)."""
+    for c in (make_constraint(c) for c in constraints):
+        candidates = []
+        if isinstance(c, Options):
+            candidates = [v for v in c.values if v != value]
+        elif isinstance(c, Interval) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            candidates = [value + 1, value * 2, value / 2] if c.kind is Real else [value + 1]
+        elif str(c) == "a bool" or c.description.startswith("an instance of 'bool'"):
+            candidates = [not value]
+        candidates = [v for v in candidates if c.is_satisfied_by(v)]
+        if candidates:
+            return candidates[0]
+    if isinstance(value, bool):
+        return not value
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_set_params_after_fit_never_silently_changes_inference(name, data):
+    """A parameter that inference reads (``_inference_params``) changed after fit is refused
+    with a ValueError naming it; any other parameter change leaves every inference output
+    bit-identical (it only matters to the next fit), but for the documented options of
+    inference (``_inference_options``)."""
+    est = fit(CASES[name][0](), name, data)
+    reference = outputs(est, name, data)
+    cls = type(est)
+    changed = 0
+    for param, constraints in cls._parameter_constraints.items():
+        old = getattr(est, param)
+        new = _other_valid_value(constraints, old)
+        if new is None or param in cls._inference_options:
+            continue
+        est.set_params(**{param: new})
+        changed += 1
+        if param in cls._inference_params:
+            with pytest.raises(ValueError, match=param):
+                outputs(est, name, data)
+        else:
+            after = outputs(est, name, data)
+            assert after.keys() == reference.keys()
+            for method in after:
+                np.testing.assert_array_equal(after[method], reference[method],
+                                              err_msg=f"{param}={new!r} changed {method}")
+        est.set_params(**{param: old})
+    assert changed or not cls._parameter_constraints
+    for method, value in outputs(est, name, data).items():   # set back: accepted again
+        np.testing.assert_array_equal(value, reference[method])
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_save_load_round_trip(name, data, tmp_path):
     est = fit(CASES[name][0](), name, data)

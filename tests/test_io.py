@@ -39,7 +39,7 @@ def _roundtrip(est, tmp_path, name="model.npz"):
     with np.load(path, allow_pickle=False) as f:
         assert "__countgrid__" in f.files
         header = json.loads(str(f["__countgrid__"]))
-        assert header["format_version"] == 1
+        assert header["format_version"] == countgrid.io.FORMAT_VERSION
         for k in f.files:
             assert f[k].dtype != object
     loaded = countgrid.load(path)
@@ -210,6 +210,9 @@ def _rewrite_header(path, out, change):
         arrays = {k: f[k] for k in f.files}
     header = json.loads(str(arrays["__countgrid__"]))
     change(header)
+    del arrays["__countgrid__"]
+    if header.get("format_version") == 2:        # a crafted file with a valid checksum
+        header["sha256"] = countgrid.io._digest(header, arrays)
     arrays["__countgrid__"] = np.array(json.dumps(header))
     np.savez_compressed(out, **arrays)
     return out
@@ -222,7 +225,7 @@ def test_load_rewritten_header_still_loads(good_file, tmp_path):
 
 
 @pytest.mark.parametrize("change", [
-    lambda h: h.__setitem__("format_version", 2),
+    lambda h: h.__setitem__("format_version", countgrid.io.FORMAT_VERSION + 1),
     lambda h: h.__setitem__("format_version", 999),
     lambda h: h.__setitem__("format_version", "1"),
     lambda h: h.__setitem__("format_version", 0),
@@ -231,7 +234,7 @@ def test_load_rewritten_header_still_loads(good_file, tmp_path):
     lambda h: h["model"]["params"].__setitem__("no_such_param", 1),
     lambda h: h["model"]["arrays"].__setitem__("missing_", "array"),
     lambda h: h.pop("model"),
-], ids=["future2", "future999", "version_str", "version0", "format", "class", "param",
+], ids=["future", "future999", "version_str", "version0", "format", "class", "param",
         "array", "no_model"])
 def test_load_bad_header(good_file, tmp_path, change):
     p = _rewrite_header(good_file, tmp_path / "bad.npz", change)
@@ -308,3 +311,111 @@ def test_load_random_byte_flips_only_raise_value_error(good_file, tmp_path):
 def test_load_missing_file(tmp_path):
     with pytest.raises((ValueError, FileNotFoundError)):
         countgrid.load(tmp_path / "nope.npz")
+
+
+# ---- nothing in a file is trusted (countgrid.io module docstring) -------------------------
+def _rewrite(path, out, change_header=None, change_arrays=None, keep_checksum=False):
+    """Rewrite a model file; the checksum is recomputed (a crafted file) unless
+    ``keep_checksum`` (an accidentally damaged one)."""
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    header = json.loads(str(arrays.pop("__countgrid__")))
+    if change_header:
+        change_header(header)
+    if change_arrays:
+        change_arrays(arrays)
+    if not keep_checksum:
+        header["sha256"] = countgrid.io._digest(header, arrays)
+    arrays["__countgrid__"] = np.array(json.dumps(header))
+    np.savez_compressed(out, **arrays)
+    return out
+
+
+def test_files_carry_a_checksum_that_names_damage(good_file, tmp_path):
+    def nudge(arrays):
+        arrays["pi_"] = arrays["pi_"].copy()
+        arrays["pi_"].flat[3] = np.nextafter(arrays["pi_"].flat[3], 1.0)
+    p = _rewrite(good_file, tmp_path / "damaged.npz", change_arrays=nudge, keep_checksum=True)
+    with pytest.raises(ValueError, match="damaged.*checksum"):
+        countgrid.load(p)
+    # the same change with a recomputed checksum is a valid (different) model
+    p = _rewrite(good_file, tmp_path / "crafted.npz", change_arrays=nudge)
+    assert not np.array_equal(countgrid.load(p).pi_, countgrid.load(good_file).pi_)
+
+
+def test_a_changed_parameter_without_checksum_update_is_damage(good_file, tmp_path):
+    p = _rewrite(good_file, tmp_path / "d.npz", keep_checksum=True,
+                 change_header=lambda h: h["model"]["params"].__setitem__("n_iter", 7))
+    with pytest.raises(ValueError, match="damaged"):
+        countgrid.load(p)
+
+
+@pytest.mark.parametrize("attribute", ["transform", "__class__", "_model", "extent",
+                                       "not_an_attribute_"])
+def test_undeclared_attributes_are_refused(good_file, tmp_path, attribute):
+    def add(arrays):
+        arrays[attribute] = np.zeros(3)
+
+    p = _rewrite(good_file, tmp_path / "a.npz", change_arrays=add,
+                 change_header=lambda h: h["model"]["arrays"].__setitem__(attribute, "array"))
+    with pytest.raises(ValueError, match="no fitted attributes"):
+        countgrid.load(p)
+
+
+def test_arrays_that_no_attribute_declares_are_refused(good_file, tmp_path):
+    p = _rewrite(good_file, tmp_path / "x.npz",
+                 change_arrays=lambda a: a.__setitem__("smuggled", np.zeros(2)))
+    with pytest.raises(ValueError, match="smuggled"):
+        countgrid.load(p)
+
+
+@pytest.mark.parametrize("param, value", [("n_iter", -3), ("window", {"__seq__": "tuple",
+                                                                      "items": [0, 0]}),
+                                          ("learn_prior", "no")])
+def test_invalid_parameters_are_refused(good_file, tmp_path, param, value):
+    p = _rewrite(good_file, tmp_path / "p.npz",
+                 change_header=lambda h: h["model"]["params"].__setitem__(param, value))
+    with pytest.raises(ValueError, match=f"invalid parameters.*{param}"):
+        countgrid.load(p)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda a: a.__setitem__("h_", a["h_"][..., :-1]), "h_ has shape"),
+    (lambda a: a.__setitem__("n_features_in_", np.array(10**9)), "n_features_in_"),
+    (lambda a: a.__setitem__("pi_", -a["pi_"]), "pi_ holds negative"),
+    (lambda a: a.__setitem__("pi_", a["pi_"].ravel()), "pi_ must have shape"),
+    (lambda a: a.__setitem__("h_", np.full_like(a["h_"], np.nan)), "h_ holds NaN"),
+    (lambda a: a.__setitem__("h_", a["h_"].astype(np.float32)), "dtype"),
+    (lambda a: a.__setitem__("n_iter_", np.array([1, 2])), "n_iter_ should be a scalar"),
+    (lambda a: a.__setitem__("posterior_floor_", np.array(2.0)), "posterior_floor_"),
+    (lambda a: a.__setitem__("pi_", np.array(["a", "b"])), "pi_"),
+])
+def test_inconsistent_fitted_state_is_refused(good_file, tmp_path, change, match):
+    p = _rewrite(good_file, tmp_path / "c.npz", change_arrays=change)
+    with pytest.raises(ValueError, match=match):
+        countgrid.load(p)
+
+
+def test_classifier_children_are_checked(tmp_path, data):
+    X, pos = data
+    y = (pos[:, 0] >= 3).astype(int)
+    clf = CountingGridClassifier(EXTENT, WINDOW, n_iter=3, random_state=0).fit(X, y)
+    good = tmp_path / "clf.npz"
+    clf.save(good)
+    p = _rewrite(good, tmp_path / "bad.npz",
+                 change_arrays=lambda a: a.__setitem__("gamma_", a["gamma_"][..., :1]))
+    with pytest.raises(ValueError, match="gamma_ has shape"):
+        countgrid.load(p)
+    p = _rewrite(good, tmp_path / "bad2.npz",
+                 change_header=lambda h: h["model"]["children"]["grid_"].__setitem__(
+                     "class", "PLSA"))
+    with pytest.raises(ValueError):
+        countgrid.load(p)
+
+
+def test_format_1_files_without_checksum_still_load(good_file, tmp_path):
+    def to_v1(header):
+        header["format_version"] = 1
+        header.pop("sha256")
+    p = _rewrite(good_file, tmp_path / "v1.npz", change_header=to_v1, keep_checksum=True)
+    assert np.array_equal(countgrid.load(p).pi_, countgrid.load(good_file).pi_)

@@ -404,3 +404,49 @@ def test_limit_blas_threads():
     before = [i["num_threads"] for i in threadpoolctl.threadpool_info()]
     with limit_blas_threads(1, active=False):
         assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
+
+
+# ---- labels keep their type (issue 13: object ints came back as strings) ----------------
+from countgrid._validation import encode_labels  # noqa: E402
+
+
+@pytest.mark.parametrize("y, kind", [
+    (np.array([3, 1, 3, 1], dtype=object), "i"),
+    (np.array(["b", "a", "b", "a"], dtype=object), "U"),
+    (np.array([0.5, 1.5, 0.5, 1.5], dtype=object), "f"),
+    (np.array([True, False, True, False], dtype=object), "b"),
+    ([1, 2, 1, 2], "i"),
+])
+def test_object_labels_keep_their_type(y, kind):
+    classes, idx = encode_labels(y)
+    assert classes.dtype.kind == kind
+    assert (classes[idx] == np.asarray(y)).all()
+
+
+@pytest.mark.parametrize("y", [np.array([1, "a", 1, "a"], dtype=object),
+                               np.array([1, None, 1, None], dtype=object),
+                               np.array([1, True, 1, 2], dtype=object)])
+def test_mixed_label_types_are_a_type_error(y):
+    with pytest.raises(TypeError, match="several types"):
+        encode_labels(y)
+
+
+def test_nan_and_missing_labels():
+    with pytest.raises(ValueError, match="NaN"):
+        encode_labels(np.array([0.0, np.nan, 1.0]))
+    with pytest.raises(ValueError, match="y is required"):
+        encode_labels(None)
+
+
+def test_classifier_scores_object_int_labels(tmp_path):
+    import countgrid
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.poisson([4, 4, 0.2, 0.2], (15, 4)), rng.poisson([0.2, 0.2, 4, 4], (15, 4))])
+    y = np.array([7] * 15 + [9] * 15, dtype=object)
+    for clf in (countgrid.CountingGridClassifier((3, 3), (2, 2), n_iter=5, random_state=0),
+                countgrid.GenerativeCountingGridClassifier((3, 3), (2, 2), n_iter=5,
+                                                           random_state=0)):
+        clf.fit(X, y)
+        assert clf.classes_.dtype.kind == "i" and clf.score(X, y) > 0.9
+        clf.save(tmp_path / "m.npz")
+        assert countgrid.load(tmp_path / "m.npz").score(X, y) == clf.score(X, y)

@@ -6,6 +6,7 @@ countgrid._param_validation), pickle-free persistence (``save`` / ``load``, see
 countgrid.io) with registration of every saveable class at its definition, and the
 scikit-learn tags, built lazily in ``__sklearn_tags__`` (which only scikit-learn calls).
 """
+import copy
 import functools
 import inspect
 
@@ -27,10 +28,12 @@ def _transactional(method):
     half-trained behind.
 
     If the call raises after it changed fitted attributes, ``fit`` leaves the estimator
-    unfitted and ``partial_fit`` restores the attributes it had before the call; a
-    ``KeyboardInterrupt`` during ``fit`` instead leaves the last checkpoint the fit
-    registered with :meth:`BaseEstimator._checkpoint` (its last complete iteration), if
-    any.  A ``KeyboardInterrupt`` is re-raised with a note saying which state was kept.
+    unfitted and ``partial_fit`` restores the attributes it had before the call.  A
+    ``KeyboardInterrupt`` during ``fit`` leaves the last checkpoint the fit registered with
+    :meth:`BaseEstimator._checkpoint` (its last complete iteration) if any, and otherwise
+    an unfitted estimator (never the model of an earlier fit, which the user asked to
+    replace).  A ``KeyboardInterrupt`` is re-raised with a note saying which state was
+    kept.
     """
     partial = method.__name__ == "partial_fit"
 
@@ -39,11 +42,15 @@ def _transactional(method):
         before = _fitted_state(self)
         outer_checkpoint = self.__dict__.pop("_fit_checkpoint", None)
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
+            self._remember_inference_params()
+            return result
         except BaseException as exc:
             checkpoint = self.__dict__.pop("_fit_checkpoint", None)
             after = _fitted_state(self)
-            if after.keys() == before.keys() and all(after[k] is before[k] for k in after):
+            unchanged = after.keys() == before.keys() and all(after[k] is before[k]
+                                                               for k in after)
+            if unchanged and (partial or not isinstance(exc, KeyboardInterrupt)):
                 raise                                   # nothing changed (e.g. a bad argument)
             for name in after:
                 delattr(self, name)
@@ -83,6 +90,13 @@ class BaseEstimator:
 
     _estimator_kind = None       # "classifier", "regressor", "transformer" or None
     _parameter_constraints = {}
+    #: Parameters that inference (transform, predict, ...) reads besides the fitted
+    #: attributes: changing one after fit is refused until the next fit (see
+    #: ``_check_inference_params``); all others only matter to fit.
+    _inference_params = ()
+    #: Parameters documented as options of inference itself (e.g. pLSA's folding-in
+    #: iterations): they take effect at the next transform, without a refit.
+    _inference_options = ()
     _fitted_arrays = ()
     _fitted_estimators = ()
     _saveable = True
@@ -97,6 +111,23 @@ class BaseEstimator:
             method = cls.__dict__.get(name)
             if callable(method) and not getattr(method, "_countgrid_transactional", False):
                 setattr(cls, name, _transactional(method))
+
+    def _remember_inference_params(self):
+        """Record the ``_inference_params`` a fit (or a loaded file) used."""
+        self.__dict__["_params_at_fit"] = {name: copy.deepcopy(getattr(self, name))
+                                           for name in self._inference_params}
+
+    def _check_inference_params(self):
+        """Raise ValueError if an inference parameter changed since the model was fitted, so
+        that ``set_params`` never silently changes what a fitted model computes."""
+        recorded = self.__dict__.get("_params_at_fit")
+        if not recorded:
+            return
+        for name, old in recorded.items():
+            new = getattr(self, name)
+            if not _same_value(old, new):
+                raise ValueError(f"{name} was changed from {old!r} to {new!r} after fit; "
+                                 f"fit again, or set {name}={old!r} back")
 
     def _checkpoint(self, apply):
         """Register the state to keep if the running ``fit`` is interrupted (Ctrl-C) now.
@@ -211,6 +242,17 @@ class BaseEstimator:
         if not isinstance(est, cls):
             raise TypeError(f"{path!s} holds a {type(est).__name__}, not a {cls.__name__}")
         return est
+
+
+def _same_value(a, b):
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class TransformerMixin:

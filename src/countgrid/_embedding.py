@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._fitted import fitted_int
 from countgrid._per_class import check_documents, fit_groups, fit_per_class, take_rows
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 
@@ -57,6 +58,28 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
     _fitted_arrays = ("classes_", "n_features_in_")
     _fitted_estimators = ("models_",)
     _allowed_modes = ("per_class", "whole_data")
+    _model_class = None          # the class of the fitted models (PLSA, CountingGrid)
+
+    def _model_counts(self, n_classes):
+        """The numbers of models a fit may produce for ``n_classes`` classes."""
+        return {1, n_classes}
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        models = getattr(self, "models_", None)
+        if not isinstance(models, list) or not models or not all(
+                isinstance(m, self._model_class) for m in models):
+            raise ValueError(f"models_ must be a non-empty list of fitted "
+                             f"{self._model_class.__name__} models")
+        classes = getattr(self, "classes_", None)
+        if not isinstance(classes, np.ndarray) or classes.ndim != 1:
+            raise ValueError("classes_ must be a 1-D array")
+        if classes.size and len(models) not in self._model_counts(classes.size):
+            raise ValueError(f"{len(models)} models_ do not match {classes.size} classes_")
+        n_features = fitted_int(self, "n_features_in_", 1)
+        if any(m.n_features_in_ != n_features for m in models):
+            raise ValueError("the models_ and n_features_in_ disagree on the number of "
+                             "features")
 
     def _documents(self, X):
         """X validated once (countgrid._per_class.check_documents), against

@@ -98,12 +98,33 @@ def check_shape_tuple(value, name, ndim=None):
     return tuple(out)
 
 
+def _object_labels(y):
+    """An object array of labels as the array of their one type (str, int, float or bool)."""
+    kinds = {"str": str, "bool": (bool, np.bool_), "int": numbers.Integral,
+             "float": numbers.Real}
+    for kind, types in kinds.items():
+        if all(isinstance(v, types) for v in y):
+            if kind in ("int", "float") and any(isinstance(v, (bool, np.bool_)) for v in y):
+                continue
+            try:
+                return y.astype({"str": str, "bool": bool, "int": np.int64,
+                                 "float": np.float64}[kind])
+            except OverflowError:           # ints beyond int64 keep their Python ints
+                return y
+    found = sorted({type(v).__name__ for v in y})
+    raise TypeError(f"y holds labels of several types ({', '.join(found)}); use one type")
+
+
 def encode_labels(y, n_samples=None):
     """Class labels -> ``(classes, indices)``; at least two classes, 1-D.
 
-    With ``n_samples`` the length of ``y`` is checked too.  Object labels are compared
-    as strings.
+    With ``n_samples`` the length of ``y`` is checked too.  Labels keep their type: an
+    object array of ints gives int ``classes`` (so ``predict`` returns labels equal to
+    ``y``'s), of strings str ones; labels of mixed types are a TypeError, NaN labels a
+    ValueError.
     """
+    if y is None:
+        raise ValueError("y is required: the class labels of the samples")
     y = np.asarray(y)
     if n_samples is None:
         if y.ndim != 1:
@@ -111,11 +132,15 @@ def encode_labels(y, n_samples=None):
     elif y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(f"y must be 1-D with {n_samples} entries, got shape {y.shape}")
     if y.dtype.kind == "O":
-        y = y.astype(str)
+        y = _object_labels(y)
+    elif y.dtype.kind not in "biufUS":
+        raise TypeError(f"y must hold class labels (numbers or strings), got dtype {y.dtype}")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("y contains NaN or infinity")
     classes, idx = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(f"y has {len(classes)} class; at least 2 are needed")
-    return classes, idx
+    return classes, idx.reshape(-1)
 
 
 def check_random_state(random_state):
@@ -134,7 +159,12 @@ def check_random_state(random_state):
 
 
 def check_is_fitted(estimator, attribute):
-    """Raise NotFittedError unless ``estimator`` has the fitted ``attribute``."""
+    """Raise NotFittedError unless ``estimator`` has the fitted ``attribute``, and
+    ValueError if a parameter that inference reads was changed since the fit
+    (``BaseEstimator._check_inference_params``)."""
     if not hasattr(estimator, attribute):
         raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet; "
                              "call 'fit' first.")
+    check = getattr(estimator, "_check_inference_params", None)
+    if check is not None:
+        check()

@@ -5,20 +5,32 @@ format version, the constructor parameters and the names of the fitted
 attributes, and one array per fitted attribute.  Arrays are stored bit for
 bit, so a loaded model computes exactly what the saved one did.
 
+Loading trusts nothing in the file (docs/architecture.md, "Model files"):
+
+* format 2 (written since 0.2.0) stores a SHA-256 checksum of the header and of every
+  array, so a truncated or damaged file is named as damaged; format 1 (0.1.0) files have
+  none and still load;
+* only the class's declared fitted attributes (``_fitted_arrays``,
+  ``_fitted_estimators``) and constructor parameters are accepted, arrays must hold
+  numbers (or strings, for class labels), and the parameters must pass the estimator's
+  constraints;
+* an estimator that defines ``_check_fitted_state()`` checks its restored attributes
+  against each other (shapes, dtypes, ranges), so a crafted file cannot hand a kernel
+  inconsistent sizes.
+
 This module imports no estimator: every saveable estimator class registers itself when it
 is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
 in that registry.  Importing ``countgrid`` defines them all.
 """
+import hashlib
 import json
-import zipfile
-import zlib
 
 import numpy as np
 
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEADER_KEY = "__countgrid__"
 
 
@@ -122,27 +134,79 @@ def _dump(est, prefix, arrays):
     return meta
 
 
-def _restore(meta, prefix, arrays):
+class _Corrupt(ValueError):
+    """A model file whose content contradicts itself or its class (named by ``load``)."""
+
+
+def _restore(meta, prefix, arrays, used):
+    if not isinstance(meta, dict):
+        raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
     name = meta.get("class")
-    cls = _REGISTRY.get(name)
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
     if cls is None:
         hint = " (import the module that defines it first)" if "." in str(name) else ""
         raise ValueError(f"unknown estimator class {name!r} in the file{hint}")
-    est = cls(**{k: _decode(v) for k, v in meta["params"].items()})
-    for name, kind in meta["arrays"].items():
-        key = prefix + name
+    params, array_kinds, children = meta.get("params"), meta.get("arrays"), meta.get("children")
+    if not (isinstance(params, dict) and isinstance(array_kinds, dict)
+            and isinstance(children, dict)):
+        raise _Corrupt(f"the entry of {name} lacks its params, arrays or children")
+    unknown = set(params) - set(cls._get_param_names())
+    if unknown:
+        raise _Corrupt(f"{name} has no parameters {sorted(unknown)}")
+    est = cls(**{k: _decode(v) for k, v in params.items()})
+    try:
+        est._validate_params()
+    except (TypeError, ValueError) as exc:
+        raise _Corrupt(f"invalid parameters of {name}: {exc}") from exc
+    undeclared = (set(array_kinds) - set(cls._fitted_arrays)) | (
+        set(children) - set(cls._fitted_estimators))
+    if undeclared:
+        raise _Corrupt(f"{name} has no fitted attributes {sorted(undeclared)}")
+    for attr, kind in array_kinds.items():
+        key = prefix + attr
         if key not in arrays:
-            raise ValueError(f"the file lacks the array {key!r}")
+            raise _Corrupt(f"the file lacks the array {key!r}")
         arr = arrays[key]
-        setattr(est, name, arr.item() if kind == "scalar" else arr)
-    for name, child in meta["children"].items():
+        used.add(key)
+        if arr.dtype.kind not in "biufU":
+            raise _Corrupt(f"{key} has the unsupported dtype {arr.dtype}")
+        if kind == "scalar":
+            if arr.ndim != 0:
+                raise _Corrupt(f"{key} should be a scalar, got shape {arr.shape}")
+            setattr(est, attr, arr.item())
+        elif kind == "array":
+            setattr(est, attr, arr)
+        else:
+            raise _Corrupt(f"unknown kind {kind!r} of {key}")
+    for attr, child in children.items():
         if isinstance(child, list):
-            value = [_restore(c, f"{prefix}{name}.{i}/", arrays)
+            value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used)
                      for i, c in enumerate(child)]
         else:
-            value = _restore(child, f"{prefix}{name}/", arrays)
-        setattr(est, name, value)
+            value = _restore(child, f"{prefix}{attr}/", arrays, used)
+        setattr(est, attr, value)
+    if array_kinds or children:
+        est._remember_inference_params()
+    check = getattr(est, "_check_fitted_state", None)
+    if check is not None and (array_kinds or children):
+        try:
+            check()
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise _Corrupt(f"inconsistent fitted state of {name}: {exc}") from exc
     return est
+
+
+def _digest(header, arrays):
+    """SHA-256 over the canonical JSON of the header (without its checksum) and every
+    array's name, dtype, shape and bytes, in name order."""
+    h = hashlib.sha256()
+    h.update(json.dumps({k: v for k, v in header.items() if k != "sha256"},
+                        sort_keys=True).encode())
+    for key in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[key])
+        h.update(json.dumps([key, arr.dtype.str, list(arr.shape)]).encode())
+        h.update(memoryview(arr).cast("B") if arr.size else b"")
+    return h.hexdigest()
 
 
 def save(estimator, path):
@@ -153,6 +217,7 @@ def save(estimator, path):
               "countgrid_version": __version__, "model": meta}
     if _HEADER_KEY in arrays:
         raise ValueError(f"reserved key {_HEADER_KEY}")
+    header["sha256"] = _digest(header, arrays)
     arrays[_HEADER_KEY] = np.array(json.dumps(header))
     with open(path, "wb") as fh:
         np.savez_compressed(fh, **arrays)
@@ -161,11 +226,15 @@ def save(estimator, path):
 def load(path):
     """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
 
+    Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
+    see the module docstring.
+
     Raises
     ------
     ValueError
-        If the file is not a countgrid model, is corrupt, or was written by a
-        newer format version.
+        If the file is not a countgrid model, is damaged (checksum mismatch, truncated),
+        is inconsistent (undeclared or mis-shaped attributes, invalid parameters), or
+        was written by a newer format version.
     """
     try:
         data = np.load(path, allow_pickle=False)
@@ -175,13 +244,18 @@ def load(path):
             if _HEADER_KEY not in data.files:
                 raise ValueError(f"{path!s} is not a countgrid model file")
             arrays = {k: data[k] for k in data.files}
-    except (OSError, zipfile.BadZipFile, EOFError, KeyError, zlib.error, NotImplementedError,
-            TypeError) as exc:
-        raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
     except ValueError as exc:
         if "not a countgrid model" in str(exc):
             raise
         raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many types on damaged files
+        # (BadZipFile, zlib.error, EOFError, tokenize.TokenError, SyntaxError, OSError, ...)
+        raise ValueError(f"{path!s} is not a readable countgrid model file: "
+                         f"{type(exc).__name__}: {exc}") from exc
     try:
         header = json.loads(str(arrays.pop(_HEADER_KEY)))
     except (TypeError, ValueError) as exc:
@@ -192,7 +266,18 @@ def load(path):
     if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
         raise ValueError(f"{path!s} has format version {version!r}; this countgrid reads "
                          f"versions 1 to {FORMAT_VERSION}")
+    if version >= 2 and header.get("sha256") != _digest(header, arrays):
+        raise ValueError(f"{path!s} is damaged: its SHA-256 checksum does not match its "
+                         "content")
+    used = set()
     try:
-        return _restore(header["model"], "", arrays)
-    except (KeyError, TypeError, AttributeError) as exc:
+        est = _restore(header.get("model"), "", arrays, used)
+    except _Corrupt as exc:
+        raise ValueError(f"{path!s} is not a consistent countgrid model file: {exc}") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"{path!s} has a corrupt countgrid header: {exc}") from exc
+    extra = set(arrays) - used
+    if extra:
+        raise ValueError(f"{path!s} is not a consistent countgrid model file: it holds arrays "
+                         f"no attribute declares: {sorted(extra)[:5]}")
+    return est

@@ -3,10 +3,12 @@ section 2.3) and the one-grid-per-class generative classifier (docs/counting_gri
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
-from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
+from countgrid.grid._label_embedding import (embedding_from_stats, power_of_two_scale,
+                                              readout_matrix)
 from countgrid.grid._torus import check_grid, grid_size
 
 _GRID_PARAMS = ("extent", "window", "n_iter", "tol", "pseudocount", "posterior_floor",
@@ -81,13 +83,27 @@ class _EmbeddingReadout(_GridEstimator):
         """Expected embedded target under each document's posterior:
         ``sum_k q_t(k) mean_{i in W_k} gamma(i)``."""
         check_is_fitted(self, "grid_")
-        extent, window = check_grid(self.extent, self.window)
+        extent = self.grid_.pi_.shape[:-1]
+        _, window = check_grid(extent, self.grid_.window)
         L = grid_size(extent)
         gamma = np.asarray(self.gamma_, dtype=np.float64).reshape(L, -1)
-        G = readout_matrix(gamma, extent, window)
+        # Targets as large as 1e308 would overflow the window sums: read out gamma scaled by
+        # a power of two (exact, so ordinary targets give bit-identical predictions)
+        scale = power_of_two_scale(gamma)
+        G = readout_matrix(gamma * scale, extent, window)
         parts = []
         self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))
-        return np.concatenate(parts).astype(np.float64)
+        return np.concatenate(parts).astype(np.float64) / scale
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        if not isinstance(getattr(self, "grid_", None), CountingGrid):
+            raise ValueError("grid_ must be a fitted CountingGrid")
+        extent = self.grid_.pi_.shape[:-1]
+        check_grid(extent, self.grid_.window)
+        if fitted_int(self, "n_features_in_", 1) != self.grid_.n_features_in_:
+            raise ValueError("n_features_in_ differs from grid_.n_features_in_")
+        self._check_gamma(extent)
 
 
 class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
@@ -121,6 +137,10 @@ class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
         self.classes_ = self._pending_classes
         del self._pending_classes
 
+    def _check_gamma(self, extent):
+        classes = fitted_labels(self, "classes_")
+        fitted_array(self, "gamma_", shape=tuple(extent) + (len(classes),), nonnegative=True)
+
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
         P = self._readout(X)
@@ -152,10 +172,18 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
         y = y.astype(np.float64)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity")
-        return y[:, None], np.array([y.mean()])
+        # embedded in units of a power of two (exact): targets near 1e308 would overflow
+        # the sums of eq. 10; gamma_ is stored in the units of y
+        self._target_scale = power_of_two_scale(y)
+        ys = y * self._target_scale
+        return ys[:, None], np.array([ys.mean()])
 
     def _set_gamma(self, gamma):
-        self.gamma_ = gamma[..., 0]
+        self.gamma_ = gamma[..., 0] / self._target_scale
+        del self._target_scale
+
+    def _check_gamma(self, extent):
+        fitted_array(self, "gamma_", shape=tuple(extent))
 
     def predict(self, X):
         """Predicted targets, shape (n_samples,)."""
@@ -197,6 +225,17 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         self.classes_ = classes
         self.n_features_in_ = grids[0].n_features_in_
         return self
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        classes = fitted_labels(self, "classes_")
+        grids = getattr(self, "grids_", None)
+        if not isinstance(grids, list) or len(grids) != len(classes) or not all(
+                isinstance(g, CountingGrid) for g in grids):
+            raise ValueError(f"grids_ must be a list of {len(classes)} fitted CountingGrids")
+        n_features = fitted_int(self, "n_features_in_", 1)
+        if any(g.n_features_in_ != n_features for g in grids):
+            raise ValueError("the grids_ have different numbers of features")
 
     def class_log_likelihoods(self, X):
         """Exact log-likelihood of each document under each class grid,

@@ -4,10 +4,14 @@ from numbers import Integral, Real
 import numpy as np
 
 from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
+from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
-from countgrid.grid._em import blocked_estep, grid_counts, posteriors, run_em
+from countgrid.grid import _grid_kernels
+from countgrid.grid._em import (BLOCK_ELEMENTS, blocked_estep, grid_counts, posteriors,
+                                 run_em)
 from countgrid.grid._torus import check_grid, grid_size
 
 #: Constraints of the parameters CountingGrid shares with the estimators built on it.
@@ -221,51 +225,103 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         if counts.lengths.sum() <= 0:
             raise ValueError("X contains no counts: every document is empty")
         L = grid_size(extent)
+        Z = counts.n_features
+        # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
+        check_memory(dtype.itemsize * (6 * Z * L + 3 * max(L, BLOCK_ELEMENTS)),
+                     f"a counting grid of extent {extent} ({L} cells) over {Z} features",
+                     "use a smaller extent, fewer features (e.g. "
+                     "countgrid.text.select_by_resolving_power) or dtype=numpy.float32")
         rho = self._resolve_pseudocount(counts, L)
         floor = self._resolve_floor(L)
         rng = check_random_state(self.random_state)
         pi = self._initial_pi(init_pi, extent, counts.n_features, dtype, rng)
         log_prior = None
+
+        def checkpoint(stage_window, stage):
+            # pi is updated in place only by the M-step: between two M-steps it holds a
+            # complete update, so a checkpoint needs no copy (docs/architecture.md,
+            # "Interrupted fits")
+            def on_update(done, log_prior, monitor):
+                if done is None:
+                    self._checkpoint(None)
+                    return
+                history = list(monitor.history)
+
+                def apply():
+                    h = np.empty_like(pi)
+                    _grid_kernels.histograms(pi, extent, stage_window, h, np.empty_like(pi),
+                                             nt)
+                    self._set_fitted(pi.copy(), h, log_prior, history, done, False, rho,
+                                     floor, extent, Z)
+                    return f"the grid after {done} EM updates{stage}"
+                self._checkpoint(apply)
+            return on_update
+
         with limit_blas_threads(nt, active=not counts.is_sparse):
             for win, iters in schedule:
+                stage = f" window {win}"
                 _, log_prior, _ = run_em(counts, pi, extent, win, iters, 0.0, 0, rho, floor,
                                          log_prior, self.learn_prior, nt, self.verbose,
-                                         stage=f" window {win}")
+                                         stage=stage, on_update=checkpoint(win, " of the"
+                                                                           + stage + " stage"))
             monitor, log_prior, h = run_em(
                 counts, pi, extent, window, int(self.n_iter), float(self.tol),
-                int(self.min_iter), rho, floor, log_prior, self.learn_prior, nt, self.verbose)
-        Z = counts.n_features
+                int(self.min_iter), rho, floor, log_prior, self.learn_prior, nt, self.verbose,
+                on_update=checkpoint(window, f" (of n_iter={self.n_iter})"))
+        self._set_fitted(pi, h, log_prior, monitor.history, monitor.n_updates,
+                         monitor.converged, rho, floor, extent, Z)
+        return self
+
+    def _set_fitted(self, pi, h, log_prior, history, n_updates, converged, rho, floor,
+                    extent, Z):
         self.pi_ = np.ascontiguousarray(pi.T).reshape(tuple(extent) + (Z,))
         self.h_ = np.ascontiguousarray(h.T).reshape(tuple(extent) + (Z,))
-        self.log_likelihood_ = np.asarray(monitor.history, dtype=np.float64)
-        self.n_iter_ = int(monitor.n_updates)
-        self.converged_ = bool(monitor.converged)
-        if self.learn_prior:
+        self.log_likelihood_ = np.asarray(history, dtype=np.float64)
+        self.n_iter_ = int(n_updates)
+        self.converged_ = bool(converged)
+        if log_prior is not None and self.learn_prior:
             self.prior_ = np.exp(log_prior.astype(np.float64)).reshape(extent)
         elif hasattr(self, "prior_"):
             del self.prior_
         self.pseudocount_ = rho
         self.posterior_floor_ = floor
         self.n_features_in_ = Z
-        return self
 
     # ------------------------------------------------------------ inference
     def _model(self):
+        """``(dtype, logh, log_prior)`` of the fitted grid, from the fitted attributes only
+        (parameters changed by ``set_params`` after fit do not reach inference)."""
         check_is_fitted(self, "pi_")
-        extent, window = check_grid(self.extent, self.window)
-        pi = np.asarray(self.pi_)
-        if pi.shape[:-1] != tuple(extent):
-            raise ValueError(f"pi_ has shape {pi.shape}, inconsistent with extent {extent}")
+        pi = self.pi_
         dtype = pi.dtype if pi.dtype in (np.float32, np.float64) else np.float64
-        L = grid_size(extent)
+        L = grid_size(pi.shape[:-1])
         h = np.ascontiguousarray(np.asarray(self.h_, dtype=dtype).reshape(L, -1).T)
         with np.errstate(divide="ignore"):
             logh = np.log(h)
         log_prior = None
-        if getattr(self, "prior_", None) is not None and self.learn_prior:
+        if getattr(self, "prior_", None) is not None:
             with np.errstate(divide="ignore"):
                 log_prior = np.log(np.asarray(self.prior_, dtype=np.float64).ravel()).astype(dtype)
-        return extent, window, dtype, logh, log_prior
+        return dtype, logh, log_prior
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        pi = fitted_array(self, "pi_", nonnegative=True)
+        if pi.ndim < 2:
+            raise ValueError(f"pi_ must have shape extent + (n_features,), got {pi.shape}")
+        extent, Z = pi.shape[:-1], pi.shape[-1]
+        check_grid(extent, (1,) * len(extent))
+        if fitted_int(self, "n_features_in_", 1) != Z:
+            raise ValueError(f"n_features_in_ = {self.n_features_in_} but pi_ has {Z} features")
+        h = fitted_array(self, "h_", shape=pi.shape, nonnegative=True)
+        if h.dtype != pi.dtype:
+            raise ValueError(f"h_ has dtype {h.dtype} but pi_ has {pi.dtype}")
+        fitted_array(self, "prior_", shape=extent, nonnegative=True, optional=True)
+        fitted_array(self, "log_likelihood_", ndim=1, finite=False)
+        fitted_int(self, "n_iter_", 0)
+        fitted_bool(self, "converged_")
+        fitted_real(self, "pseudocount_", 0)
+        fitted_real(self, "posterior_floor_", 0, 1)
 
     def _counts(self, X, dtype):
         return grid_counts(X, dtype, n_features=self.n_features_in_)
@@ -286,8 +342,13 @@ class CountingGrid(TransformerMixin, BaseEstimator):
             sums to 1 and is floored at ``posterior_floor_`` as in learning.
             An empty document gets the prior (uniform by default).
         """
-        extent, window, dtype, logh, log_prior = self._model()
+        dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
+        L = logh.shape[1]
+        check_memory(dtype.itemsize * counts.n_samples * L,
+                     f"the posteriors of {counts.n_samples} documents over {L} positions",
+                     "transform fewer documents at a time; positions() and score_samples() "
+                     "work in blocks of rows")
         nt = effective_n_threads(self.num_threads)
         with limit_blas_threads(nt, active=not counts.is_sparse):
             q, _ = posteriors(counts, logh, log_prior, self.posterior_floor_, nt)
@@ -304,7 +365,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,), float64
         """
-        extent, window, dtype, logh, log_prior = self._model()
+        dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
         nt = effective_n_threads(self.num_threads)
         with limit_blas_threads(nt, active=not counts.is_sparse):
@@ -331,7 +392,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block).
 
         Memory stays O(block * L) whatever the number of documents."""
-        extent, window, dtype, logh, log_prior = self._model()
+        dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
         nt = effective_n_threads(self.num_threads)
         with limit_blas_threads(nt, active=not counts.is_sparse):

@@ -87,12 +87,14 @@ def blocked_estep(counts, logh, log_prior, floor, num_threads, visit=None):
 
 
 def run_em(counts, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
-           learn_prior, num_threads, verbose=0, stage=""):
+           learn_prior, num_threads, verbose=0, stage="", on_update=None):
     """EM iterations in place on pi (Z, L).
 
     Returns (monitor, log_prior, h): ``monitor.history[i]`` is the exact total
     log-likelihood after i + 1 updates (countgrid._em_loop.EMMonitor), and h the window
-    histograms of the final pi.
+    histograms of the final pi.  ``on_update(n_updates, log_prior, monitor)`` is called
+    when pi holds a complete update (and ``on_update(None, None, monitor)`` just before
+    the M-step starts changing it in place), for checkpoints.
     """
     Z, L = pi.shape
     h = np.empty_like(pi)
@@ -123,10 +125,14 @@ def run_em(counts, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_pr
             break
         if last:
             break
+        if on_update is not None:
+            on_update(None, None, monitor)
         _grid_kernels.mstep(n, h, pi, extent, window, rho, ALPHA, num_threads)
         if learn_prior:
             prior = qsum + 1e-12 * max(qsum.sum(), 1.0) / L
             prior /= prior.sum()
             log_prior = np.log(prior).astype(pi.dtype)
+        if on_update is not None:
+            on_update(it + 1, log_prior, monitor)
     monitor.finish()
     return monitor, log_prior, h

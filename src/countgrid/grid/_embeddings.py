@@ -50,7 +50,7 @@ def cg_fess_terms(grid, X, reduce="positions"):
     """
     if reduce not in ("positions", "features"):
         raise ValueError(f"reduce must be 'positions' or 'features', got {reduce!r}")
-    _, _, _, logh, log_prior = grid._model()
+    _, logh, log_prior = grid._model()
     logh = np.asarray(logh, dtype=np.float64)                 # (W, L)
     L = logh.shape[1]
     log_p = (np.full(L, -np.log(L)) if log_prior is None
@@ -96,6 +96,7 @@ class _CGEmbedding(_GenerativeEmbedding):
     """Per-class or whole-data counting grids."""
 
     _parameter_constraints = _CG_CONSTRAINTS
+    _model_class = CountingGrid
 
     def __init__(self, extent=(10, 10), window=(3, 3), mode="per_class", n_iter=100,
                  posterior_floor="auto", random_state=None, num_threads=None):
@@ -146,6 +147,8 @@ class CountingGridFESS(_CGEmbedding):
         self.reduce = reduce
 
     _parameter_constraints = {**_CG_CONSTRAINTS, "reduce": [Options("positions", "features")]}
+
+    _inference_params = ("reduce",)
 
     def _embed(self, model, i, X):
         return cg_fess_terms(model, X, self.reduce)

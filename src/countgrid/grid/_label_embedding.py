@@ -39,6 +39,17 @@ def _check_posteriors(posteriors, L):
     return Q
 
 
+def power_of_two_scale(values):
+    """1, or the power of two that brings the largest magnitude of ``values`` near 1 when it
+    is beyond 2**500 or below 2**-500.  Scaling by a power of two is exact, so targets near
+    the float64 limits (1e308) can be summed in eq. 10 without overflow, and ordinary ones
+    give bit-identical results."""
+    top = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    if top == 0.0 or 2.0**-500 < top < 2.0**500:
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+
+
 def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, num_threads=None):
     """Embed labels on the grid with the posteriors of their documents.
 
@@ -70,18 +81,30 @@ def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, n
         targets.  Cells that no posterior mass reaches get the uniform class
         distribution or the mean target.
     """
+    if kind not in ("discrete", "continuous"):
+        raise ValueError(f"kind must be 'discrete' or 'continuous', got {kind!r}")
     extent, window = check_grid(extent, window)
     L = grid_size(extent)
     Q = _check_posteriors(posteriors, L).astype(np.float64, copy=False)
     nt = effective_n_threads(num_threads)
+    if y is None:
+        raise ValueError("y is required: the labels or targets of the posteriors' documents")
     y = np.asarray(y)
+    if y.ndim == 0 or y.ndim > 2:
+        raise ValueError(f"y must be 1-D (or 2-D continuous targets), got shape {y.shape}")
     if y.shape[0] != Q.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but posteriors has {Q.shape[0]} rows")
     mass = Q.sum(axis=0)
     if kind == "discrete":
         if y.ndim != 1:
             raise ValueError(f"discrete labels must be 1-D, got shape {y.shape}")
-        classes = np.unique(y) if classes is None else np.asarray(classes)
+        if classes is None:
+            try:
+                classes = np.unique(y)
+            except TypeError:
+                raise TypeError("y holds labels of several types; use one type") from None
+        else:
+            classes = np.asarray(classes)
         position = {c: i for i, c in enumerate(classes.tolist())}
         if len(position) != len(classes):
             raise ValueError("classes contains duplicates")
@@ -101,7 +124,8 @@ def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, n
         Y = y.astype(np.float64).reshape(y.shape[0], -1)
         if not np.isfinite(Y).all():
             raise ValueError("y contains NaN or infinity")
-        gamma = embedding_from_stats(Y.T @ Q, mass, extent, window, Y.mean(axis=0), nt)
+        scale = power_of_two_scale(Y)
+        Ys = Y * scale
+        gamma = embedding_from_stats(Ys.T @ Q, mass, extent, window, Ys.mean(axis=0), nt)
         shape = tuple(extent) if y.ndim == 1 else tuple(extent) + (Y.shape[1],)
-        return gamma.reshape(shape)
-    raise ValueError(f"kind must be 'discrete' or 'continuous', got {kind!r}")
+        return gamma.reshape(shape) / scale

@@ -4,6 +4,8 @@ A grid of extent ``E = (E_1, ..., E_D)`` has ``L = prod(E)`` cells in C order; t
 at position ``k`` covers the cells ``k + d`` for ``0 <= d < W`` (modulo ``E``), and per-cell
 arrays are handled as rows of shape ``(n, L)`` (docs/counting_grids.md).
 """
+import math
+
 import numpy as np
 
 from countgrid._kernels import max_dim as MAX_DIM
@@ -25,8 +27,8 @@ def check_grid(extent, window, name_window="window"):
 
 
 def grid_size(extent):
-    """Number of cells ``L = prod(extent)``."""
-    return int(np.prod(extent))
+    """Number of cells ``L = prod(extent)`` (a Python int: never overflows)."""
+    return math.prod(int(e) for e in extent)
 
 
 def window_sums(M, extent, window, backward=False, scale=1.0, num_threads=0):

@@ -111,6 +111,8 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
     True
     """
 
+    _inference_params = ("kernel", "q", "t", "weighted", "exponentiated", "block_weights",
+                         "combine", "classifier", "n_neighbors")
     _parameter_constraints = {
         "embedding": [None, "estimator"],
         "kernel": [Options(*_KERNELS)],

@@ -124,6 +124,7 @@ class HistogramGMM(BaseEstimator):
         "reg_covar": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
     }
+    _inference_params = ("n_components", "domain", "period")
     _fitted_arrays = ("means_", "covariances_", "weights_", "log_likelihood_", "n_iter_",
                       "converged_", "n_dims_")
 

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from scipy.special import xlogy
 
 from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
+from countgrid._fitted import fitted_array
 from countgrid._param_validation import Interval, Options
 from countgrid._per_class import check_documents, fit_groups
 from countgrid._validation import check_is_fitted
@@ -235,6 +236,7 @@ class _PLSAEmbedding(_GenerativeEmbedding):
     """Per-class or whole-data pLSA models."""
 
     _parameter_constraints = _PLSA_CONSTRAINTS
+    _model_class = PLSA
 
     def __init__(self, mode="per_class", n_components=10, n_iter=100, tol=1e-6,
                  random_state=None, num_threads=None):
@@ -311,6 +313,12 @@ class FisherScore(_PLSAEmbedding):
     """
 
     _fitted_arrays = ("classes_", "n_features_in_", "topic_prior_")
+    _inference_params = ("reduce", "normalize_length", "include_topic_prior")
+
+    def _check_fitted_state(self):
+        super()._check_fitted_state()
+        fitted_array(self, "topic_prior_", nonnegative=True,
+                     shape=(len(self.models_), self.models_[0].components_.shape[0]))
     _parameter_constraints = {**_PLSA_CONSTRAINTS, "reduce": _REDUCE_CONSTRAINT,
                               "normalize_length": ["boolean"],
                               "include_topic_prior": ["boolean"]}
@@ -371,6 +379,8 @@ class FreeEnergyScoreSpace(_PLSAEmbedding):
         super().__init__(mode, n_components, n_iter, tol, random_state, num_threads)
         self.reduce = reduce
 
+    _inference_params = ("reduce",)
+
     def _embed(self, model, i, X):
         return hstack(list(fess_terms(model, X, self.reduce)))
 
@@ -396,6 +406,11 @@ class PosteriorDivergence(_PLSAEmbedding):
     """
 
     _fitted_arrays = ("classes_", "n_features_in_", "topic_mass_")
+
+    def _check_fitted_state(self):
+        super()._check_fitted_state()
+        fitted_array(self, "topic_mass_", nonnegative=True,
+                     shape=(len(self.models_), self.models_[0].components_.shape[0]))
 
     def fit(self, X, y=None):
         """Fit the pLSA model(s) and their training topic mass ``topic_mass_``."""
@@ -434,6 +449,17 @@ class _SignedEmbedding(_PLSAEmbedding):
 
     _allowed_modes = ("per_class",)
     _fitted_arrays = ("classes_", "n_features_in_", "log_priors_", "shift_")
+    _inference_params = ("reduce", "positivize")
+
+    def _model_counts(self, n_classes):
+        return {2 if n_classes == 2 else 2 * n_classes}
+
+    def _check_fitted_state(self):
+        super()._check_fitted_state()
+        if not self.classes_.size:
+            raise ValueError("classes_ is empty")
+        fitted_array(self, "log_priors_", shape=(len(self.models_) // 2, 2), finite=False)
+        fitted_array(self, "shift_", ndim=1)
     _parameter_constraints = {**_PLSA_CONSTRAINTS, "reduce": _REDUCE_CONSTRAINT,
                               "positivize": [Options("shift", "split"), None]}
     _use_priors = True

@@ -13,6 +13,8 @@ import numpy as np
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import Counts
 from countgrid._em_loop import EMMonitor
+from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
+from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
@@ -70,7 +72,9 @@ class PLSA(TransformerMixin, BaseEstimator):
         gets probability 0 (0 gives exact EM).
     fold_in_iter, fold_in_tol : int, float, default=500, 1e-10
         Folding-in (``transform``): EM on ``P(z|d)`` with ``P(w|z)`` fixed from a
-        uniform start, until ``max_z |change| < fold_in_tol``.
+        uniform start, until ``max_z |change| < fold_in_tol``.  Options of inference:
+        changing them on a fitted model takes effect at the next ``transform`` /
+        ``score_samples``, without a refit.
     dtype : {numpy.float32, numpy.float64}, default=numpy.float64
     num_threads : int, optional
         OpenMP threads (None = all cores).  Results do not depend on it.
@@ -165,6 +169,10 @@ class PLSA(TransformerMixin, BaseEstimator):
         counts = Counts(X, dtype)
         D, W = counts.csr.shape
         K = int(self.n_components)
+        # theta and its copies (D x K), phi and the statistics (W x K), per-entry q (nnz x K)
+        check_memory(np.dtype(dtype).itemsize * K * (3 * D + 4 * W + counts.csr.nnz),
+                     f"pLSA with {K} topics on {D} documents x {W} words",
+                     "use fewer topics (n_components), fewer words or dtype=numpy.float32")
         if counts.lengths.sum() <= 0:
             raise ValueError("X contains no counts: every document is empty")
         rng = check_random_state(self.random_state)
@@ -175,14 +183,17 @@ class PLSA(TransformerMixin, BaseEstimator):
             beta = 1.0
         theta, phi, history, done, converged = self._em(counts, theta, phi, beta, nt,
                                                         int(self.n_iter))
+        self._set_fitted(theta, phi, history, beta, done, converged)
+        return self
+
+    def _set_fitted(self, theta, phi, history, beta, done, converged):
         self.components_ = np.ascontiguousarray(phi.T)
         self.doc_topic_ = theta
-        self.log_likelihood_ = np.asarray(history)
+        self.log_likelihood_ = np.asarray(history, dtype=np.float64)
         self.beta_ = float(beta)
         self.n_iter_ = int(done)
         self.converged_ = bool(converged)
-        self.n_features_in_ = W
-        return self
+        self.n_features_in_ = phi.shape[0]
 
     def _initial(self, rng, counts, K, dtype):
         D, W = counts.csr.shape
@@ -233,6 +244,10 @@ class PLSA(TransformerMixin, BaseEstimator):
             theta, phi, loglik_at_entry = self._step(counts, theta, phi, beta, nt)
             if it > 0 and monitor.record(loglik_at_entry, n_updates=it):
                 break
+            # checkpoint for Ctrl-C: the next step updates theta in place, phi is new
+            self._checkpoint(lambda th=theta.copy(), ph=phi, done=it + 1, hist=list(
+                monitor.history): (self._set_fitted(th, ph, hist, beta, done, False),
+                                   f"the model after {done} EM updates")[1])
         done = it + 1
         history = monitor.history + [self._loglik(counts, theta, phi, nt)]
         return theta, phi, history, done, monitor.finish()
@@ -275,6 +290,23 @@ class PLSA(TransformerMixin, BaseEstimator):
         return best[1], best[2], best[3]
 
     # ------------------------------------------------------------ inference
+    _inference_options = ("fold_in_iter", "fold_in_tol")
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        phi = fitted_array(self, "components_", ndim=2, nonnegative=True)
+        Z, W = phi.shape
+        if Z < 1 or fitted_int(self, "n_features_in_", 1) != W:
+            raise ValueError(f"components_ of shape {phi.shape} does not match "
+                             f"n_features_in_ = {self.n_features_in_}")
+        doc_topic = fitted_array(self, "doc_topic_", ndim=2, nonnegative=True)
+        if doc_topic.shape[1] != Z:
+            raise ValueError(f"doc_topic_ has {doc_topic.shape[1]} topics, components_ {Z}")
+        fitted_array(self, "log_likelihood_", ndim=1, finite=False)
+        fitted_real(self, "beta_", 0, 1)
+        fitted_int(self, "n_iter_", 0)
+        fitted_bool(self, "converged_")
+
     def _fold_in(self, X):
         check_is_fitted(self, "components_")
         phi = np.ascontiguousarray(np.asarray(self.components_).T)

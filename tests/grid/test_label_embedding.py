@@ -1,0 +1,38 @@
+"""embed_labels and the regressor on hostile targets (issue 13)."""
+import numpy as np
+import pytest
+
+import countgrid
+from countgrid import embed_labels
+
+pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+
+
+def test_embed_labels_needs_y():
+    with pytest.raises(ValueError, match="y is required"):
+        embed_labels(np.full((3, 16), 1 / 16), None, (4, 4), (2, 2))
+    with pytest.raises(ValueError, match="kind"):
+        embed_labels(np.full((3, 16), 1 / 16), [0, 1, 0], (4, 4), (2, 2), kind="nominal")
+
+
+@pytest.mark.parametrize("top", [1.7e308, 1e-300])
+def test_continuous_targets_near_the_float_limits(top):
+    """Scaled by a power of two (exact): the embedding of y * 2**k is that of y times 2**k."""
+    rng = np.random.default_rng(0)
+    Q = rng.dirichlet(np.ones(16), size=30)
+    y = rng.uniform(-1, 1, 30)
+    big = embed_labels(Q, y * top, (4, 4), (2, 2), kind="continuous")
+    unit = embed_labels(Q, y, (4, 4), (2, 2), kind="continuous")
+    assert np.isfinite(big).all()
+    np.testing.assert_allclose(big / top, unit, rtol=1e-12, atol=1e-300)
+
+
+def test_regressor_with_targets_near_float_max():
+    rng = np.random.default_rng(1)
+    X = rng.poisson(1.0, (40, 12))
+    y = rng.uniform(-1, 1, 40)
+    params = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0)
+    big = countgrid.CountingGridRegressor(**params).fit(X, y * 1.7e308)
+    unit = countgrid.CountingGridRegressor(**params).fit(X, y)
+    assert np.isfinite(big.gamma_).all()
+    np.testing.assert_allclose(big.predict(X) / 1.7e308, unit.predict(X), rtol=1e-12)
