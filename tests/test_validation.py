@@ -95,17 +95,18 @@ def test_int_extent_and_numpy_ints_are_accepted():
 
 # ------------------------------------------------------------- shapes/types
 @pytest.mark.parametrize("X,exc,match", [
-    (np.zeros((0, 5)), ValueError, "0 samples"),
-    (np.zeros((5, 0)), ValueError, "0 features"),
-    (sp.csr_matrix((0, 5)), ValueError, "0 samples"),
-    (sp.csr_matrix((5, 0)), ValueError, "0 features"),
+    (np.zeros((0, 5)), ValueError, "0 sample"),
+    (np.zeros((5, 0)), ValueError, "0 feature"),
+    (sp.csr_matrix((0, 5)), ValueError, "0 sample"),
+    (sp.csr_matrix((5, 0)), ValueError, "0 feature"),
     (np.zeros((5, 5)), ValueError, "empty"),
     (sp.csr_matrix((5, 5)), ValueError, "empty"),
     (np.array([["a", "b"], ["c", "d"]]), TypeError, "X"),
-    (np.array([[1, 2], [3, 4]], dtype=object), TypeError, "X"),
-    (np.array([[1, 2], [3, None]], dtype=object), TypeError, "X"),
-    (np.array([[1, 2], [3, 4]], dtype=complex), TypeError, "X"),
-    (sp.csr_matrix(np.array([[1, 2], [3, 4]], dtype=complex)), TypeError, "X"),
+    (np.array([[1, 2], [3, None]], dtype=object), ValueError, "X contains NaN"),
+    (np.array([[1, 2], [3, {}]], dtype=object), TypeError, "X"),
+    (np.array([[1, 2], [3, 4]], dtype=complex), ValueError, "Complex data not supported: X"),
+    (sp.csr_matrix(np.array([[1, 2], [3, 4]], dtype=complex)), ValueError,
+     "Complex data not supported: X"),
     (np.array([1.0, 2.0, 3.0]), ValueError, "2-D"),
     (np.ones((2, 3, 4)), ValueError, "2-D"),
     (np.float64(3.0), ValueError, "2-D"),
@@ -123,7 +124,7 @@ def test_bad_X_in_fit(X, exc, match):
     (np.ones(8), ValueError),
     (np.ones((2, 8, 1)), ValueError),
     (np.full((2, 8), "a"), TypeError),
-    (np.ones((2, 8), dtype=complex), TypeError),
+    (np.ones((2, 8), dtype=complex), ValueError),
 ])
 @pytest.mark.parametrize("meth", METHODS)
 def test_bad_X_in_inference(fitted, X, exc, meth):
@@ -413,7 +414,7 @@ from countgrid._validation import encode_labels  # noqa: E402
 @pytest.mark.parametrize("y, kind", [
     (np.array([3, 1, 3, 1], dtype=object), "i"),
     (np.array(["b", "a", "b", "a"], dtype=object), "U"),
-    (np.array([0.5, 1.5, 0.5, 1.5], dtype=object), "f"),
+    (np.array([0.0, 1.0, 0.0, 1.0], dtype=object), "f"),
     (np.array([True, False, True, False], dtype=object), "b"),
     ([1, 2, 1, 2], "i"),
 ])
@@ -434,8 +435,32 @@ def test_mixed_label_types_are_a_type_error(y):
 def test_nan_and_missing_labels():
     with pytest.raises(ValueError, match="NaN"):
         encode_labels(np.array([0.0, np.nan, 1.0]))
-    with pytest.raises(ValueError, match="y is required"):
+    with pytest.raises(ValueError, match="the target y is None"):
         encode_labels(None)
+
+
+@pytest.mark.parametrize("y", [np.array([0.5, 1.5, 0.5]), np.array([0.5, 1.5, 0.5], dtype=object)])
+def test_non_integer_float_labels_are_continuous(y):
+    """As scikit-learn: a classifier refuses real-valued targets instead of one class each."""
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        encode_labels(y)
+
+
+def test_object_arrays_of_numbers_are_counts(fitted):
+    X = _X()[:4].toarray()
+    np.testing.assert_array_equal(fitted.score_samples(X.astype(object)), fitted.score_samples(X))
+
+
+def test_column_vector_y_is_raveled_with_a_warning():
+    from countgrid.exceptions import DataConversionWarning
+    X = _X()
+    y = np.arange(X.shape[0]) % 2
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        m = countgrid.CountingGridClassifier(EXTENT, WINDOW, n_iter=1, num_threads=1,
+                                             random_state=0).fit(X, y[:, None])
+    ref = countgrid.CountingGridClassifier(EXTENT, WINDOW, n_iter=1, num_threads=1,
+                                           random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m.gamma_, ref.gamma_)
 
 
 def test_classifier_scores_object_int_labels(tmp_path):

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from countgrid._sparse import to_checked_csr
+from countgrid._validation import as_numeric_array, check_sizes
 
 __all__ = ["Counts", "check_counts", "sorted_csc"]
 
@@ -28,18 +29,22 @@ def _check_values(values, name, original=None):
         raise ValueError(f"{name} contains NaN or infinity")
     vmin = values.min()
     if vmin < 0:
-        raise ValueError(f"{name} must be non-negative counts; found the value {vmin!r}")
+        raise ValueError(f"Negative values in data passed to {name}: {name} must be "
+                         f"non-negative counts, found {vmin!r}")
 
 
-def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
+def check_counts(X, dtype, n_features=None, name="X", owner=None):
     """Validate a count matrix and return it as canonical CSR or dense C array.
 
     Returns ``(X, is_sparse)``: CSR with sorted indices, no explicit zeros,
     int32/int64 indices and ``dtype`` data; or a C-contiguous dense ``dtype``
     array.  Raises TypeError for non-numeric input and ValueError for wrong
-    shapes, negative or non-finite values.
+    shapes, negative or non-finite values (countgrid._validation.as_numeric_array and
+    check_sizes; ``owner`` names the estimator in the feature-count message).
     """
     if sp.issparse(X):
+        if X.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has dtype {X.dtype}")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         Xc = to_checked_csr(X, name)
@@ -48,27 +53,11 @@ def check_counts(X, dtype, n_features=None, name="X", allow_empty_rows=True):
         Xc.eliminate_zeros()
         X, is_sparse = Xc, True
     else:
-        if isinstance(X, (str, bytes)):
-            raise TypeError(f"{name} must be an array of counts, got {type(X).__name__}")
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:
-            raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-        if arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), "
-                             f"got shape {arr.shape}")
+        arr = as_numeric_array(X, name)
         raw, arr = arr, np.ascontiguousarray(arr, dtype=dtype)
         _check_values(arr, name, raw)
         X, is_sparse = arr, False
-    n, m = X.shape
-    if n == 0:
-        raise ValueError(f"{name} has 0 samples; at least one is required")
-    if m == 0:
-        raise ValueError(f"{name} has 0 features; at least one is required")
-    if n_features is not None and m != n_features:
-        raise ValueError(f"{name} has {m} features, but the model was fitted with {n_features}")
+    check_sizes(X.shape, name, n_features, owner)
     return X, is_sparse
 
 
@@ -95,6 +84,8 @@ class Counts:
         Required number of columns (a fitted model's ``n_features_in_``).
     name : str, default="X"
         Name of the argument in error messages.
+    owner : str, optional
+        Name of the estimator, for the feature-count message.
     dense_min_density : float, optional
         Sparse input stays CSR.  Dense input becomes CSR, unless ``dense_min_density`` is
         given and the matrix has at least that fraction of non-zeros: then it stays a
@@ -108,8 +99,9 @@ class Counts:
     n_samples, n_features : int
     """
 
-    def __init__(self, X, dtype, n_features=None, name="X", dense_min_density=None):
-        X, is_sparse = check_counts(X, dtype, n_features=n_features, name=name)
+    def __init__(self, X, dtype, n_features=None, name="X", dense_min_density=None,
+                 owner=None):
+        X, is_sparse = check_counts(X, dtype, n_features=n_features, name=name, owner=owner)
         if not is_sparse and (dense_min_density is None
                               or np.count_nonzero(X) / X.size < dense_min_density):
             X, is_sparse = sp.csr_matrix(X), True

@@ -85,7 +85,8 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
         """X validated once (countgrid._per_class.check_documents), against
         ``n_features_in_`` when fitted."""
         return check_documents(X, getattr(self, "n_features_in_", None)
-                               if hasattr(self, "models_") else None)
+                               if hasattr(self, "models_") else None,
+                               owner=type(self).__name__)
 
     def _fit_models(self, X, y):
         """Fit ``models_`` (and ``classes_``) on validated X; returns the canonical mode."""

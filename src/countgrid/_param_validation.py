@@ -12,6 +12,7 @@ A constraint is a :class:`Constraint` or one of the shorthands ``None`` (the val
 ``"boolean"``, ``"random_state"``, ``"dtype"``, ``"num_threads"``, ``"array-like"``,
 ``"estimator"`` or a type (``isinstance``).
 """
+import math
 import numbers
 
 import numpy as np
@@ -44,6 +45,15 @@ def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def _is_finite(value):
+    """math.isfinite that also takes ints beyond the float range (finite, but not as
+    floats: they are refused too, since the estimators compute in floats)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 class Interval(Constraint):
     """Numbers of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``left`` and
     ``right`` (None: unbounded); ``closed`` is "both", "left", "right" or "neither".
@@ -60,7 +70,7 @@ class Interval(Constraint):
     def is_satisfied_by(self, value):
         if not self.type_matches(value):
             return False
-        if self.kind is numbers.Real and not np.isfinite(value):
+        if self.kind is numbers.Real and not _is_finite(value):
             return False
         if self.left is not None:
             if value < self.left or (value == self.left and self.closed in ("right", "neither")):

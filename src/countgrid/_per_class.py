@@ -21,10 +21,10 @@ def model_seeds(random_state, n_models):
     return [int(s) for s in rng.integers(0, 2**63 - 1, size=n_models)]
 
 
-def check_documents(X, n_features=None):
+def check_documents(X, n_features=None, owner=None):
     """Validated counts (countgrid._counts.check_counts) in the input's float precision
     (float32 stays float32, anything else becomes float64): canonical CSR or a C array."""
-    return check_counts(X, resolve_dtype(None, X), n_features=n_features)[0]
+    return check_counts(X, resolve_dtype(None, X), n_features=n_features, owner=owner)[0]
 
 
 def take_rows(X, mask):

@@ -2,12 +2,13 @@
 fitted state).  Parameter constraints: countgrid._param_validation; counts:
 countgrid._counts; threads: countgrid._threads."""
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from countgrid._sparse import to_checked_csr
-from countgrid.exceptions import NotFittedError
+from countgrid.exceptions import DataConversionWarning, NotFittedError
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -36,6 +37,51 @@ def resolve_dtype(dtype, X=None):
     return np.dtype(xdtype) if xdtype in _FLOAT_DTYPES else np.dtype(np.float64)
 
 
+def as_numeric_array(X, name):
+    """``numpy.asarray(X)`` holding real numbers, 2-D (the dense side of the input rules,
+    with scikit-learn's error conventions so that its estimator checks recognise them).
+
+    Object arrays of numbers become float64; anything else non-numeric is a TypeError,
+    complex numbers a ValueError ("Complex data not supported"), a 1-D or 3-D array a
+    ValueError that says how to reshape.
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got {type(X).__name__}")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # noqa: BLE001 - ragged lists and exotic objects
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers: {exc}") from None
+    if arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-D array for {name} of shape (n_samples, n_features), got shape "
+            f"{arr.shape}. Reshape your data with array.reshape(-1, 1) if it has a single "
+            "feature or array.reshape(1, -1) if it is a single sample.")
+    return arr
+
+
+def check_sizes(shape, name, n_features=None, owner=None):
+    """At least one sample and one feature, and ``n_features`` columns when given."""
+    n, m = shape
+    if n == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 "
+                         f"is required: {name} is empty")
+    if m == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                         "required.")
+    if n_features is not None and m != n_features:
+        raise ValueError(f"{name} has {m} features, but {owner or 'the model'} is expecting "
+                         f"{n_features} features as input")
+
+
 def check_matrix(M, name, dtype=None, nonnegative=False):
     """A 2-D matrix of finite real numbers (for vectors that are not counts: codes,
     embeddings, histograms).
@@ -47,6 +93,8 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
     wrong shape, NaN or infinity, and (``nonnegative=True``) negative values.
     """
     if sp.issparse(M):
+        if M.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: {name} has dtype {M.dtype}")
         if M.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
         target = resolve_dtype(dtype, M)
@@ -54,12 +102,7 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
         M.data = M.data.astype(target, copy=False)
         values = M.data
     else:
-        M = np.asarray(M)
-        if M.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
-        if M.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), "
-                             f"got shape {M.shape}")
+        M = as_numeric_array(M, name)
         M = np.ascontiguousarray(M, dtype=resolve_dtype(dtype, M))
         values = M
     if values.size and not np.isfinite(values).all():
@@ -72,8 +115,13 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
 
 
 def n_samples(X):
-    """Number of rows of a matrix or sequence (before validation)."""
-    return X.shape[0] if hasattr(X, "shape") else len(X)
+    """Number of rows of a matrix, sequence or array-like (before validation)."""
+    if hasattr(X, "shape") and len(X.shape):
+        return X.shape[0]
+    try:
+        return len(X)
+    except TypeError:
+        return np.shape(np.asarray(X))[0] if np.ndim(np.asarray(X)) else 0
 
 
 def check_shape_tuple(value, name, ndim=None):
@@ -115,28 +163,44 @@ def _object_labels(y):
     raise TypeError(f"y holds labels of several types ({', '.join(found)}); use one type")
 
 
+def check_target(y, n_samples=None, name="y"):
+    """``y`` as a 1-D array (a column vector is raveled with a DataConversionWarning), with
+    ``n_samples`` entries when given."""
+    if y is None:
+        raise ValueError("This estimator requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
+                      "used as y.ravel()", DataConversionWarning, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} should be a 1d array, got shape {y.shape}")
+    if n_samples is not None and y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n_samples} samples")
+    return y
+
+
 def encode_labels(y, n_samples=None):
     """Class labels -> ``(classes, indices)``; at least two classes, 1-D.
 
-    With ``n_samples`` the length of ``y`` is checked too.  Labels keep their type: an
-    object array of ints gives int ``classes`` (so ``predict`` returns labels equal to
-    ``y``'s), of strings str ones; labels of mixed types are a TypeError, NaN labels a
-    ValueError.
+    With ``n_samples`` the length of ``y`` is checked too (:func:`check_target`).  Labels
+    keep their type: an object array of ints gives int ``classes`` (so ``predict``
+    returns labels equal to ``y``'s), of strings str ones; labels of mixed types are a
+    TypeError, NaN labels and non-integer floats (a regression target, "continuous" in
+    scikit-learn's terms) a ValueError.
     """
-    if y is None:
-        raise ValueError("y is required: the class labels of the samples")
-    y = np.asarray(y)
-    if n_samples is None:
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    elif y.ndim != 1 or y.shape[0] != n_samples:
-        raise ValueError(f"y must be 1-D with {n_samples} entries, got shape {y.shape}")
+    y = check_target(y, n_samples)
     if y.dtype.kind == "O":
         y = _object_labels(y)
     elif y.dtype.kind not in "biufUS":
         raise TypeError(f"y must hold class labels (numbers or strings), got dtype {y.dtype}")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError("y contains NaN or infinity")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinity")
+        if (y != np.round(y)).any():
+            raise ValueError("Unknown label type: continuous. y holds non-integer floats; a "
+                             "classifier needs class labels (use a regressor for real "
+                             "targets)")
     classes, idx = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(f"y has {len(classes)} class; at least 2 are needed")

@@ -5,7 +5,7 @@ import numpy as np
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
-from countgrid._validation import check_is_fitted, encode_labels, n_samples
+from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
 from countgrid.grid._label_embedding import (embedding_from_stats, power_of_two_scale,
                                               readout_matrix)
@@ -166,10 +166,14 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
     """
 
     def _targets(self, y):
-        y = np.asarray(y)
-        if y.dtype.kind not in "biuf" or y.ndim != 1:
-            raise ValueError("y must be a 1-D array of real numbers")
-        y = y.astype(np.float64)
+        y = check_target(y)
+        kind = y.dtype
+        try:
+            y = y.astype(np.float64) if y.dtype.kind in "biufO" else None
+        except (TypeError, ValueError):
+            y = None
+        if y is None:
+            raise ValueError(f"y must hold real numbers (the regression targets), got {kind}")
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity")
         # embedded in units of a power of two (exact): targets near 1e308 would overflow
@@ -241,7 +245,7 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         """Exact log-likelihood of each document under each class grid,
         shape (n_samples, n_classes)."""
         check_is_fitted(self, "grids_")
-        X = check_documents(X, self.n_features_in_)
+        X = check_documents(X, self.n_features_in_, owner=type(self).__name__)
         return np.stack([g.score_samples(X) for g in self.grids_], axis=1)
 
     def predict_log_proba(self, X):

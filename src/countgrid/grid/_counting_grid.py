@@ -324,7 +324,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         fitted_real(self, "posterior_floor_", 0, 1)
 
     def _counts(self, X, dtype):
-        return grid_counts(X, dtype, n_features=self.n_features_in_)
+        return grid_counts(X, dtype, n_features=self.n_features_in_, owner=type(self).__name__)
 
     def transform(self, X):
         """Posterior over window positions for each document.

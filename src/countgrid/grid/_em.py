@@ -22,9 +22,9 @@ def block_rows(n_rows, L):
     return int(max(1, min(n_rows, BLOCK_ELEMENTS // max(L, 1))))
 
 
-def grid_counts(X, dtype, n_features=None, name="X"):
+def grid_counts(X, dtype, n_features=None, name="X", owner=None):
     """Validated counts for the grid kernels (dense inputs of density >= 25% stay dense)."""
-    return Counts(X, dtype, n_features=n_features, name=name,
+    return Counts(X, dtype, n_features=n_features, name=name, owner=owner,
                   dense_min_density=DENSE_BLAS_MIN_DENSITY)
 
 

@@ -55,7 +55,8 @@ def cg_fess_terms(grid, X, reduce="positions"):
     L = logh.shape[1]
     log_p = (np.full(L, -np.log(L)) if log_prior is None
              else np.asarray(log_prior, dtype=np.float64))
-    C = check_counts(X, np.float64, n_features=grid.n_features_in_)[0]
+    C = check_counts(X, np.float64, n_features=grid.n_features_in_,
+                     owner=type(grid).__name__)[0]
     q = np.asarray(grid.transform(C), dtype=np.float64)       # (D, L)
     P = -q * log_p[None, :]
     E = -xlogy(q, q)

@@ -18,7 +18,10 @@ __all__ = ["check_grid", "grid_size", "window_sums"]
 def check_grid(extent, window, name_window="window"):
     """Validated ``(extent, window)`` tuples: same length, ``1 <= window <= extent``."""
     extent = check_shape_tuple(extent, "extent")
-    window = check_shape_tuple(window, name_window, ndim=len(extent))
+    window = check_shape_tuple(window, name_window)
+    if len(window) != len(extent):
+        raise ValueError(f"{name_window} {window} and extent {extent} must have the same "
+                         "number of dimensions")
     if len(extent) > MAX_DIM:
         raise ValueError(f"extent has {len(extent)} dimensions; at most {MAX_DIM} are supported")
     if any(w > e for w, e in zip(window, extent)):

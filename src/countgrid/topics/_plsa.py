@@ -310,7 +310,7 @@ class PLSA(TransformerMixin, BaseEstimator):
     def _fold_in(self, X):
         check_is_fitted(self, "components_")
         phi = np.ascontiguousarray(np.asarray(self.components_).T)
-        counts = Counts(X, phi.dtype, n_features=self.n_features_in_)
+        counts = Counts(X, phi.dtype, n_features=self.n_features_in_, owner="PLSA")
         nt = effective_n_threads(self.num_threads)
         theta = np.full((counts.csr.shape[0], phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
         _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)
