@@ -18,9 +18,18 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
     const REAL *ntrials, REAL *mp, REAL *h, bitgen_t **gens, int64_t block_rows,
     int num_threads)
 {
-    int64_t b, n_blocks;
-    if (n < 0 || K < 1 || D < 1 || block_rows < 1 || (n > 0 && indptr == NULL))
+    int64_t b, n_blocks, j0;
+    int bad = 0;
+    if (n < 0 || K < 1 || D < 1 || block_rows < 1
+        || (n > 0 && (indptr == NULL || W == NULL || beta == NULL || ntrials == NULL
+                      || mp == NULL || h == NULL)))
         return CG_ERR_ARGUMENT;
+    /* the binomial sampler inverts in at most M_j steps: a huge or NaN M_j would hang it */
+    for (j0 = 0; j0 < K && n > 0; ++j0) {
+        const double m = (double)ntrials[j0];
+        if (!(m >= 1.0 && m <= CG_RAP_MAX_TRIALS) || m != floor(m))
+            return CG_ERR_ARGUMENT;
+    }
     n_blocks = (n + block_rows - 1) / block_rows;
     #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
     for (b = 0; b < n_blocks; ++b) {
@@ -31,7 +40,14 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
             const int64_t row = rows ? rows[r] : r;
             REAL *CG_RESTRICT m = mp + r * K;
             REAL *CG_RESTRICT hr = h + r * K;
-            CG_CAT3(rap_row_project_, SUF, _i64)(K, indices, data, indptr[row], indptr[row + 1], W, m);
+            if (CG_CAT3(rap_row_project_, SUF, _i64)(D, K, indices, data, indptr[row],
+                                                     indptr[row + 1], W, m)) {
+                /* a bad index: flag it and leave the row defined (its stream is then
+                 * not consumed, but the call fails anyway) */
+                cg_raise(&bad);
+                for (j = 0; j < K; ++j) m[j] = hr[j] = 0;
+                continue;
+            }
             for (j = 0; j < K; ++j) {
                 const double s = CG_FN(rap_sigmoid)((double)m[j] - (double)beta[j]);
                 m[j] = (REAL)((double)ntrials[j] * s);
@@ -42,7 +58,7 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
             }
         }
     }
-    return CG_OK;
+    return bad ? CG_ERR_INDEX : CG_OK;
 }
 
 int CG_CAT3(cg_rap_visible_, SUF, _i64)(
@@ -52,7 +68,9 @@ int CG_CAT3(cg_rap_visible_, SUF, _i64)(
 {
     int64_t n_blocks, r;
     int failed = 0;
-    if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL)
+    if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL
+        || (n > 0 && (H == NULL || W == NULL || R == NULL || a == NULL || out_indptr == NULL
+                      || out_indices == NULL || out_data == NULL)))
         return CG_ERR_ARGUMENT;
     if (D > INT32_MAX || K > INT32_MAX || ldr > INT32_MAX || block_rows > INT32_MAX)
         return CG_ERR_ARGUMENT; /* BLAS takes int sizes */
@@ -165,12 +183,19 @@ int CG_CAT3(cg_rap_cd_update_, SUF, _i64)(
     int64_t *colptr, *ent_row;
     REAL *ent_val;
     const double inv_n = n > 0 ? 1.0 / (double)n : 0.0;
-    if (n < 1 || D < 1 || K < 1) return CG_ERR_ARGUMENT;
+    if (n < 1 || D < 1 || K < 1 || indptr0 == NULL || indptr1 == NULL || mp0 == NULL
+        || mp1 == NULL || W == NULL || a == NULL || beta == NULL || vW == NULL || va == NULL
+        || vbeta == NULL)
+        return CG_ERR_ARGUMENT;
     for (r = 0; r < n; ++r) {
         const int64_t row = rows0 ? rows0[r] : r;
         nnz += indptr0[row + 1] - indptr0[row];
+        for (p = indptr0[row]; p < indptr0[row + 1]; ++p)
+            if (indices0[p] < 0 || indices0[p] >= D) return CG_ERR_INDEX;
     }
     nnz += indptr1[n];
+    for (p = 0; p < indptr1[n]; ++p)
+        if (indices1[p] < 0 || indices1[p] >= D) return CG_ERR_INDEX;
     colptr = (int64_t *)calloc((size_t)D + 1, sizeof(int64_t));
     ent_row = (int64_t *)malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int64_t));
     ent_val = (REAL *)malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(REAL));

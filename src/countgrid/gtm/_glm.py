@@ -73,7 +73,6 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
     D = coef.shape[1]
     if PhiPhi.shape[1] == M1 * M1:
         PhiPhi = PhiPhi[:, np.triu_indices(M1)[0] * M1 + np.triu_indices(M1)[1]]
-    ridge = max(alpha, 1e-10)
     for _ in range(n_steps):
         eta = Phi @ coef
         q_old, d1, curv = fun(eta)
@@ -83,8 +82,14 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
         hess = np.empty((D, M1, M1))
         hess[:, iu[0], iu[1]] = (PhiPhi.T @ curv).T                   # Phi^T diag(c_j) Phi
         hess[:, iu[1], iu[0]] = hess[:, iu[0], iu[1]]
-        hess[:, np.arange(M1), np.arange(M1)] += ridge
-        step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T   # (M1, D)
+        diag = hess[:, np.arange(M1), np.arange(M1)]
+        # damping of the step (the objective keeps alpha): at least 1e-10, and 1e-10 of the
+        # largest curvature, so that a rank-deficient curvature (mass on few latent points)
+        # of huge counts does not leave a numerically singular system
+        with np.errstate(invalid="ignore"):
+            ridge = np.maximum(max(alpha, 1e-10), 1e-10 * np.nan_to_num(diag.max(axis=1)))
+        hess[:, np.arange(M1), np.arange(M1)] = diag + ridge[:, None]
+        step = _solve(hess, grad)                                     # (M1, D)
         t = np.ones(D)
         # columns whose Newton decrement is at round-off level have converged
         todo = np.flatnonzero((grad * step).sum(axis=0) > 1e-13 * (np.abs(q_old) + 1.0))
@@ -102,6 +107,21 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
             t[todo] *= 0.5
         coef = new
     return coef
+
+
+def _solve(hess, grad):
+    """Newton steps ``hess[j]^-1 grad[:, j]`` of every column; a column whose system is
+    singular (or not finite) gets a zero step (it keeps its coefficients)."""
+    try:
+        return np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T
+    except np.linalg.LinAlgError:
+        step = np.zeros_like(grad)
+        for j in range(grad.shape[1]):
+            try:
+                step[:, j] = np.linalg.solve(hess[j], grad[:, j])
+            except np.linalg.LinAlgError:
+                pass
+        return step
 
 
 def poisson_glm_fun(R, S):
