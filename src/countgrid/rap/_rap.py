@@ -196,6 +196,9 @@ class RAP(TransformerMixin, BaseEstimator):
         self._validate_params()
         K = int(self.n_components)
         dtype = resolve_dtype(self.dtype, X)
+        # the per-unit arrays, before anything of K entries is built
+        check_memory(4 * 8 * K, f"RAP with {K} hidden units", "use fewer hidden units "
+                     "(n_components)")
         try:
             m = np.asarray(self.n_trials)
         except Exception:          # ragged sequences and other non-arrays
@@ -522,8 +525,9 @@ class RAP(TransformerMixin, BaseEstimator):
         self._check_sizes(counts.n_samples, counts.n_features, W.shape[1], W.dtype.itemsize,
                           "transform", n_row_arrays=1)
         if not counts.is_sparse:
-            with limit_blas_threads(nt):
-                return self._finite(counts.X @ W, "transform")
+            with limit_blas_threads(nt), np.errstate(over="ignore", invalid="ignore"):
+                H = counts.X @ W
+            return self._finite(H, "transform")
         Xs = counts.csr
         return self._finite(_rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W,
                                                  Xs.shape[0], Xs.shape[1], nt), "transform")
@@ -554,11 +558,13 @@ class RAP(TransformerMixin, BaseEstimator):
         Xs = counts.csr
         U = _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0],
                                  Xs.shape[1], nt)
-        U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
-        hidden = np.logaddexp(0.0, U) @ self.n_trials_.astype(np.float64)
-        visible = Xs.astype(np.float64) @ self.intercept_visible_.astype(np.float64)
-        visible -= counts.log_factorials
-        return self._finite(visible + hidden, "score_samples")
+        with np.errstate(over="ignore", invalid="ignore"):
+            U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
+            hidden = np.logaddexp(0.0, U) @ self.n_trials_.astype(np.float64)
+            visible = Xs.astype(np.float64) @ self.intercept_visible_.astype(np.float64)
+            visible -= counts.log_factorials
+            out = visible + hidden
+        return self._finite(out, "score_samples")
 
     def free_energy(self, X):
         """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6)."""
