@@ -306,12 +306,20 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             Y = np.log1p(Y)
         mu = np.asarray(Y.mean(axis=0)).ravel()
         if is_sparse:
-            from scipy.sparse.linalg import LinearOperator, svds
+            from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
-            op = LinearOperator((N, X.shape[1]), dtype=np.float64,
-                                matvec=lambda v: Y @ v.ravel() - mu @ v.ravel(),
-                                rmatvec=lambda u: Y.T @ u.ravel() - mu * u.sum())
-            _, s, vt = svds(op, k=2, random_state=rng)
+            # ARPACK can stall on subnormal values (counts of 1e-320): then the same
+            # decomposition of the matrix rescaled to a largest entry of 1
+            scale = float(Y.data.max())
+            for c in (1.0, scale):
+                try:
+                    _, s, vt = svds(_centred_operator(Y, mu, c), k=2, random_state=rng)
+                    s = s * c
+                    break
+                except (ArpackError, ArpackNoConvergence):
+                    s = vt = None
+            if s is None:
+                return np.zeros((latent.shape[0], X.shape[1])), np.inf
             order = np.argsort(s)[::-1]
             s, vt = s[order], vt[order]
         else:
@@ -427,6 +435,9 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
                     # checkpoint keeps references, and copies of the growing lists
                     state = (latent, centers, phi, coef, gamma, log_mix, list(ll),
                              list(monitor.history), it + 1, False, counts.n_features)
+                    # hold it as the fitted state too: the transactional fit applies a
+                    # checkpoint only once the fitted attributes changed
+                    self._set_fitted(*state)
                     self._checkpoint(lambda state=state: self._apply_checkpoint(state, n_iter))
                 if done:
                     break
@@ -639,10 +650,26 @@ class _Data:
             self.nz = (counts.X > 0).astype(counts.X.dtype)
 
 
-def _row_blocks(n, cost_per_row, num_threads):
-    """Blocks of rows of about ``_gtm_kernels.block_work()`` multiply-adds per thread for
-    the dense (BLAS) paths: Python checks for Ctrl-C between them."""
-    step = max(1, (_gtm_kernels.block_work() * max(1, num_threads)) // max(1, cost_per_row))
+def _centred_operator(Y, mu, c=1.0):
+    """``(Y - 1 mu^T) / c`` as a LinearOperator (the centred sparse matrix, never formed)."""
+    from scipy.sparse.linalg import LinearOperator
+
+    if c == 1.0:
+        return LinearOperator(Y.shape, dtype=np.float64,
+                              matvec=lambda v: Y @ v.ravel() - mu @ v.ravel(),
+                              rmatvec=lambda u: Y.T @ u.ravel() - mu * u.sum())
+    Yc, muc = Y / c, mu / c
+    return LinearOperator(Y.shape, dtype=np.float64,
+                          matvec=lambda v: Yc @ v.ravel() - muc @ v.ravel(),
+                          rmatvec=lambda u: Yc.T @ u.ravel() - muc * u.sum())
+
+
+def _row_blocks(n, cost_per_row):
+    """Blocks of rows of about ``16 * _gtm_kernels.block_work()`` multiply-adds (2**28 by
+    default) for the dense (BLAS) paths: Python checks for Ctrl-C between them.  BLAS
+    results depend on the shapes of the products, so the blocks depend on the sizes only
+    (never on the thread count), and inputs of one block compute exactly as unblocked."""
+    step = max(1, (16 * _gtm_kernels.block_work()) // max(1, cost_per_row))
     return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
 
 
@@ -663,7 +690,7 @@ def _responsibilities(data, eta, log_p0, delta, log_mix):
     else:
         n, K = X.shape[0], eta.shape[0]
         theta, lse = np.empty((n, K)), np.empty(n)
-        for r0, r1 in _row_blocks(n, 2 * X.shape[1] * K, data.nt):
+        for r0, r1 in _row_blocks(n, 2 * X.shape[1] * K):
             lj = log_px_given_latent(X[r0:r1], data.nz[r0:r1], data.log_fact[r0:r1], eta,
                                      log_p0, delta)
             lj += log_mix[None, :]
@@ -690,7 +717,7 @@ def _statistics(data, theta):
     n, D = X.shape
     K = theta.shape[1]
     R, C = np.empty((K, D)), np.empty((K, D))
-    for c0, c1 in _row_blocks(D, 2 * n * K, data.nt):
+    for c0, c1 in _row_blocks(D, 2 * n * K):
         R[:, c0:c1] = np.asarray(X[:, c0:c1].T @ theta).T
         C[:, c0:c1] = np.asarray(data.nz[:, c0:c1].T @ theta).T
     return R, C
