@@ -66,7 +66,7 @@ int CG_CAT3(cg_rap_visible_, SUF, _i64)(
     int64_t ldr, const REAL *a, bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,
     int64_t *out_indices, REAL *out_data, int num_threads)
 {
-    int64_t n_blocks, r;
+    int64_t n_groups, per, r;
     int failed = 0;
     if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL
         || (n > 0 && (H == NULL || W == NULL || R == NULL || a == NULL || out_indptr == NULL
@@ -74,83 +74,84 @@ int CG_CAT3(cg_rap_visible_, SUF, _i64)(
         return CG_ERR_ARGUMENT;
     if (D > INT32_MAX || K > INT32_MAX || ldr > INT32_MAX || block_rows > INT32_MAX)
         return CG_ERR_ARGUMENT; /* BLAS takes int sizes */
-    n_blocks = (n + block_rows - 1) / block_rows;
+    /* one GEMM per group of whole blocks of about CG_RAP_GEMM_ROWS rows, the groups fixed
+     * from row 0: BLAS results depend on the shapes of the product, so a partition by
+     * threads would make the rates depend on the thread count; a group of 64 rows keeps
+     * the packing of W (once per call) a small part of the product */
+    per = (CG_RAP_GEMM_ROWS + block_rows - 1) / block_rows * block_rows;
+    n_groups = (n + per - 1) / per;
+    if (per > INT32_MAX) return CG_ERR_ARGUMENT;
     /* phase 1: each row writes its non-zeros into its own segment r*D */
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
         double *lam = (double *)cg_thread_scratch((size_t)D * sizeof(double), &failed);
         int ok = lam != NULL;
-        int64_t b0 = 0, b1 = n_blocks, bb;
-#ifdef _OPENMP
-        {
-            /* a contiguous share of whole blocks per thread; one GEMM for the share
-             * (GEMM packs all of W per call, so one call per 8-row block would
-             * spend most of its time packing) */
-            const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-            b0 = n_blocks * t / T;
-            b1 = n_blocks * (t + 1) / T;
-        }
-#endif
-        if (ok && b1 > b0) {
-            /* R[r0:r1] = H[r0:r1] W^T: column-major R^T (D x m) = W_cm^T (D x K) H^T */
-            const int64_t r0 = b0 * block_rows, r1 = b1 * block_rows < n ? b1 * block_rows : n;
-            int m = (int)D, nb = (int)(r1 - r0), k = (int)K, ld = (int)ldr;
-            REAL one = 1, zero = 0;
-            char ta = 'T', tb = 'N';
-            gemm(&ta, &tb, &m, &nb, &k, &one, (REAL *)W, &k, (REAL *)(H + r0 * K), &k, &zero,
-                 R + r0 * ldr, &ld);
-        }
-        for (bb = b0; bb < b1; ++bb) {
-            bitgen_t *g = gens ? gens[bb] : NULL;
-            const int64_t r1 = (bb + 1) * block_rows < n ? (bb + 1) * block_rows : n;
-            int64_t rr, i;
+        int64_t gi;
+        #pragma omp for schedule(static)
+        for (gi = 0; gi < n_groups; ++gi) {
+            const int64_t gr0 = gi * per, gr1 = gr0 + per < n ? gr0 + per : n;
+            const int64_t b0 = gr0 / block_rows, b1 = (gr1 + block_rows - 1) / block_rows;
+            int64_t bb;
             if (!ok) continue;
-            for (rr = bb * block_rows; rr < r1; ++rr) {
-                REAL *CG_RESTRICT row = R + rr * ldr;
-                int64_t *CG_RESTRICT idx = out_indices + rr * D;
-                REAL *CG_RESTRICT val = out_data + rr * D;
-                int64_t cnt = 0;
-                /* vectorisable pass: clipped log-rate, rate and exp(-rate) */
-                for (i = 0; i < D; ++i) {
-                    double eta = (double)a[i] + (double)row[i];
-                    eta = eta > CG_RAP_MAX_LOGRATE ? CG_RAP_MAX_LOGRATE : eta;
-                    lam[i] = cg_exp_f64(eta);
-                }
-                if (!g) {
+            {
+                /* R[gr0:gr1] = H[gr0:gr1] W^T: column-major R^T (D x m) = W_cm^T H^T */
+                int m = (int)D, nb = (int)(gr1 - gr0), k = (int)K, ld = (int)ldr;
+                REAL one = 1, zero = 0;
+                char ta = 'T', tb = 'N';
+                gemm(&ta, &tb, &m, &nb, &k, &one, (REAL *)W, &k, (REAL *)(H + gr0 * K), &k,
+                     &zero, R + gr0 * ldr, &ld);
+            }
+            for (bb = b0; bb < b1; ++bb) {
+                bitgen_t *g = gens ? gens[bb] : NULL;
+                const int64_t r1 = (bb + 1) * block_rows < n ? (bb + 1) * block_rows : n;
+                int64_t rr, i;
+                for (rr = bb * block_rows; rr < r1; ++rr) {
+                    REAL *CG_RESTRICT row = R + rr * ldr;
+                    int64_t *CG_RESTRICT idx = out_indices + rr * D;
+                    REAL *CG_RESTRICT val = out_data + rr * D;
+                    int64_t cnt = 0;
+                    /* vectorisable pass: clipped log-rate, rate and exp(-rate) */
                     for (i = 0; i < D; ++i) {
-                        idx[i] = i;
-                        val[i] = (REAL)lam[i];
+                        double eta = (double)a[i] + (double)row[i];
+                        eta = eta > CG_RAP_MAX_LOGRATE ? CG_RAP_MAX_LOGRATE : eta;
+                        lam[i] = cg_exp_f64(eta);
                     }
-                    cnt = D;
-                } else {
-                    for (i = 0; i < D; ++i) {
-                        const double u = g->next_double(g->state);
-                        double k, em;
-                        /* P(x = 0) = exp(-rate) >= 1 - rate: most words of a
-                         * document have tiny rates and stop here without exp */
-                        if (u <= 1.0 - lam[i]) continue;
-                        em = cg_exp_f64(-lam[i]);
-                        if (u <= em) continue;
-                        if (lam[i] < 10.0) {
-                            /* continue the inversion from k = 1 with the same u */
-                            double p = em * lam[i], s = em + p;
-                            k = 1.0;
-                            while (u > s && k < 1000.0) {
-                                k += 1.0;
-                                p *= lam[i] / k;
-                                if (p == 0.0) break;
-                                s += p;
-                            }
-                        } else {
-                            k = cg_rap_poisson(g, lam[i]);
-                            if (k == 0.0) continue;
+                    if (!g) {
+                        for (i = 0; i < D; ++i) {
+                            idx[i] = i;
+                            val[i] = (REAL)lam[i];
                         }
-                        idx[cnt] = i;
-                        val[cnt] = (REAL)k;
-                        cnt += 1;
+                        cnt = D;
+                    } else {
+                        for (i = 0; i < D; ++i) {
+                            const double u = g->next_double(g->state);
+                            double k, em;
+                            /* P(x = 0) = exp(-rate) >= 1 - rate: most words of a
+                             * document have tiny rates and stop here without exp */
+                            if (u <= 1.0 - lam[i]) continue;
+                            em = cg_exp_f64(-lam[i]);
+                            if (u <= em) continue;
+                            if (lam[i] < 10.0) {
+                                /* continue the inversion from k = 1 with the same u */
+                                double p = em * lam[i], s = em + p;
+                                k = 1.0;
+                                while (u > s && k < 1000.0) {
+                                    k += 1.0;
+                                    p *= lam[i] / k;
+                                    if (p == 0.0) break;
+                                    s += p;
+                                }
+                            } else {
+                                k = cg_rap_poisson(g, lam[i]);
+                                if (k == 0.0) continue;
+                            }
+                            idx[cnt] = i;
+                            val[cnt] = (REAL)k;
+                            cnt += 1;
+                        }
                     }
+                    out_indptr[rr + 1] = cnt;
                 }
-                out_indptr[rr + 1] = cnt;
             }
         }
         free(lam);

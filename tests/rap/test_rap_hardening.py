@@ -117,6 +117,48 @@ def test_blocked_kernel_calls_give_identical_results(method, dtype):
         _rap_kernels.block_work(*old)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [50, 300])
+def test_visible_step_is_independent_of_threads_and_blocks(dtype, K):
+    """BLAS results depend on the shape of a product: the visible step multiplies in
+    groups fixed from row 0, so its rates (and Poisson samples) are the same bits for 1, 2
+    and 3 threads and any blocking (float32 with K = 50 differed between thread counts)."""
+    rng = np.random.default_rng(4)
+    n, D = 203, 150
+    H = rng.integers(0, 3, size=(n, K)).astype(dtype)
+    W = rng.normal(0, 0.05, size=(D, K)).astype(dtype)
+    a = rng.normal(-1, 0.3, size=D).astype(dtype)
+
+    def run(nt, gens):
+        g = None if gens is None else _rap_kernels.make_gens(
+            [np.random.PCG64(c) for c in np.random.SeedSequence(gens).spawn(26)])
+        return _rap_kernels.visible(H, W, a, g, 8, nt)
+
+    for gens in (None, 7):
+        ref = run(1, gens)
+        outs = [run(nt, gens) for nt in (2, 3)]
+        old = _rap_kernels.block_work(1, 1)
+        try:
+            outs.append(run(2, gens))
+        finally:
+            _rap_kernels.block_work(*old)
+        for out in outs:
+            for u, v in zip(out, ref):
+                np.testing.assert_array_equal(u, v)
+    indptr, indices, data = run(1, None)
+    rates = sp.csr_matrix((data, indices, indptr), shape=(n, D)).toarray()
+    ref = np.exp(np.minimum(a.astype(float) + H.astype(float) @ W.astype(float).T, 30.0))
+    np.testing.assert_allclose(rates, ref, rtol=1e-4 if dtype == np.float32 else 1e-12)
+
+
+def test_fit_with_many_units_is_independent_of_threads():
+    X = corpus(150, 40)
+    kw = dict(n_components=50, n_epochs=1, batch_size=75, dtype=np.float32, random_state=1)
+    a = RAP(num_threads=1, **kw).fit(X)
+    b = RAP(num_threads=2, **kw).fit(X)
+    assert_same_params(a, b)
+
+
 # ------------------------------------------------------------------ the wrappers check
 def test_wrappers_refuse_inconsistent_arrays():
     X = corpus(10, 6)

@@ -235,11 +235,16 @@ class RAP(TransformerMixin, BaseEstimator):
         return self._check_count_range(counts)
 
     @staticmethod
-    def _check_sizes(n_rows, D, K, itemsize, what, n_row_arrays=3, n_param_arrays=0):
-        """check_memory for ``n_param_arrays`` (D, K) parameter arrays and
-        ``n_row_arrays`` (n_rows, K) arrays (sizes as Python ints: no overflow)."""
+    def _check_sizes(n_rows, D, K, itemsize, what, n_row_arrays=3, n_param_arrays=0,
+                     visible=False, num_threads=1):
+        """check_memory for ``n_param_arrays`` (D, K) parameter arrays, ``n_row_arrays``
+        (n_rows, K) arrays and (``visible``) the scratch of the visible step: rates and
+        CSR entries of one block of rows (sizes as Python ints: no overflow)."""
         n_bytes = (n_param_arrays * math.prod((D, K)) + n_row_arrays * math.prod((n_rows, K))
                    ) * itemsize
+        if visible:
+            rows = min(n_rows, _rap_kernels.visible_block_rows(D, K, BLOCK_ROWS, num_threads))
+            n_bytes += math.prod((rows, D)) * (2 * itemsize + 8)
         check_memory(n_bytes, f"RAP {what} with {K} hidden units, {D} words and {n_rows} rows",
                      "use fewer hidden units (n_components), dtype=numpy.float32, or fewer "
                      "rows per call (batches)")
@@ -327,7 +332,8 @@ class RAP(TransformerMixin, BaseEstimator):
         K, dtype = p["K"], p["dtype"]
         # W and its velocity, their copies at each checkpoint, the float64 draw of W
         self._check_sizes(min(N, p["batch_size"]), D, K, dtype.itemsize, "fit",
-                          n_row_arrays=3, n_param_arrays=4 + 8 // dtype.itemsize)
+                          n_row_arrays=3, n_param_arrays=4 + 8 // dtype.itemsize,
+                          visible=True, num_threads=p["num_threads"])
         # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
         W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
         colsum = np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
@@ -476,7 +482,8 @@ class RAP(TransformerMixin, BaseEstimator):
             self._initialize(counts, p, check_random_state(self.random_state))
         else:
             self._check_sizes(min(counts.n_samples, p["batch_size"]), counts.n_features,
-                              p["K"], p["dtype"].itemsize, "partial_fit", n_param_arrays=2)
+                              p["K"], p["dtype"].itemsize, "partial_fit", n_param_arrays=2,
+                              visible=True, num_threads=p["num_threads"])
         p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
         state = self._state(p["dtype"], copy=not first)
         with limit_blas_threads(1):
@@ -616,7 +623,8 @@ class RAP(TransformerMixin, BaseEstimator):
                         {"n_steps": n_steps, "random_state": random_state}, "RAP.sample")
         counts, W, nt = self._fitted(X)
         n, D = counts.n_samples, counts.n_features
-        self._check_sizes(n, D, W.shape[1], W.dtype.itemsize, "sample", n_row_arrays=2)
+        self._check_sizes(n, D, W.shape[1], W.dtype.itemsize, "sample", n_row_arrays=2,
+                          visible=True, num_threads=nt)
         rng = check_random_state(random_state)
         seed = int(rng.integers(0, 2**63 - 1))
         ss = np.random.SeedSequence(seed)

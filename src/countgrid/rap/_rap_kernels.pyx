@@ -30,10 +30,12 @@ from countgrid.rap._ckernels cimport cg_dgemm_t, cg_sgemm_t
 
 max_lograte = ck.CG_RAP_MAX_LOGRATE
 max_trials = int(ck.CG_RAP_MAX_TRIALS)
+gemm_rows = int(ck.CG_RAP_GEMM_ROWS)
 
 # multiply-adds per thread between two interrupt checks (about 10-50 ms)
 cdef Py_ssize_t _block_work = 1 << 24
-# entries of the visible step's scratch per block (bounds its memory: 24 bytes each)
+# entries of the visible step's scratch per block (bounds its memory: 24 bytes each, at
+# least one GEMM group of gemm_rows rows)
 cdef Py_ssize_t _block_entries = 1 << 21
 
 
@@ -250,13 +252,15 @@ cdef int _hidden(const int64_t[::1] indptr, const int64_t[::1] indices, const fl
 
 
 def visible_block_rows(Py_ssize_t D, Py_ssize_t K, Py_ssize_t block_rows, int num_threads=1):
-    """Rows per interruptible block of the visible step: whole block_rows blocks, about
-    ``block_work`` multiply-adds per thread, at most ``entries`` scratch entries (or one
-    block)."""
+    """Rows per interruptible block of the visible step: whole GEMM groups (the kernel's
+    groups of whole block_rows blocks of about gemm_rows rows, counted from row 0, so the
+    blocking changes no result), about ``block_work`` multiply-adds per thread, at most
+    ``entries`` scratch entries (or one group)."""
+    cdef Py_ssize_t per = (gemm_rows + block_rows - 1) // block_rows * block_rows
     cdef Py_ssize_t by_work = (_block_work * max(1, num_threads)) // max(1, D * (K + 1))
     cdef Py_ssize_t by_memory = _block_entries // max(1, D)
-    cdef Py_ssize_t rows = min(by_work, by_memory) // block_rows * block_rows
-    return max(block_rows, rows)
+    cdef Py_ssize_t rows = min(by_work, by_memory) // per * per
+    return max(per, rows)
 
 
 def workspace(Py_ssize_t n, Py_ssize_t D, Py_ssize_t K, dtype, Py_ssize_t block_rows=1,
