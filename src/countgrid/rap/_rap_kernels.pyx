@@ -36,7 +36,7 @@ gemm_rows = int(ck.CG_RAP_GEMM_ROWS)
 cdef Py_ssize_t _block_work = 1 << 24
 # entries of the visible step's scratch per block (bounds its memory: 24 bytes each, at
 # least one GEMM group of gemm_rows rows)
-cdef Py_ssize_t _block_entries = 1 << 21
+cdef Py_ssize_t _block_entries = 1 << 24
 
 
 def block_work(work=None, entries=None):
@@ -259,8 +259,10 @@ def visible_block_rows(Py_ssize_t D, Py_ssize_t K, Py_ssize_t block_rows, int nu
     cdef Py_ssize_t per = (gemm_rows + block_rows - 1) // block_rows * block_rows
     cdef Py_ssize_t by_work = (_block_work * max(1, num_threads)) // max(1, D * (K + 1))
     cdef Py_ssize_t by_memory = _block_entries // max(1, D)
-    cdef Py_ssize_t rows = min(by_work, by_memory) // per * per
-    return max(per, rows)
+    # at least one group per thread (the threads share a block's groups), at most the
+    # scratch bound (but one group)
+    return min(max(per * max(1, num_threads), by_work // per * per),
+               max(per, by_memory // per * per))
 
 
 def workspace(Py_ssize_t n, Py_ssize_t D, Py_ssize_t K, dtype, Py_ssize_t block_rows=1,
