@@ -73,10 +73,11 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     statistics are C/OpenMP kernels (``csrc/gtm.c``) whose results do not
     depend on the thread count; dense input uses NumPy/BLAS.
 
-    Counts up to :data:`MAX_COUNT` (1e200) are modelled exactly in float64;
-    larger ones raise a ValueError.  ``fit`` is transactional: Ctrl-C keeps
-    the last complete EM iteration (and says so), any other error leaves the
-    estimator unfitted; the kernels check for Ctrl-C between blocks of rows.
+    Counts up to :data:`MAX_COUNT` (1e200) are modelled in float64 without
+    overflow; larger ones raise a ValueError.  ``fit`` is transactional: Ctrl-C
+    keeps the last complete EM iteration (and says so), any other error leaves
+    the estimator unfitted; the kernels check for Ctrl-C between blocks of rows.
+    Limits and guarantees: ``docs/zip_gtm.md``.
 
     Parameters
     ----------

@@ -143,7 +143,8 @@ class RAP(TransformerMixin, BaseEstimator):
     ``fit`` and ``partial_fit`` are transactional: Ctrl-C during ``fit``
     keeps the last complete epoch (the parameters of a fit with that many
     epochs) and says so; during ``partial_fit`` it keeps the state before the
-    call.  Long kernel calls check for Ctrl-C between blocks of rows.
+    call.  Long kernel calls check for Ctrl-C between blocks of rows.  Limits
+    and guarantees: ``docs/rap.md``.
 
     Examples
     --------
