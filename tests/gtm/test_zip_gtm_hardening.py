@@ -431,3 +431,27 @@ def test_ctrl_c_is_honoured_inside_a_long_e_step():
         timer.cancel()
         _gtm_kernels.block_work(old)
     assert latency < tenth, (latency, tenth)
+
+
+def test_irls_poisson_names_bad_arguments():
+    from countgrid.gtm import irls_poisson
+
+    rng = np.random.default_rng(0)
+    Phi = np.c_[rng.normal(size=(10, 2)), np.ones(10)]
+    R, S = np.ones((10, 3)), np.ones((10, 3))
+    cases = [((Phi, np.ones((9, 3)), S), {}, ValueError, "R and S"),
+             ((Phi, R, np.ones((10, 2))), {}, ValueError, "R and S"),
+             ((Phi, R, S * np.nan), {}, ValueError, "S contains NaN"),
+             ((Phi, R, -S), {}, ValueError, "S must be non-negative"),
+             ((Phi, -R, S), {}, ValueError, "R must be non-negative"),
+             ((Phi, R, S), {"alpha": -1.0}, ValueError, "alpha"),
+             ((Phi, R, S), {"n_steps": 0}, ValueError, "n_steps"),
+             ((Phi, R, S), {"n_steps": 2.5}, TypeError, "n_steps"),
+             ((Phi, R, S), {"coef": np.zeros((2, 3))}, ValueError, "coef"),
+             ((np.ones(10), R, S), {}, ValueError, "Phi"),
+             (("abc", R, S), {}, TypeError, "Phi")]
+    for args, kw, err, match in cases:
+        with pytest.raises(err, match=match):
+            irls_poisson(*args, **kw)
+    out = irls_poisson(Phi.tolist(), R.tolist(), S.tolist(), n_steps=5)
+    assert out.shape == (3, 3) and np.isfinite(out).all()

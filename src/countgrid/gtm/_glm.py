@@ -1,6 +1,12 @@
 """The zero-inflated Poisson observation model of the GTM and the penalised Newton (IRLS)
 solvers of its M-step (Alvarez-Medina & Hidalgo-Silva, eqs. 1-3 and 8-9)."""
+from numbers import Integral, Real
+
 import numpy as np
+import scipy.sparse as sp
+
+from countgrid._param_validation import Interval, validate_params
+from countgrid._validation import check_matrix
 
 __all__ = ["zip_terms", "log_px_given_latent", "poisson_glm_fun", "logistic_glm_fun",
            "irls_poisson", "newton_columns"]
@@ -163,11 +169,34 @@ def irls_poisson(Phi, R, S, alpha=0.0, coef=None, n_steps=50):
     Returns
     -------
     coef : ndarray of shape (n_basis, n_features)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-numeric arguments, shapes that do not match, NaN or infinity, negative
+        ``R``, ``S`` or ``alpha``, or ``n_steps`` that is not a positive int (naming the
+        argument).
     """
-    Phi = np.asarray(Phi, dtype=np.float64)
-    PhiPhi = (Phi[:, :, None] * Phi[:, None, :]).reshape(Phi.shape[0], -1)
+    validate_params({"alpha": [Interval(Real, 0, None)],
+                     "n_steps": [Interval(Integral, 1, None)]},
+                    {"alpha": alpha, "n_steps": n_steps}, "irls_poisson")
+    Phi = check_matrix(Phi, "Phi", dtype=np.float64)
+    R = check_matrix(R, "R", dtype=np.float64, nonnegative=True)
+    S = check_matrix(S, "S", dtype=np.float64, nonnegative=True)
+    if sp.issparse(Phi) or sp.issparse(R) or sp.issparse(S):
+        raise TypeError("irls_poisson takes dense arrays Phi, R and S")
+    if R.shape[0] != Phi.shape[0] or S.shape != R.shape:
+        raise ValueError(f"R and S must have shape (n_latent, n_features) with n_latent = "
+                         f"{Phi.shape[0]} (the rows of Phi), got {R.shape} and {S.shape}")
     if coef is None:
         coef = np.zeros((Phi.shape[1], R.shape[1]))
-    return newton_columns(Phi, PhiPhi, coef, poisson_glm_fun(R, S), alpha, n_steps)
+    else:
+        coef = check_matrix(coef, "coef", dtype=np.float64)
+        if sp.issparse(coef) or coef.shape != (Phi.shape[1], R.shape[1]):
+            raise ValueError(f"coef must be a dense array of shape {(Phi.shape[1], R.shape[1])}"
+                             f" (n_basis, n_features), got {coef.shape}")
+    PhiPhi = (Phi[:, :, None] * Phi[:, None, :]).reshape(Phi.shape[0], -1)
+    return newton_columns(Phi, PhiPhi, coef, poisson_glm_fun(R, S), float(alpha),
+                          int(n_steps))
 
 
