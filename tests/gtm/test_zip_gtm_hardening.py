@@ -455,3 +455,10 @@ def test_irls_poisson_names_bad_arguments():
             irls_poisson(*args, **kw)
     out = irls_poisson(Phi.tolist(), R.tolist(), S.tolist(), n_steps=5)
     assert out.shape == (3, 3) and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("name", ["ZIPGTM", "ZIPGTM_poisson"])
+def test_v010_model_files_pass_the_fitted_state_check(name):
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    g = countgrid.load(os.path.join(here, "fixtures", "v0_1_0", f"{name}.npz"))
+    assert g._check_fitted_state() is None

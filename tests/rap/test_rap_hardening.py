@@ -546,3 +546,10 @@ def test_ctrl_c_is_honoured_inside_a_long_kernel_call():
         timer.cancel()
         _rap_kernels.block_work(*old)
     assert latency < tenth, (latency, tenth)
+
+
+@pytest.mark.parametrize("name", ["RAP", "RAP_f32_mean_field"])
+def test_v010_model_files_pass_the_fitted_state_check(name):
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    m = countgrid.load(os.path.join(here, "fixtures", "v0_1_0", f"{name}.npz"))
+    assert m._check_fitted_state() is None
