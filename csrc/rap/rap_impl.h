@@ -18,9 +18,18 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
     const REAL *ntrials, REAL *mp, REAL *h, bitgen_t **gens, int64_t block_rows,
     int num_threads)
 {
-    int64_t b, n_blocks;
-    if (n < 0 || K < 1 || D < 1 || block_rows < 1 || (n > 0 && indptr == NULL))
+    int64_t b, n_blocks, j0;
+    int bad = 0;
+    if (n < 0 || K < 1 || D < 1 || block_rows < 1
+        || (n > 0 && (indptr == NULL || W == NULL || beta == NULL || ntrials == NULL
+                      || mp == NULL || h == NULL)))
         return CG_ERR_ARGUMENT;
+    /* the binomial sampler inverts in at most M_j steps: a huge or NaN M_j would hang it */
+    for (j0 = 0; j0 < K && n > 0; ++j0) {
+        const double m = (double)ntrials[j0];
+        if (!(m >= 1.0 && m <= CG_RAP_MAX_TRIALS) || m != floor(m))
+            return CG_ERR_ARGUMENT;
+    }
     n_blocks = (n + block_rows - 1) / block_rows;
     #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
     for (b = 0; b < n_blocks; ++b) {
@@ -31,7 +40,14 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
             const int64_t row = rows ? rows[r] : r;
             REAL *CG_RESTRICT m = mp + r * K;
             REAL *CG_RESTRICT hr = h + r * K;
-            CG_CAT3(rap_row_project_, SUF, _i64)(K, indices, data, indptr[row], indptr[row + 1], W, m);
+            if (CG_CAT3(rap_row_project_, SUF, _i64)(D, K, indices, data, indptr[row],
+                                                     indptr[row + 1], W, m)) {
+                /* a bad index: flag it and leave the row defined (its stream is then
+                 * not consumed, but the call fails anyway) */
+                cg_raise(&bad);
+                for (j = 0; j < K; ++j) m[j] = hr[j] = 0;
+                continue;
+            }
             for (j = 0; j < K; ++j) {
                 const double s = CG_FN(rap_sigmoid)((double)m[j] - (double)beta[j]);
                 m[j] = (REAL)((double)ntrials[j] * s);
@@ -42,7 +58,7 @@ int CG_CAT3(cg_rap_hidden_, SUF, _i64)(
             }
         }
     }
-    return CG_OK;
+    return bad ? CG_ERR_INDEX : CG_OK;
 }
 
 int CG_CAT3(cg_rap_visible_, SUF, _i64)(
@@ -50,89 +66,92 @@ int CG_CAT3(cg_rap_visible_, SUF, _i64)(
     int64_t ldr, const REAL *a, bitgen_t **gens, int64_t block_rows, int64_t *out_indptr,
     int64_t *out_indices, REAL *out_data, int num_threads)
 {
-    int64_t n_blocks, r;
+    int64_t n_groups, per, r;
     int failed = 0;
-    if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL)
+    if (n < 0 || D < 1 || K < 1 || ldr < D || block_rows < 1 || gemm == NULL
+        || (n > 0 && (H == NULL || W == NULL || R == NULL || a == NULL || out_indptr == NULL
+                      || out_indices == NULL || out_data == NULL)))
         return CG_ERR_ARGUMENT;
     if (D > INT32_MAX || K > INT32_MAX || ldr > INT32_MAX || block_rows > INT32_MAX)
         return CG_ERR_ARGUMENT; /* BLAS takes int sizes */
-    n_blocks = (n + block_rows - 1) / block_rows;
+    /* one GEMM per group of whole blocks of about CG_RAP_GEMM_ROWS rows, the groups fixed
+     * from row 0: BLAS results depend on the shapes of the product, so a partition by
+     * threads would make the rates depend on the thread count; a group of 64 rows keeps
+     * the packing of W (once per call) a small part of the product */
+    per = (CG_RAP_GEMM_ROWS + block_rows - 1) / block_rows * block_rows;
+    n_groups = (n + per - 1) / per;
+    if (per > INT32_MAX) return CG_ERR_ARGUMENT;
     /* phase 1: each row writes its non-zeros into its own segment r*D */
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
         double *lam = (double *)cg_thread_scratch((size_t)D * sizeof(double), &failed);
         int ok = lam != NULL;
-        int64_t b0 = 0, b1 = n_blocks, bb;
-#ifdef _OPENMP
-        {
-            /* a contiguous share of whole blocks per thread; one GEMM for the share
-             * (GEMM packs all of W per call, so one call per 8-row block would
-             * spend most of its time packing) */
-            const int64_t T = omp_get_num_threads(), t = omp_get_thread_num();
-            b0 = n_blocks * t / T;
-            b1 = n_blocks * (t + 1) / T;
-        }
-#endif
-        if (ok && b1 > b0) {
-            /* R[r0:r1] = H[r0:r1] W^T: column-major R^T (D x m) = W_cm^T (D x K) H^T */
-            const int64_t r0 = b0 * block_rows, r1 = b1 * block_rows < n ? b1 * block_rows : n;
-            int m = (int)D, nb = (int)(r1 - r0), k = (int)K, ld = (int)ldr;
-            REAL one = 1, zero = 0;
-            char ta = 'T', tb = 'N';
-            gemm(&ta, &tb, &m, &nb, &k, &one, (REAL *)W, &k, (REAL *)(H + r0 * K), &k, &zero,
-                 R + r0 * ldr, &ld);
-        }
-        for (bb = b0; bb < b1; ++bb) {
-            bitgen_t *g = gens ? gens[bb] : NULL;
-            const int64_t r1 = (bb + 1) * block_rows < n ? (bb + 1) * block_rows : n;
-            int64_t rr, i;
+        int64_t gi;
+        #pragma omp for schedule(static)
+        for (gi = 0; gi < n_groups; ++gi) {
+            const int64_t gr0 = gi * per, gr1 = gr0 + per < n ? gr0 + per : n;
+            const int64_t b0 = gr0 / block_rows, b1 = (gr1 + block_rows - 1) / block_rows;
+            int64_t bb;
             if (!ok) continue;
-            for (rr = bb * block_rows; rr < r1; ++rr) {
-                REAL *CG_RESTRICT row = R + rr * ldr;
-                int64_t *CG_RESTRICT idx = out_indices + rr * D;
-                REAL *CG_RESTRICT val = out_data + rr * D;
-                int64_t cnt = 0;
-                /* vectorisable pass: clipped log-rate, rate and exp(-rate) */
-                for (i = 0; i < D; ++i) {
-                    double eta = (double)a[i] + (double)row[i];
-                    eta = eta > CG_RAP_MAX_LOGRATE ? CG_RAP_MAX_LOGRATE : eta;
-                    lam[i] = cg_exp_f64(eta);
-                }
-                if (!g) {
+            {
+                /* R[gr0:gr1] = H[gr0:gr1] W^T: column-major R^T (D x m) = W_cm^T H^T */
+                int m = (int)D, nb = (int)(gr1 - gr0), k = (int)K, ld = (int)ldr;
+                REAL one = 1, zero = 0;
+                char ta = 'T', tb = 'N';
+                gemm(&ta, &tb, &m, &nb, &k, &one, (REAL *)W, &k, (REAL *)(H + gr0 * K), &k,
+                     &zero, R + gr0 * ldr, &ld);
+            }
+            for (bb = b0; bb < b1; ++bb) {
+                bitgen_t *g = gens ? gens[bb] : NULL;
+                const int64_t r1 = (bb + 1) * block_rows < n ? (bb + 1) * block_rows : n;
+                int64_t rr, i;
+                for (rr = bb * block_rows; rr < r1; ++rr) {
+                    REAL *CG_RESTRICT row = R + rr * ldr;
+                    int64_t *CG_RESTRICT idx = out_indices + rr * D;
+                    REAL *CG_RESTRICT val = out_data + rr * D;
+                    int64_t cnt = 0;
+                    /* vectorisable pass: clipped log-rate, rate and exp(-rate) */
                     for (i = 0; i < D; ++i) {
-                        idx[i] = i;
-                        val[i] = (REAL)lam[i];
+                        double eta = (double)a[i] + (double)row[i];
+                        eta = eta > CG_RAP_MAX_LOGRATE ? CG_RAP_MAX_LOGRATE : eta;
+                        lam[i] = cg_exp_f64(eta);
                     }
-                    cnt = D;
-                } else {
-                    for (i = 0; i < D; ++i) {
-                        const double u = g->next_double(g->state);
-                        double k, em;
-                        /* P(x = 0) = exp(-rate) >= 1 - rate: most words of a
-                         * document have tiny rates and stop here without exp */
-                        if (u <= 1.0 - lam[i]) continue;
-                        em = cg_exp_f64(-lam[i]);
-                        if (u <= em) continue;
-                        if (lam[i] < 10.0) {
-                            /* continue the inversion from k = 1 with the same u */
-                            double p = em * lam[i], s = em + p;
-                            k = 1.0;
-                            while (u > s && k < 1000.0) {
-                                k += 1.0;
-                                p *= lam[i] / k;
-                                if (p == 0.0) break;
-                                s += p;
-                            }
-                        } else {
-                            k = cg_rap_poisson(g, lam[i]);
-                            if (k == 0.0) continue;
+                    if (!g) {
+                        for (i = 0; i < D; ++i) {
+                            idx[i] = i;
+                            val[i] = (REAL)lam[i];
                         }
-                        idx[cnt] = i;
-                        val[cnt] = (REAL)k;
-                        cnt += 1;
+                        cnt = D;
+                    } else {
+                        for (i = 0; i < D; ++i) {
+                            const double u = g->next_double(g->state);
+                            double k, em;
+                            /* P(x = 0) = exp(-rate) >= 1 - rate: most words of a
+                             * document have tiny rates and stop here without exp */
+                            if (u <= 1.0 - lam[i]) continue;
+                            em = cg_exp_f64(-lam[i]);
+                            if (u <= em) continue;
+                            if (lam[i] < 10.0) {
+                                /* continue the inversion from k = 1 with the same u */
+                                double p = em * lam[i], s = em + p;
+                                k = 1.0;
+                                while (u > s && k < 1000.0) {
+                                    k += 1.0;
+                                    p *= lam[i] / k;
+                                    if (p == 0.0) break;
+                                    s += p;
+                                }
+                            } else {
+                                k = cg_rap_poisson(g, lam[i]);
+                                if (k == 0.0) continue;
+                            }
+                            idx[cnt] = i;
+                            val[cnt] = (REAL)k;
+                            cnt += 1;
+                        }
                     }
+                    out_indptr[rr + 1] = cnt;
                 }
-                out_indptr[rr + 1] = cnt;
             }
         }
         free(lam);
@@ -165,12 +184,19 @@ int CG_CAT3(cg_rap_cd_update_, SUF, _i64)(
     int64_t *colptr, *ent_row;
     REAL *ent_val;
     const double inv_n = n > 0 ? 1.0 / (double)n : 0.0;
-    if (n < 1 || D < 1 || K < 1) return CG_ERR_ARGUMENT;
+    if (n < 1 || D < 1 || K < 1 || indptr0 == NULL || indptr1 == NULL || mp0 == NULL
+        || mp1 == NULL || W == NULL || a == NULL || beta == NULL || vW == NULL || va == NULL
+        || vbeta == NULL)
+        return CG_ERR_ARGUMENT;
     for (r = 0; r < n; ++r) {
         const int64_t row = rows0 ? rows0[r] : r;
         nnz += indptr0[row + 1] - indptr0[row];
+        for (p = indptr0[row]; p < indptr0[row + 1]; ++p)
+            if (indices0[p] < 0 || indices0[p] >= D) return CG_ERR_INDEX;
     }
     nnz += indptr1[n];
+    for (p = 0; p < indptr1[n]; ++p)
+        if (indices1[p] < 0 || indices1[p] >= D) return CG_ERR_INDEX;
     colptr = (int64_t *)calloc((size_t)D + 1, sizeof(int64_t));
     ent_row = (int64_t *)malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(int64_t));
     ent_val = (REAL *)malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof(REAL));

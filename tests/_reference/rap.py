@@ -59,3 +59,21 @@ def exact_loglik_ref(X, W, a, beta, M, max_count):
     S = truncated_states(W.shape[0], max_count)
     log_z = logsumexp(log_marginal_ref(S, W, a, beta, M))
     return float(np.mean(log_marginal_ref(X, W, a, beta, M)) - log_z)
+
+
+def mean_field_cd_step_ref(X0, W, a, beta, M, vW, va, vbeta, lr, momentum, weight_decay,
+                           cd_steps=1, max_lograte=30.0):
+    """One mean-field CD-k momentum step of eq. (10) (paper section 2.3, last paragraph):
+    h = E[h | x], x1 = E[x | h] (clipped log-rates), iterated k times; returns the new
+    (W, a, beta, vW, va, vbeta) as float64 copies."""
+    X0 = np.asarray(X0, float)
+    H = hidden_mean_ref(X0, W, beta, M)
+    for _ in range(cd_steps):
+        X1 = visible_rate_ref(H, W, a, max_lograte)
+        H = hidden_mean_ref(X1, W, beta, M)
+    gW, ga, gbeta = cd_stats_ref(X0, X1, W, beta, M)
+    gW = gW - weight_decay * W
+    vW = momentum * vW + lr * gW
+    va = momentum * va + lr * ga
+    vbeta = momentum * vbeta + lr * gbeta
+    return W + vW, a + va, beta + vbeta, vW, va, vbeta

@@ -1,6 +1,12 @@
 """The zero-inflated Poisson observation model of the GTM and the penalised Newton (IRLS)
 solvers of its M-step (Alvarez-Medina & Hidalgo-Silva, eqs. 1-3 and 8-9)."""
+from numbers import Integral, Real
+
 import numpy as np
+import scipy.sparse as sp
+
+from countgrid._param_validation import Interval, validate_params
+from countgrid._validation import check_matrix
 
 __all__ = ["zip_terms", "log_px_given_latent", "poisson_glm_fun", "logistic_glm_fun",
            "irls_poisson", "newton_columns"]
@@ -73,7 +79,6 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
     D = coef.shape[1]
     if PhiPhi.shape[1] == M1 * M1:
         PhiPhi = PhiPhi[:, np.triu_indices(M1)[0] * M1 + np.triu_indices(M1)[1]]
-    ridge = max(alpha, 1e-10)
     for _ in range(n_steps):
         eta = Phi @ coef
         q_old, d1, curv = fun(eta)
@@ -83,8 +88,14 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
         hess = np.empty((D, M1, M1))
         hess[:, iu[0], iu[1]] = (PhiPhi.T @ curv).T                   # Phi^T diag(c_j) Phi
         hess[:, iu[1], iu[0]] = hess[:, iu[0], iu[1]]
-        hess[:, np.arange(M1), np.arange(M1)] += ridge
-        step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T   # (M1, D)
+        diag = hess[:, np.arange(M1), np.arange(M1)]
+        # damping of the step (the objective keeps alpha): at least 1e-10, and 1e-10 of the
+        # largest curvature, so that a rank-deficient curvature (mass on few latent points)
+        # of huge counts does not leave a numerically singular system
+        with np.errstate(invalid="ignore"):
+            ridge = np.maximum(max(alpha, 1e-10), 1e-10 * np.nan_to_num(diag.max(axis=1)))
+        hess[:, np.arange(M1), np.arange(M1)] = diag + ridge[:, None]
+        step = _solve(hess, grad)                                     # (M1, D)
         t = np.ones(D)
         # columns whose Newton decrement is at round-off level have converged
         todo = np.flatnonzero((grad * step).sum(axis=0) > 1e-13 * (np.abs(q_old) + 1.0))
@@ -102,6 +113,21 @@ def newton_columns(Phi, PhiPhi, coef, fun, alpha, n_steps):
             t[todo] *= 0.5
         coef = new
     return coef
+
+
+def _solve(hess, grad):
+    """Newton steps ``hess[j]^-1 grad[:, j]`` of every column; a column whose system is
+    singular (or not finite) gets a zero step (it keeps its coefficients)."""
+    try:
+        return np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0].T
+    except np.linalg.LinAlgError:
+        step = np.zeros_like(grad)
+        for j in range(grad.shape[1]):
+            try:
+                step[:, j] = np.linalg.solve(hess[j], grad[:, j])
+            except np.linalg.LinAlgError:
+                pass
+        return step
 
 
 def poisson_glm_fun(R, S):
@@ -143,11 +169,34 @@ def irls_poisson(Phi, R, S, alpha=0.0, coef=None, n_steps=50):
     Returns
     -------
     coef : ndarray of shape (n_basis, n_features)
+
+    Raises
+    ------
+    TypeError, ValueError
+        For non-numeric arguments, shapes that do not match, NaN or infinity, negative
+        ``R``, ``S`` or ``alpha``, or ``n_steps`` that is not a positive int (naming the
+        argument).
     """
-    Phi = np.asarray(Phi, dtype=np.float64)
-    PhiPhi = (Phi[:, :, None] * Phi[:, None, :]).reshape(Phi.shape[0], -1)
+    validate_params({"alpha": [Interval(Real, 0, None)],
+                     "n_steps": [Interval(Integral, 1, None)]},
+                    {"alpha": alpha, "n_steps": n_steps}, "irls_poisson")
+    Phi = check_matrix(Phi, "Phi", dtype=np.float64)
+    R = check_matrix(R, "R", dtype=np.float64, nonnegative=True)
+    S = check_matrix(S, "S", dtype=np.float64, nonnegative=True)
+    if sp.issparse(Phi) or sp.issparse(R) or sp.issparse(S):
+        raise TypeError("irls_poisson takes dense arrays Phi, R and S")
+    if R.shape[0] != Phi.shape[0] or S.shape != R.shape:
+        raise ValueError(f"R and S must have shape (n_latent, n_features) with n_latent = "
+                         f"{Phi.shape[0]} (the rows of Phi), got {R.shape} and {S.shape}")
     if coef is None:
         coef = np.zeros((Phi.shape[1], R.shape[1]))
-    return newton_columns(Phi, PhiPhi, coef, poisson_glm_fun(R, S), alpha, n_steps)
+    else:
+        coef = check_matrix(coef, "coef", dtype=np.float64)
+        if sp.issparse(coef) or coef.shape != (Phi.shape[1], R.shape[1]):
+            raise ValueError(f"coef must be a dense array of shape {(Phi.shape[1], R.shape[1])}"
+                             f" (n_basis, n_features), got {coef.shape}")
+    PhiPhi = (Phi[:, :, None] * Phi[:, None, :]).reshape(Phi.shape[0], -1)
+    return newton_columns(Phi, PhiPhi, coef, poisson_glm_fun(R, S), float(alpha),
+                          int(n_steps))
 
 

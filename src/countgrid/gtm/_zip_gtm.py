@@ -3,6 +3,7 @@
 Alvarez-Medina & Hidalgo-Silva, *ZIP and data document visualization*
 (equations 1–10), on top of the GTM of Bishop, Svensén & Williams (1998).
 """
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,12 +12,25 @@ from scipy.special import logsumexp
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import Counts
 from countgrid._em_loop import EMMonitor
+from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.gtm import _gtm_kernels
 from countgrid.gtm._glm import (log_px_given_latent, logistic_glm_fun, newton_columns,
                                 poisson_glm_fun, softplus, zip_terms)
+
+
+#: Largest count ZIPGTM accepts.  EM works with the log-rates ``eta = log lambda`` of
+#: the counts (about ``log t <= 461`` up to this limit) and sums ``n_samples x
+#: n_features`` terms ``t eta`` and ``log t!``: up to 1e200 every rate ``exp(eta)`` stays
+#: a factor ``e^248 ~ 1e108`` below the float64 overflow (room for Newton steps that
+#: overshoot, which the line search then refuses) and every sum below ``1e230``.
+#: Larger counts raise a ValueError (rescale them).
+MAX_COUNT = 1e200
+
+#: Largest log-rate ``eta`` a fitted model may hold (``exp`` overflows float64 above).
+_MAX_ETA = math.log(np.finfo(np.float64).max)
 
 
 # --------------------------------------------------------------------------- estimator
@@ -59,13 +73,23 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     statistics are C/OpenMP kernels (``csrc/gtm.c``) whose results do not
     depend on the thread count; dense input uses NumPy/BLAS.
 
+    Counts up to :data:`MAX_COUNT` (1e200) are modelled in float64 without
+    overflow; larger ones raise a ValueError.  ``fit`` is transactional: Ctrl-C
+    keeps the last complete EM iteration (and says so), any other error leaves
+    the estimator unfitted; the kernels check for Ctrl-C between blocks of rows.
+    Limits and guarantees: ``docs/zip_gtm.md``.
+
     Parameters
     ----------
     grid_shape : tuple of 2 ints, default=(15, 18)
-        Number of latent points ``K = grid_shape[0] * grid_shape[1]``.
+        Number of latent points ``K = grid_shape[0] * grid_shape[1]``.  A side
+        of length 1 puts its points at coordinate 0 (``(1, 1)``: a single
+        latent point at the origin, i.e. one ZIP model of all documents).
     n_basis : int, default=25
         Number of basis functions ``M`` (a perfect square: their centres
         ``mu_m`` form a ``sqrt(M) x sqrt(M)`` grid); a constant column is added.
+        A basis column that is zero at every latent point (e.g. ``"sinh"`` on a
+        single point at the origin) stays zero and its weights stay 0.
     basis : {"sinh", "rbf"}, default="sinh"
         ``"sinh"``: ``phi_km = sinh(x_k . mu_m)`` (eq. 4) with the centres on a
         grid over the half-plane ``[0.2, 1] x [-1, 1]`` (so that no two basis
@@ -175,23 +199,57 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------ validation
     def _grid_and_threads(self):
         self._validate_params()
-        r = int(round(np.sqrt(self.n_basis)))
+        r = math.isqrt(int(self.n_basis))
         if r * r != self.n_basis:
             raise ValueError(f"n_basis must be a positive perfect square (a sqrt x sqrt grid of "
                              f"centres), got {self.n_basis!r}")
         return tuple(int(g) for g in self.grid_shape), effective_n_threads(self.num_threads)
 
+    @staticmethod
+    def _check_count_range(counts, name="X"):
+        """Refuse counts above :data:`MAX_COUNT`."""
+        values = counts.X.data if counts.is_sparse else counts.X
+        if values.size and float(values.max()) > MAX_COUNT:
+            raise ValueError(f"{name} holds counts up to {float(values.max()):.6g}; ZIPGTM "
+                             f"models counts up to {MAX_COUNT:g} (countgrid.gtm.MAX_COUNT: "
+                             "beyond, the Poisson rates would overflow float64): rescale the "
+                             "counts")
+        return counts
+
+    @staticmethod
+    def _check_sizes(n_rows, K, D, M1, what, fit=False):
+        """check_memory for the working set of an E-step over ``n_rows`` documents (and,
+        ``fit=True``, of the M-step's Newton systems), with Python ints (no overflow)."""
+        n_bytes = 8 * (4 * math.prod((n_rows, K)) + 12 * math.prod((K, D)))
+        if fit:
+            # per-word Newton systems (M1 x M1, and the solver's copy), the products of
+            # basis columns (K x M1(M1+1)/2) and their per-word curvature sums
+            n_bytes += 8 * (3 * math.prod((D, M1, M1)) + math.prod((K, M1, M1 + 1)) // 2
+                            + 8 * math.prod((K, D)))
+        check_memory(n_bytes, f"ZIPGTM {what} with {K} latent points, {M1 - 1} basis "
+                     f"functions, {D} words and {n_rows} documents",
+                     "use a smaller grid_shape or n_basis, fewer words (e.g. "
+                     "countgrid.text.select_by_resolving_power), or fewer documents per call")
+
     # --------------------------------------------------------------- set-up
     def _latent_and_basis(self, grid, rng):
-        K = grid[0] * grid[1]
+        K = math.prod(grid)
+        r = math.isqrt(int(self.n_basis))
+        # latent points, basis centres and matrix, the rbf's squared distances
+        check_memory(8 * (2 * K + 2 * r * r + 4 * math.prod((K, r * r + 1))),
+                     f"the ZIPGTM basis of {K} latent points and {r * r} basis functions",
+                     "use a smaller grid_shape or n_basis")
+
+        def axis(n):
+            # a side of one point sits at the centre (linspace(-1, 1, 1) would be -1)
+            return np.linspace(-1, 1, n) if n > 1 else np.zeros(1)
+
         if self.latent == "grid":
-            a, b = np.meshgrid(np.linspace(-1, 1, grid[0]), np.linspace(-1, 1, grid[1]),
-                               indexing="ij")
+            a, b = np.meshgrid(axis(grid[0]), axis(grid[1]), indexing="ij")
             latent = np.c_[a.ravel(), b.ravel()]
         else:
             latent = rng.standard_normal((K, 2))
-        r = int(round(np.sqrt(self.n_basis)))
-        v = np.linspace(-1, 1, r) if r > 1 else np.zeros(1)
+        v = axis(r)
         if self.basis == "sinh":
             u = np.linspace(0.2, 1, r) if r > 1 else np.ones(1)
             a, b = np.meshgrid(u, v, indexing="ij")
@@ -204,39 +262,25 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             d2 = ((latent[:, None, :] - centers[None, :, :]) ** 2).sum(axis=-1)
             phi = np.exp(-d2 / (2 * s * s))
         rms = np.sqrt((phi ** 2).mean(axis=0))
+        # a column that vanishes at every latent point stays 0 (its weights then stay 0)
         phi = phi / np.where(rms > 0, rms, 1.0)
         return latent, centers, np.c_[phi, np.ones(K)]
 
     def _initial_coefs(self, X, is_sparse, latent, phi, rng):
         N, D = X.shape
-        mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        # float64 accumulators: a float32 column sum may overflow float32
+        mean = np.asarray(X.mean(axis=0, dtype=np.float64), dtype=np.float64).ravel()
         nnz_col = (np.bincount(X.indices, minlength=D) if is_sparse
                    else np.count_nonzero(X, axis=0)).astype(np.float64)
         frac0 = 1.0 - nnz_col / N
         base = np.log(mean + 1e-3)
         M1 = phi.shape[1]
         if self.init == "pca" and min(N, D) >= 3:
-            Y = X.copy() if is_sparse else np.asarray(X, dtype=np.float64)
-            if is_sparse:
-                Y = Y.astype(np.float64)
-                Y.data = np.log1p(Y.data)
-            else:
-                Y = np.log1p(Y)
-            mu = np.asarray(Y.mean(axis=0)).ravel()
-            if is_sparse:
-                from scipy.sparse.linalg import LinearOperator, svds
-
-                op = LinearOperator((N, D), dtype=np.float64,
-                                    matvec=lambda v: Y @ v.ravel() - mu @ v.ravel(),
-                                    rmatvec=lambda u: Y.T @ u.ravel() - mu * u.sum())
-                _, s, vt = svds(op, k=2, random_state=rng)
-                order = np.argsort(s)[::-1]
-                s, vt = s[order], vt[order]
-            else:
-                _, s, vt = np.linalg.svd(Y - mu, full_matrices=False)
-                s, vt = s[:2], vt[:2]
-            z = (latent - latent.mean(axis=0)) / latent.std(axis=0)
-            target = base + z @ ((s / np.sqrt(N))[:, None] * vt)
+            target = np.broadcast_to(base, (phi.shape[0], D))
+            # an all-zero matrix has no principal components (ARPACK would fail on it)
+            if np.count_nonzero(mean):
+                excursion, top = self._pca_excursion(X, is_sparse, latent, rng)
+                target = np.minimum(base + excursion, top)
             coef = np.linalg.lstsq(phi, target, rcond=None)[0]
         else:
             coef = 0.1 * rng.standard_normal((M1, D))
@@ -248,6 +292,49 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             gamma = np.zeros((M1, D))
             gamma[-1] = np.log(p0 / (1 - p0))
         return coef, gamma
+
+    @staticmethod
+    def _pca_excursion(X, is_sparse, latent, rng):
+        """Log-rate excursions of the latent points on the plane of the two leading
+        principal components of log(1 + t) (the usual GTM start), at most up to e times the
+        largest count."""
+        N = X.shape[0]
+        Y = X.copy() if is_sparse else np.asarray(X, dtype=np.float64)
+        if is_sparse:
+            Y = Y.astype(np.float64)
+            Y.data = np.log1p(Y.data)
+        else:
+            Y = np.log1p(Y)
+        mu = np.asarray(Y.mean(axis=0)).ravel()
+        if is_sparse:
+            from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
+
+            # ARPACK can stall on subnormal values (counts of 1e-320): then the same
+            # decomposition of the matrix rescaled to a largest entry of 1
+            scale = float(Y.data.max())
+            for c in (1.0, scale):
+                try:
+                    _, s, vt = svds(_centred_operator(Y, mu, c), k=2, random_state=rng)
+                    s = s * c
+                    break
+                except (ArpackError, ArpackNoConvergence):
+                    s = vt = None
+            if s is None:
+                return np.zeros((latent.shape[0], X.shape[1])), np.inf
+            order = np.argsort(s)[::-1]
+            s, vt = s[order], vt[order]
+        else:
+            _, s, vt = np.linalg.svd(Y - mu, full_matrices=False)
+            s, vt = s[:2], vt[:2]
+        # standardised latent coordinates; an axis without spread (a side of one point, a
+        # single latent point) contributes nothing
+        sd = latent.std(axis=0)
+        z = np.where(sd > 0, latent - latent.mean(axis=0), 0.0) / np.where(sd > 0, sd, 1.0)
+        excursion = z @ ((s / np.sqrt(N))[:, None] * vt)
+        # the excursions of log(1 + t) of huge counts would overflow exp: no starting rate
+        # above e times the largest count
+        xmax = float(X.data.max() if X.nnz else 0.0) if is_sparse else float(X.max())
+        return excursion, float(np.log1p(xmax)) + 1.0
 
     # ---------------------------------------------------------------- pieces
     def _penalty(self, coef, gamma):
@@ -285,45 +372,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         """Validated counts (float32/float64 kept, dense stays dense) and what the E- and
         M-steps need of them."""
         counts = Counts(X, resolve_dtype(None, X), n_features=n_features, dense_min_density=0.0)
-        return _Data(counts, nt)
+        return _Data(self._check_count_range(counts), nt)
 
-    def fit(self, X, y=None):
-        """Fit the map by EM.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts (documents x words); float32 and float64 are
-            kept, CSR/CSC stay sparse.
-        y : ignored
-
-        Returns
-        -------
-        self : ZIPGTM
-        """
-        grid, nt = self._grid_and_threads()
-        data = self._data(X, nt)
-        counts = data.counts
-        rng = check_random_state(self.random_state)
-        with limit_blas_threads(nt):
-            latent, centers, phi = self._latent_and_basis(grid, rng)
-            coef, gamma = self._initial_coefs(counts.X, counts.is_sparse, latent, phi, rng)
-            iu = np.triu_indices(phi.shape[1])
-            PhiPhi = phi[:, iu[0]] * phi[:, iu[1]]        # upper triangle of phi_k phi_k^T
-            log_mix = np.full(phi.shape[0], -np.log(phi.shape[0]))
-            theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
-            ll = [float(lse.sum())]
-            monitor = EMMonitor("ZIPGTM", int(self.n_iter), float(self.tol),
-                                verbose=self.verbose, label="objective")
-            monitor.record(ll[0] - self._penalty(coef, gamma), n_updates=0)
-            for it in range(int(self.n_iter)):
-                coef, gamma, log_mix = self._mstep(data, phi, PhiPhi, theta, coef, gamma,
-                                                   log_p0, log_p)
-                theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
-                ll.append(float(lse.sum()))
-                if monitor.record(ll[-1] - self._penalty(coef, gamma), n_updates=it + 1):
-                    break
-            monitor.finish()
+    def _set_fitted(self, latent, centers, phi, coef, gamma, log_mix, ll, history, n_iter,
+                    converged, n_features):
         self.latent_ = latent
         self.basis_centers_ = centers
         self.phi_ = phi
@@ -333,17 +385,159 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         elif hasattr(self, "zero_coef_"):
             del self.zero_coef_
         self.mixing_ = np.exp(log_mix)
-        self.log_likelihood_ = np.asarray(ll)
-        self.objective_ = np.asarray(monitor.history)
-        self.n_iter_ = monitor.n_updates
-        self.converged_ = monitor.converged
-        self.n_features_in_ = counts.n_features
+        self.log_likelihood_ = np.asarray(ll, dtype=np.float64)
+        self.objective_ = np.asarray(history, dtype=np.float64)
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self.n_features_in_ = int(n_features)
+
+    def fit(self, X, y=None):
+        """Fit the map by EM.
+
+        Ctrl-C keeps the last complete EM iteration (see the class description).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts (documents x words), at most :data:`MAX_COUNT`;
+            float32 and float64 are kept, CSR/CSC stay sparse.
+        y : ignored
+
+        Returns
+        -------
+        self : ZIPGTM
+        """
+        grid, nt = self._grid_and_threads()
+        K, M1 = math.prod(grid), int(self.n_basis) + 1
+        data = self._data(X, nt)
+        counts = data.counts
+        self._check_sizes(counts.n_samples, K, counts.n_features, M1, "fit", fit=True)
+        rng = check_random_state(self.random_state)
+        n_iter = int(self.n_iter)
+        with limit_blas_threads(nt):
+            latent, centers, phi = self._latent_and_basis(grid, rng)
+            coef, gamma = self._initial_coefs(counts.X, counts.is_sparse, latent, phi, rng)
+            iu = np.triu_indices(phi.shape[1])
+            PhiPhi = phi[:, iu[0]] * phi[:, iu[1]]        # upper triangle of phi_k phi_k^T
+            log_mix = np.full(phi.shape[0], -np.log(phi.shape[0]))
+            theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
+            ll = [float(lse.sum())]
+            monitor = EMMonitor("ZIPGTM", n_iter, float(self.tol),
+                                verbose=self.verbose, label="objective")
+            monitor.record(ll[0] - self._penalty(coef, gamma), n_updates=0)
+            for it in range(n_iter):
+                coef, gamma, log_mix = self._mstep(data, phi, PhiPhi, theta, coef, gamma,
+                                                   log_p0, log_p)
+                theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
+                ll.append(float(lse.sum()))
+                done = monitor.record(ll[-1] - self._penalty(coef, gamma), n_updates=it + 1)
+                if not done and it + 1 < n_iter:
+                    # the arrays of this iteration are not updated in place later: the
+                    # checkpoint keeps references, and copies of the growing lists
+                    state = (latent, centers, phi, coef, gamma, log_mix, list(ll),
+                             list(monitor.history), it + 1, False, counts.n_features)
+                    # hold it as the fitted state too: the transactional fit applies a
+                    # checkpoint only once the fitted attributes changed
+                    self._set_fitted(*state)
+                    self._checkpoint(lambda state=state: self._apply_checkpoint(state, n_iter))
+                if done:
+                    break
+            monitor.finish()
+        self._set_fitted(latent, centers, phi, coef, gamma, log_mix, ll, monitor.history,
+                         monitor.n_updates, monitor.converged, counts.n_features)
         return self
+
+    def _apply_checkpoint(self, state, n_iter):
+        self._set_fitted(*state)
+        return f"EM iteration {state[8]} of {n_iter}"
+
+    # ------------------------------------------------------------- fitted state
+    def _check_fitted_shapes(self):
+        """The cheap consistency check of every read-out: the arrays the E-step uses exist
+        and agree in shape with each other and with ``n_features_in_``; returns (K, D)."""
+        check_is_fitted(self, "rate_coef_")
+        for name in ("latent_", "phi_", "mixing_", "n_features_in_"):
+            if not hasattr(self, name):
+                raise ValueError(f"this ZIPGTM has rate_coef_ but no {name}: its fitted "
+                                 "state is incomplete; fit it again")
+
+        def arr(name, ndim):
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype != np.float64:
+                raise ValueError(f"{name} must be a {ndim}-D float64 array, got "
+                                 f"{getattr(a, 'dtype', type(a).__name__)} of shape "
+                                 f"{getattr(a, 'shape', '?')}")
+            return a
+
+        phi, coef, latent = arr("phi_", 2), arr("rate_coef_", 2), arr("latent_", 2)
+        mixing = arr("mixing_", 1)
+        K, M1 = phi.shape
+        D = coef.shape[1]
+        nfi = self.n_features_in_
+        if isinstance(nfi, (bool, np.bool_)) or not isinstance(nfi, Integral) or nfi != D:
+            raise ValueError(f"n_features_in_ is {nfi!r} but rate_coef_ has shape {coef.shape}")
+        if K < 1 or M1 < 1 or D < 1:
+            raise ValueError(f"phi_ has shape {phi.shape} and rate_coef_ {coef.shape}: no "
+                             "latent point, basis function or word")
+        for name, a, shape in (("rate_coef_", coef, (M1, D)), ("latent_", latent, (K, 2)),
+                               ("mixing_", mixing, (K,))):
+            if a.shape != shape:
+                raise ValueError(f"{name} has shape {a.shape}; phi_ ({phi.shape}) and "
+                                 f"n_features_in_ ({D}) give {shape}")
+        if hasattr(self, "zero_coef_"):
+            gamma = arr("zero_coef_", 2)
+            if gamma.shape != (M1, D):
+                raise ValueError(f"zero_coef_ has shape {gamma.shape}; rate_coef_ has "
+                                 f"{coef.shape}")
+        return K, D
+
+    def _check_fitted_state(self):
+        """Validate every fitted attribute against the others (shapes, dtypes, finiteness,
+        probabilities in [0, 1], rates that do not overflow); raise ValueError naming the
+        first inconsistent one (called by :func:`countgrid.load`).  An unfitted estimator
+        passes."""
+        names = [n for n in self._fitted_arrays if n != "zero_coef_"]
+        if not any(hasattr(self, n) for n in self._fitted_arrays):
+            return None
+        missing = [n for n in names if not hasattr(self, n)]
+        if missing:
+            raise ValueError(f"the fitted ZIPGTM lacks {', '.join(missing)}")
+        K, D = self._check_fitted_shapes()
+        centers = self.basis_centers_
+        M1 = self.phi_.shape[1]
+        if (not isinstance(centers, np.ndarray) or centers.dtype != np.float64
+                or centers.shape != (M1 - 1, 2)):
+            raise ValueError(f"basis_centers_ must be a float64 array of shape ({M1 - 1}, 2), "
+                             f"got {getattr(centers, 'dtype', type(centers).__name__)} of "
+                             f"shape {getattr(centers, 'shape', '?')}")
+        for name in ("latent_", "basis_centers_", "phi_", "rate_coef_", "zero_coef_",
+                     "mixing_"):
+            if hasattr(self, name) and not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"{name} contains NaN or infinity")
+        mixing = self.mixing_
+        if mixing.min() < 0 or mixing.max() > 1 or abs(mixing.sum() - 1.0) > 1e-6:
+            raise ValueError("mixing_ must hold probabilities in [0, 1] summing to 1")
+        if float(np.max(self.phi_ @ self.rate_coef_)) >= _MAX_ETA:
+            raise ValueError("rate_coef_ gives Poisson rates exp(phi_ @ rate_coef_) that "
+                             "overflow float64")
+        n_iter = self.n_iter_
+        if isinstance(n_iter, (bool, np.bool_)) or not isinstance(n_iter, Integral) or n_iter < 0:
+            raise ValueError(f"n_iter_ must be an int >= 0, got {n_iter!r}")
+        for name in ("log_likelihood_", "objective_"):
+            a = getattr(self, name)
+            if (not isinstance(a, np.ndarray) or a.dtype != np.float64
+                    or a.shape != (n_iter + 1,) or np.isnan(a).any()):
+                raise ValueError(f"{name} must be a float64 array of shape ({n_iter + 1},) "
+                                 "(n_iter_ + 1) without NaN")
+        if not isinstance(self.converged_, (bool, np.bool_)):
+            raise ValueError(f"converged_ must be a bool, got {self.converged_!r}")
+        return None
 
     # ------------------------------------------------------------- read-out
     def _posterior(self, X):
-        check_is_fitted(self, "rate_coef_")
+        K, D = self._check_fitted_shapes()
         data = self._data(X, effective_n_threads(self.num_threads), self.n_features_in_)
+        self._check_sizes(data.counts.n_samples, K, D, self.phi_.shape[1], "read-out")
         gamma = getattr(self, "zero_coef_", None)
         with np.errstate(divide="ignore"):
             log_mix = np.log(self.mixing_)
@@ -378,12 +572,16 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
 
     def rates(self):
         """``lambda_kj = exp(Phi W)``, shape (K, n_features) (eq. 1)."""
-        check_is_fitted(self, "rate_coef_")
-        return np.exp(self.phi_ @ self.rate_coef_)
+        self._check_fitted_shapes()
+        eta = self.phi_ @ self.rate_coef_
+        if not eta.max() < _MAX_ETA:
+            raise ValueError("rate_coef_ gives Poisson rates exp(phi_ @ rate_coef_) that "
+                             "overflow float64 (or NaN): the fitted state is corrupt")
+        return np.exp(eta)
 
     def zero_probabilities(self):
         """``p_kj = sigmoid(Phi Gamma)``, shape (K, n_features) (eq. 2); zeros without inflation."""
-        check_is_fitted(self, "rate_coef_")
+        self._check_fitted_shapes()
         if not hasattr(self, "zero_coef_"):
             return np.zeros((self.phi_.shape[0], self.n_features_in_))
         return np.exp(-softplus(-(self.phi_ @ self.zero_coef_)))
@@ -411,15 +609,20 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         except ImportError as exc:
             raise ImportError("ZIPGTM.plot needs matplotlib: pip install matplotlib") from exc
         Z = self.transform(X)
+        if y is not None:
+            y = np.asarray(y)
+            if y.ndim != 1 or y.shape[0] != Z.shape[0]:
+                raise ValueError(f"y has shape {y.shape}; it needs one label per document "
+                                 f"({Z.shape[0]})")
+            if label_names is not None and len(label_names) != len(np.unique(y)):
+                raise ValueError(f"label_names has {len(label_names)} entries for "
+                                 f"{len(np.unique(y))} distinct labels")
         if ax is None:
             _, ax = plt.subplots(figsize=(5.5, 5))
         markers = "o^sDvP*X"
         if y is None:
             ax.scatter(Z[:, 0], Z[:, 1], s=12, **scatter_kw)
         else:
-            y = np.asarray(y)
-            if y.shape[0] != Z.shape[0]:
-                raise ValueError(f"y has {y.shape[0]} labels for {Z.shape[0]} documents")
             for i, lab in enumerate(np.unique(y)):
                 name = label_names[i] if label_names is not None else str(lab)
                 m = y == lab
@@ -439,35 +642,83 @@ class _Data:
     def __init__(self, counts, num_threads):
         self.counts, self.nt = counts, int(num_threads)
         self.log_fact = counts.log_factorials
-        self.nz = None if counts.is_sparse else (counts.X > 0).astype(counts.X.dtype)
+        self.nz = None
+        if not counts.is_sparse:
+            n, D = counts.X.shape
+            check_memory(counts.X.itemsize * math.prod((n, D)),
+                         f"the non-zero indicator of dense counts of shape ({n}, {D})",
+                         "pass the counts as a scipy.sparse matrix")
+            self.nz = (counts.X > 0).astype(counts.X.dtype)
+
+
+def _centred_operator(Y, mu, c=1.0):
+    """``(Y - 1 mu^T) / c`` as a LinearOperator (the centred sparse matrix, never formed)."""
+    from scipy.sparse.linalg import LinearOperator
+
+    if c == 1.0:
+        return LinearOperator(Y.shape, dtype=np.float64,
+                              matvec=lambda v: Y @ v.ravel() - mu @ v.ravel(),
+                              rmatvec=lambda u: Y.T @ u.ravel() - mu * u.sum())
+    Yc, muc = Y / c, mu / c
+    return LinearOperator(Y.shape, dtype=np.float64,
+                          matvec=lambda v: Yc @ v.ravel() - muc @ v.ravel(),
+                          rmatvec=lambda u: Yc.T @ u.ravel() - muc * u.sum())
+
+
+def _row_blocks(n, cost_per_row):
+    """Blocks of rows of about ``16 * _gtm_kernels.block_work()`` multiply-adds (2**28 by
+    default) for the dense (BLAS) paths: Python checks for Ctrl-C between them.  BLAS
+    results depend on the shapes of the products, so the blocks depend on the sizes only
+    (never on the thread count), and inputs of one block compute exactly as unblocked."""
+    step = max(1, (16 * _gtm_kernels.block_work()) // max(1, cost_per_row))
+    return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
 
 
 def _responsibilities(data, eta, log_p0, delta, log_mix):
     """``theta_nk`` (eq. 5) and ``log sum_k alpha_k p(t_n | x_k)`` of every document.
 
     Sparse counts run the fused C/OpenMP E-step over CSR rows; dense counts use NumPy/BLAS
-    (:func:`~countgrid.gtm._glm.log_px_given_latent`)."""
+    (:func:`~countgrid.gtm._glm.log_px_given_latent`) in blocks of rows.  A document whose
+    log-likelihood is not finite (only possible with a corrupt model) raises ValueError:
+    never NaN responsibilities."""
     X = data.counts.X
     if data.counts.is_sparse:
-        return _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
-                                      np.ascontiguousarray(log_p0.sum(axis=1)),
-                                      np.ascontiguousarray(log_mix, dtype=np.float64),
-                                      data.log_fact, np.ascontiguousarray(delta.T),
-                                      np.ascontiguousarray(eta.T), data.nt)
-    lj = log_px_given_latent(X, data.nz, data.log_fact, eta, log_p0, delta)
-    lj += log_mix[None, :]
-    lse = logsumexp(lj, axis=1)
-    with np.errstate(invalid="ignore"):
-        return np.exp(lj - lse[:, None]), lse
+        theta, lse = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
+                                            np.ascontiguousarray(log_p0.sum(axis=1)),
+                                            np.ascontiguousarray(log_mix, dtype=np.float64),
+                                            data.log_fact, np.ascontiguousarray(delta.T),
+                                            np.ascontiguousarray(eta.T), data.nt)
+    else:
+        n, K = X.shape[0], eta.shape[0]
+        theta, lse = np.empty((n, K)), np.empty(n)
+        for r0, r1 in _row_blocks(n, 2 * X.shape[1] * K):
+            lj = log_px_given_latent(X[r0:r1], data.nz[r0:r1], data.log_fact[r0:r1], eta,
+                                     log_p0, delta)
+            lj += log_mix[None, :]
+            lse[r0:r1] = logsumexp(lj, axis=1)
+            with np.errstate(invalid="ignore"):
+                theta[r0:r1] = np.exp(lj - lse[r0:r1, None])
+    if not np.isfinite(lse).all():
+        bad = int(np.flatnonzero(~np.isfinite(lse))[0])
+        raise ValueError(f"ZIPGTM: the log-likelihood of document {bad} is {lse[bad]} under "
+                         "this model (its rates or mixing weights are corrupt)")
+    return theta, lse
 
 
 def _statistics(data, theta):
     """The M-step statistics ``theta^T T`` and ``theta^T [T > 0]``, each (K, n_features)
-    (sparse counts: the C/OpenMP kernel over CSC columns)."""
+    (sparse counts: the C/OpenMP kernel over CSC columns; dense: BLAS over blocks of
+    columns)."""
     if data.counts.is_sparse:
         C = data.counts.csc
         RT, CT = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data,
                                              np.ascontiguousarray(theta), data.nt)
         return RT.T, CT.T
     X = data.counts.X
-    return np.asarray(X.T @ theta).T, np.asarray(data.nz.T @ theta).T
+    n, D = X.shape
+    K = theta.shape[1]
+    R, C = np.empty((K, D)), np.empty((K, D))
+    for c0, c1 in _row_blocks(D, 2 * n * K):
+        R[:, c0:c1] = np.asarray(X[:, c0:c1].T @ theta).T
+        C[:, c0:c1] = np.asarray(data.nz[:, c0:c1].T @ theta).T
+    return R, C

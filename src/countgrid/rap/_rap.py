@@ -1,4 +1,5 @@
 """The Rate Adapting Poisson harmonium (Gehler, Holub & Welling, ICML 2006)."""
+import math
 import time
 from numbers import Integral, Real
 
@@ -7,6 +8,7 @@ import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import Counts
+from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options, validate_params
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
@@ -22,8 +24,14 @@ MAX_LOGRATE = float(_rap_kernels.max_lograte)
 BLOCK_ROWS = 8
 
 #: Largest number of binomial trials of a hidden unit (the binomial sampler
-#: works by inversion in double precision).
-MAX_TRIALS = 1000
+#: works by inversion in double precision, in at most ``M_j`` steps).
+MAX_TRIALS = int(_rap_kernels.max_trials)
+
+#: Largest count RAP accepts: ``exp(MAX_LOGRATE) ~ 1.07e13``.  The model's Poisson rates
+#: are capped there, so larger counts lie outside what it can generate; they would also
+#: make the CD gradient ``x h^T`` (eq. 10) overflow.  Every method taking counts refuses
+#: larger values with a ValueError (rescale the counts).
+MAX_COUNT = math.exp(MAX_LOGRATE)
 
 _KEY_BATCH, _KEY_SHUFFLE, _KEY_SAMPLE = 0, 1, 2
 
@@ -124,9 +132,19 @@ class RAP(TransformerMixin, BaseEstimator):
     of ``w_j`` and ``beta_j`` and adding ``M_j w_j`` to ``a`` leaves eq. (6)
     unchanged; :meth:`canonical_parameters` fixes the gauge ``beta_j >= 0``.
     Log-rates are clipped at :data:`MAX_LOGRATE` (30) before ``exp`` in
-    sampling, :meth:`mode` and the mean-field reconstruction.  If a parameter
-    becomes NaN or infinite, learning stops with a ``FloatingPointError``
-    naming it and the epoch (the model then holds the diverged values).
+    sampling, :meth:`mode` and the mean-field reconstruction, so counts above
+    :data:`MAX_COUNT` ``= exp(30) ~ 1.07e13`` lie outside the model: every
+    method refuses them with a ValueError.  The gradient of eq. (10) grows
+    with the counts, so ``learning_rate`` must suit their scale.  If a
+    parameter becomes NaN or infinite, learning stops with a
+    ``FloatingPointError`` naming it and the epoch; ``fit`` then leaves the
+    estimator unfitted and ``partial_fit`` restores the state before the call.
+
+    ``fit`` and ``partial_fit`` are transactional: Ctrl-C during ``fit``
+    keeps the last complete epoch (the parameters of a fit with that many
+    epochs) and says so; during ``partial_fit`` it keeps the state before the
+    call.  Long kernel calls check for Ctrl-C between blocks of rows.  Limits
+    and guarantees: ``docs/rap.md``.
 
     Examples
     --------
@@ -179,8 +197,14 @@ class RAP(TransformerMixin, BaseEstimator):
         self._validate_params()
         K = int(self.n_components)
         dtype = resolve_dtype(self.dtype, X)
-        m = np.asarray(self.n_trials)
-        if m.ndim > 1:
+        # the per-unit arrays, before anything of K entries is built
+        check_memory(4 * 8 * K, f"RAP with {K} hidden units", "use fewer hidden units "
+                     "(n_components)")
+        try:
+            m = np.asarray(self.n_trials)
+        except Exception:          # ragged sequences and other non-arrays
+            m = np.asarray(None)
+        if m.ndim > 1 or m.dtype.kind not in "biuf" or m.dtype.kind == "b":
             raise TypeError(f"n_trials must be an int or a 1-D array of ints, got {self.n_trials!r}")
         m = np.broadcast_to(m, (K,)) if m.ndim == 0 else m
         if m.shape != (K,):
@@ -196,10 +220,121 @@ class RAP(TransformerMixin, BaseEstimator):
             num_threads=effective_n_threads(self.num_threads),
         )
 
+    @staticmethod
+    def _check_count_range(counts, name="X"):
+        """Refuse counts above :data:`MAX_COUNT` (outside the model, see the Notes)."""
+        values = counts.X.data if counts.is_sparse else counts.X
+        if values.size and float(values.max()) > MAX_COUNT:
+            raise ValueError(
+                f"{name} holds counts up to {float(values.max()):.6g}; RAP models counts up "
+                f"to exp({MAX_LOGRATE:g}) ~ {MAX_COUNT:.4g} (its Poisson rates are capped "
+                "there, countgrid.rap.MAX_COUNT): rescale the counts")
+        return counts
+
+    def _counts(self, X, dtype, n_features=None, dense_min_density=None):
+        counts = Counts(X, dtype, n_features=n_features, dense_min_density=dense_min_density)
+        return self._check_count_range(counts)
+
+    @staticmethod
+    def _check_sizes(n_rows, D, K, itemsize, what, n_row_arrays=3, n_param_arrays=0,
+                     visible=False, num_threads=1):
+        """check_memory for ``n_param_arrays`` (D, K) parameter arrays, ``n_row_arrays``
+        (n_rows, K) arrays and (``visible``) the scratch of the visible step: rates and
+        CSR entries of one block of rows (sizes as Python ints: no overflow)."""
+        n_bytes = (n_param_arrays * math.prod((D, K)) + n_row_arrays * math.prod((n_rows, K))
+                   ) * itemsize
+        if visible:
+            rows = min(n_rows, _rap_kernels.visible_block_rows(D, K, BLOCK_ROWS, num_threads))
+            n_bytes += math.prod((rows, D)) * (2 * itemsize + 8)
+        check_memory(n_bytes, f"RAP {what} with {K} hidden units, {D} words and {n_rows} rows",
+                     "use fewer hidden units (n_components), dtype=numpy.float32, or fewer "
+                     "rows per call (batches)")
+
+    # ------------------------------------------------------------ fitted state
+    def _check_fitted_shapes(self):
+        """The cheap consistency check of every inference call: the parameter arrays exist
+        and agree in shape and dtype with each other and with ``n_features_in_``."""
+        check_is_fitted(self, "components_")
+        for name in ("intercept_visible_", "intercept_hidden_", "n_trials_", "n_features_in_"):
+            if not hasattr(self, name):
+                raise ValueError(f"this RAP has components_ but no {name}: its fitted state "
+                                 "is incomplete; fit it again")
+        W = self.components_
+        if not isinstance(W, np.ndarray) or W.ndim != 2 or W.dtype not in (np.float32,
+                                                                           np.float64):
+            raise ValueError("components_ must be a 2-D float32 or float64 array, got "
+                             f"{type(W).__name__} {getattr(W, 'dtype', '')} of shape "
+                             f"{getattr(W, 'shape', '?')}")
+        K, D = W.shape
+        nfi = self.n_features_in_
+        if isinstance(nfi, (bool, np.bool_)) or not isinstance(nfi, Integral) or nfi != D:
+            raise ValueError(f"n_features_in_ is {nfi!r} but components_ has shape {W.shape}")
+        for name, shape in (("intercept_visible_", (D,)), ("intercept_hidden_", (K,)),
+                            ("n_trials_", (K,))):
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != W.dtype:
+                raise ValueError(f"{name} must be a {W.dtype} array of shape {shape} "
+                                 f"(components_ has shape {W.shape}), got "
+                                 f"{getattr(arr, 'dtype', type(arr).__name__)} of shape "
+                                 f"{getattr(arr, 'shape', '?')}")
+        return K, D
+
+    def _check_fitted_state(self):
+        """Validate every fitted attribute against the others; raise ValueError naming the
+        first inconsistent one (called by :func:`countgrid.load`).  An unfitted estimator
+        passes."""
+        present = [name for name in self._fitted_arrays if hasattr(self, name)]
+        if not present:
+            return None
+        missing = [name for name in self._fitted_arrays if not hasattr(self, name)]
+        if missing:
+            raise ValueError(f"the fitted RAP lacks {', '.join(missing)}")
+        K, D = self._check_fitted_shapes()
+        dtype = self.components_.dtype
+        for name, shape in (("velocity_components_", (K, D)), ("velocity_visible_", (D,)),
+                            ("velocity_hidden_", (K,))):
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != dtype:
+                raise ValueError(f"{name} must be a {dtype} array of shape {shape}, got "
+                                 f"{getattr(arr, 'dtype', type(arr).__name__)} of shape "
+                                 f"{getattr(arr, 'shape', '?')}")
+        for name in ("components_", "intercept_visible_", "intercept_hidden_",
+                     "velocity_components_", "velocity_visible_", "velocity_hidden_"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"{name} contains NaN or infinity")
+        m = self.n_trials_
+        if not (np.isfinite(m).all() and (m == np.round(m)).all() and m.min() >= 1
+                and m.max() <= MAX_TRIALS):
+            raise ValueError(f"n_trials_ must hold integers between 1 and {MAX_TRIALS}")
+        for name, low, high in (("n_iter_", 0, None), ("n_updates_", 0, None),
+                                ("stream_seed_", 0, 2**63 - 1)):
+            v = getattr(self, name)
+            if (isinstance(v, (bool, np.bool_)) or not isinstance(v, Integral) or v < low
+                    or (high is not None and v > high)):
+                raise ValueError(f"{name} must be an int >= {low}"
+                                 + (f" and <= {high}" if high is not None else "")
+                                 + f", got {v!r}")
+        return None
+
+    def _snapshot(self):
+        """Copies of the fitted attributes (the in-place kernels update the live arrays)."""
+        return {name: (getattr(self, name).copy() if isinstance(getattr(self, name), np.ndarray)
+                       else getattr(self, name))
+                for name in self._fitted_arrays if hasattr(self, name)}
+
+    def _restore(self, snapshot, description):
+        for name, value in snapshot.items():
+            setattr(self, name, value)
+        return description
+
     # ------------------------------------------------------------ learning
     def _initialize(self, counts, p, rng):
         N, D = counts.n_samples, counts.n_features
         K, dtype = p["K"], p["dtype"]
+        # W and its velocity, their copies at each checkpoint, the float64 draw of W
+        self._check_sizes(min(N, p["batch_size"]), D, K, dtype.itemsize, "fit",
+                          n_row_arrays=3, n_param_arrays=4 + 8 // dtype.itemsize,
+                          visible=True, num_threads=p["num_threads"])
         # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
         W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
         colsum = np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
@@ -218,10 +353,12 @@ class RAP(TransformerMixin, BaseEstimator):
         self.n_updates_ = 0
         self.n_features_in_ = D
 
-    def _state(self, dtype):
-        """Contiguous (D, K) working arrays; views of the fitted attributes when possible."""
+    def _state(self, dtype, copy=False):
+        """Contiguous (D, K) working arrays: views of the fitted attributes when possible
+        (the kernels then update them in place), or copies."""
         def c(arr):
-            return np.ascontiguousarray(arr, dtype=dtype)
+            out = np.ascontiguousarray(arr, dtype=dtype)
+            return out.copy() if copy and np.shares_memory(out, arr) else out
         W = c(self.components_.T)
         vW = c(self.velocity_components_.T)
         a, va = c(self.intercept_visible_), c(self.velocity_visible_)
@@ -242,41 +379,49 @@ class RAP(TransformerMixin, BaseEstimator):
         ss = np.random.SeedSequence(self.stream_seed_, spawn_key=key)
         return _rap_kernels.make_gens([np.random.PCG64(c) for c in ss.spawn(n_blocks)])
 
-    def _check_finite(self, arrays, epoch):
+    def _check_finite(self, arrays, epoch, n_updates):
         for name, arr in arrays:
             if not np.isfinite(arr).all():
                 raise FloatingPointError(
                     f"RAP learning diverged: {name} contains NaN or infinity in epoch {epoch} "
-                    f"(after {self.n_updates_} minibatch updates); lower learning_rate or "
+                    f"(after {n_updates} minibatch updates); lower learning_rate or "
                     "raise weight_decay")
 
     def _run_batches(self, counts, order, p, state, epoch):
+        """One pass over the rows ``order`` in minibatches, updating ``state`` in place;
+        returns the number of minibatch updates made."""
         W, a, beta, vW, va, vbeta = state
         indptr, indices, data = counts.int64_arrays
         bs = p["batch_size"]
         mean_field = self.method == "mean_field"
-        work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.dtype)
+        work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.shape[1], W.dtype,
+                                      BLOCK_ROWS, p["num_threads"])
+        n_updates = self.n_updates_
         for start in range(0, order.shape[0], bs):
             rows = order[start:start + bs]
-            gens = None if mean_field else self._gens((_KEY_BATCH, self.n_updates_), rows.shape[0])
-            _rap_kernels.cd_step(indptr, indices, data, rows, W, a, beta, p["ntrials"],
-                                 vW, va, vbeta, p["lr"], p["momentum"], p["weight_decay"],
-                                 p["cd_steps"], gens, BLOCK_ROWS, p["num_threads"], work)
-            self.n_updates_ += 1
+            gens = None if mean_field else self._gens((_KEY_BATCH, n_updates), rows.shape[0])
+            _rap_kernels.cd_step(indptr, indices, data, rows, counts.n_features, W, a, beta,
+                                 p["ntrials"], vW, va, vbeta, p["lr"], p["momentum"],
+                                 p["weight_decay"], p["cd_steps"], gens, BLOCK_ROWS,
+                                 p["num_threads"], work)
+            n_updates += 1
             if not (np.isfinite(a).all() and np.isfinite(beta).all()):
-                self._store(*state)
-                self._check_finite([("intercept_visible_", a), ("intercept_hidden_", beta)], epoch)
-        self._store(*state)
+                self._check_finite([("intercept_visible_", a), ("intercept_hidden_", beta)],
+                                   epoch, n_updates)
         self._check_finite([("components_", W), ("intercept_visible_", a),
-                            ("intercept_hidden_", beta)], epoch)
+                            ("intercept_hidden_", beta)], epoch, n_updates)
+        return n_updates - self.n_updates_
 
     def fit(self, X, y=None):
         """Learn the parameters by CD (or mean-field) minibatch gradient ascent (eq. 10).
 
+        Ctrl-C keeps the last complete epoch (see the Notes of the class).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts.  Sparse input is used as CSR, never densified.
+            Non-negative counts, at most :data:`MAX_COUNT`.  Sparse input is used as
+            CSR, never densified.
         y : ignored
 
         Returns
@@ -284,19 +429,26 @@ class RAP(TransformerMixin, BaseEstimator):
         self : RAP
         """
         p = self._resolved_params(X)
-        counts = Counts(X, p["dtype"])
+        counts = self._counts(X, p["dtype"])
         rng = check_random_state(self.random_state)
         self._initialize(counts, p, rng)
         state = self._state(p["dtype"])
+        n_epochs = p["n_epochs"]
         # BLAS single-threaded around the CD kernels: the OpenMP threads call GEMM on
         # their own blocks of rows, and idle BLAS threads would spin on the same cores
         with limit_blas_threads(1):
-            for epoch in range(1, p["n_epochs"] + 1):
+            for epoch in range(1, n_epochs + 1):
                 t0 = time.perf_counter()
                 ss = np.random.SeedSequence(self.stream_seed_, spawn_key=(_KEY_SHUFFLE, epoch))
                 order = np.random.Generator(np.random.PCG64(ss)).permutation(counts.n_samples)
-                self._run_batches(counts, order.astype(np.int64), p, state, epoch)
+                done = self._run_batches(counts, order.astype(np.int64), p, state, epoch)
+                self._store(*state)
+                self.n_updates_ += done
                 self.n_iter_ = epoch
+                if epoch < n_epochs:
+                    snapshot = self._snapshot()
+                    self._checkpoint(lambda snapshot=snapshot, epoch=epoch: self._restore(
+                        snapshot, f"epoch {epoch} of {n_epochs}"))
                 if self.verbose:
                     print(f"[RAP] epoch {epoch}: {time.perf_counter() - t0:.3f} s")
         return self
@@ -306,11 +458,13 @@ class RAP(TransformerMixin, BaseEstimator):
 
         The first call initialises the model from ``X``; later calls continue
         (momentum and random streams included), so feeding a stream of
-        minibatches learns online.
+        minibatches learns online.  The pass works on copies of the parameters and
+        commits them at the end: an error or Ctrl-C leaves the state before the call.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts, at most :data:`MAX_COUNT`.
         y : ignored
 
         Returns
@@ -319,28 +473,47 @@ class RAP(TransformerMixin, BaseEstimator):
         """
         p = self._resolved_params(X)
         first = not hasattr(self, "components_")
-        counts = Counts(X, p["dtype"], n_features=None if first else self.n_features_in_)
+        if not first:
+            self._check_fitted_state()
+            if self.components_.shape[0] != p["K"]:
+                raise ValueError(f"n_components is {p['K']} but the model has "
+                                 f"{self.components_.shape[0]} components")
+        counts = self._counts(X, p["dtype"], n_features=None if first else self.n_features_in_)
         if first:
             self._initialize(counts, p, check_random_state(self.random_state))
-        elif self.components_.shape[0] != p["K"]:
-            raise ValueError(f"n_components is {p['K']} but the model has "
-                             f"{self.components_.shape[0]} components")
+        else:
+            self._check_sizes(min(counts.n_samples, p["batch_size"]), counts.n_features,
+                              p["K"], p["dtype"].itemsize, "partial_fit", n_param_arrays=2,
+                              visible=True, num_threads=p["num_threads"])
         p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
-        state = self._state(p["dtype"])
+        state = self._state(p["dtype"], copy=not first)
         with limit_blas_threads(1):
-            self._run_batches(counts, np.arange(counts.n_samples, dtype=np.int64), p, state,
-                              self.n_iter_ + 1)
+            done = self._run_batches(counts, np.arange(counts.n_samples, dtype=np.int64), p,
+                                     state, self.n_iter_ + 1)
+        # commit: nothing above changed the fitted attributes (but a first call's start)
+        self._store(*state)
+        self.n_trials_ = p["ntrials"]
+        self.n_updates_ += done
         self.n_iter_ += 1
         return self
 
     # ------------------------------------------------------------ inference
     def _fitted(self, X, dense_min_density=None):
         """Validated counts of X for the fitted model, W as (D, K), the thread count."""
-        check_is_fitted(self, "components_")
-        counts = Counts(X, self.components_.dtype, n_features=self.n_features_in_,
-                        dense_min_density=dense_min_density)
+        self._check_fitted_shapes()
+        nt = effective_n_threads(self.num_threads)
+        counts = self._counts(X, self.components_.dtype, n_features=self.n_features_in_,
+                              dense_min_density=dense_min_density)
         W = np.ascontiguousarray(self.components_.T)
-        return counts, W, effective_n_threads(self.num_threads)
+        return counts, W, nt
+
+    @staticmethod
+    def _finite(out, method):
+        if not np.isfinite(out).all():
+            raise ValueError(f"RAP.{method} overflows {out.dtype} for this X: the counts "
+                             "times the weights exceed the floating-point range (use "
+                             "dtype=numpy.float64, or rescale the counts)")
+        return out
 
     def transform(self, X):
         """Latent coordinates ``X W`` (the paper's ``h~ = W x``, section 2.1).
@@ -350,17 +523,22 @@ class RAP(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts, at most :data:`MAX_COUNT`.
 
         Returns
         -------
         H : ndarray of shape (n_samples, n_components), dtype of the model
         """
         counts, W, nt = self._fitted(X, dense_min_density=0.0)
+        self._check_sizes(counts.n_samples, counts.n_features, W.shape[1], W.dtype.itemsize,
+                          "transform", n_row_arrays=1)
         if not counts.is_sparse:
-            with limit_blas_threads(nt):
-                return counts.X @ W
+            with limit_blas_threads(nt), np.errstate(over="ignore", invalid="ignore"):
+                H = counts.X @ W
+            return self._finite(H, "transform")
         Xs = counts.csr
-        return _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0], nt)
+        return self._finite(_rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W,
+                                                 Xs.shape[0], Xs.shape[1], nt), "transform")
 
     def expected_hidden(self, X):
         """``E[h | x] = M ⊙ sigmoid(X W - beta)`` (eq. 2).
@@ -383,13 +561,18 @@ class RAP(TransformerMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         counts, W, nt = self._fitted(X)
+        self._check_sizes(counts.n_samples, counts.n_features, W.shape[1], 8, "score_samples",
+                          n_row_arrays=4)
         Xs = counts.csr
-        U = _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0], nt)
-        U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
-        hidden = np.logaddexp(0.0, U) @ self.n_trials_.astype(np.float64)
-        visible = Xs.astype(np.float64) @ self.intercept_visible_.astype(np.float64)
-        visible -= counts.log_factorials
-        return visible + hidden
+        U = _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0],
+                                 Xs.shape[1], nt)
+        with np.errstate(over="ignore", invalid="ignore"):
+            U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
+            hidden = np.logaddexp(0.0, U) @ self.n_trials_.astype(np.float64)
+            visible = Xs.astype(np.float64) @ self.intercept_visible_.astype(np.float64)
+            visible -= counts.log_factorials
+            out = visible + hidden
+        return self._finite(out, "score_samples")
 
     def free_energy(self, X):
         """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6)."""
@@ -407,7 +590,7 @@ class RAP(TransformerMixin, BaseEstimator):
         a : ndarray of shape (n_features,)
         beta : ndarray of shape (n_components,)
         """
-        check_is_fitted(self, "components_")
+        self._check_fitted_shapes()
         W = self.components_.T.astype(np.float64)
         a = self.intercept_visible_.astype(np.float64)
         beta = -self.intercept_hidden_.astype(np.float64)
@@ -423,7 +606,7 @@ class RAP(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_chains, n_features)
-            Starting visible states.
+            Starting visible states (counts, at most :data:`MAX_COUNT`).
         n_steps : int, default=1
         random_state : None, int, SeedSequence or Generator
             Seeds the chains (one PCG64 stream per block of 8 rows); the
@@ -436,12 +619,15 @@ class RAP(TransformerMixin, BaseEstimator):
         H : ndarray of shape (n_chains, n_components)
             The hidden samples that generated them.
         """
-        validate_params({"n_steps": [Interval(Integral, 1, None)]}, {"n_steps": n_steps},
-                        "RAP.sample")
+        validate_params({"n_steps": [Interval(Integral, 1, None)],
+                         "random_state": ["random_state"]},
+                        {"n_steps": n_steps, "random_state": random_state}, "RAP.sample")
         counts, W, nt = self._fitted(X)
+        n, D = counts.n_samples, counts.n_features
+        self._check_sizes(n, D, W.shape[1], W.dtype.itemsize, "sample", n_row_arrays=2,
+                          visible=True, num_threads=nt)
         rng = check_random_state(random_state)
         seed = int(rng.integers(0, 2**63 - 1))
-        n, D = counts.n_samples, counts.n_features
         ss = np.random.SeedSequence(seed)
         gens = _rap_kernels.make_gens(
             [np.random.PCG64(c) for c in ss.spawn((n + BLOCK_ROWS - 1) // BLOCK_ROWS)])
@@ -451,7 +637,7 @@ class RAP(TransformerMixin, BaseEstimator):
         (indptr, indices, data), rows = counts.int64_arrays, None
         with limit_blas_threads(1):
             for _ in range(n_steps):
-                _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, gens,
+                _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, D, gens,
                                            BLOCK_ROWS, nt)
                 indptr, indices, data = _rap_kernels.visible(H, W, a, gens, BLOCK_ROWS, nt)
         return sp.csr_matrix((data, indices, indptr), shape=(n, D)), H
@@ -461,7 +647,8 @@ class RAP(TransformerMixin, BaseEstimator):
 
         ``h_j = min(M_j, floor((M_j + 1) sigmoid(w_j^T x - beta_j)))`` and
         ``x_i = floor(exp(min(a_i + sum_j W_ij h_j, 30)))``, alternated
-        ``n_iter`` times or until nothing changes.
+        ``n_iter`` times or until nothing changes.  Works on dense float64
+        arrays of ``X``'s shape (a MemoryError with advice when they do not fit).
 
         Returns
         -------
@@ -471,21 +658,22 @@ class RAP(TransformerMixin, BaseEstimator):
         validate_params({"n_iter": [Interval(Integral, 1, None)]}, {"n_iter": n_iter},
                         "RAP.mode")
         counts, W, nt = self._fitted(X)
+        n, D = counts.n_samples, counts.n_features
+        check_memory(4 * 8 * math.prod((n, D)),
+                     f"RAP.mode on {n} rows of {D} words (dense float64 iterates)",
+                     "pass fewer rows per call")
         M = self.n_trials_.astype(np.float64)
         W64 = W.astype(np.float64)
         a = self.intercept_visible_.astype(np.float64)
         b = self.intercept_hidden_.astype(np.float64)
-        n, D = counts.n_samples, counts.n_features
-        x = counts.csr.astype(np.float64).toarray() if n * D <= 5e7 else None
-        if x is None:
-            raise ValueError("mode works on dense arrays of at most 5e7 entries; "
-                             "pass fewer rows")
+        x = counts.csr.astype(np.float64).toarray()
         h = None
-        for _ in range(n_iter):
-            h_new = np.minimum(M, np.floor((M + 1.0) * _sigmoid(x @ W64 + b)))
-            x_new = np.floor(np.exp(np.minimum(a + h_new @ W64.T, MAX_LOGRATE)))
-            done = h is not None and np.array_equal(h_new, h) and np.array_equal(x_new, x)
-            x, h = x_new, h_new
-            if done:
-                break
+        with np.errstate(over="ignore"):      # x W may overflow to inf: sigmoid(inf) = 1
+            for _ in range(n_iter):
+                h_new = np.minimum(M, np.floor((M + 1.0) * _sigmoid(x @ W64 + b)))
+                x_new = np.floor(np.exp(np.minimum(a + h_new @ W64.T, MAX_LOGRATE)))
+                done = h is not None and np.array_equal(h_new, h) and np.array_equal(x_new, x)
+                x, h = x_new, h_new
+                if done:
+                    break
         return x, h
