@@ -68,11 +68,12 @@ def test_js_worked_example_and_log_q_values():
 
 
 # ----------------------------------------------------------------- reference checks
+@pytest.mark.parametrize("num_threads", [1, 3])
 @pytest.mark.parametrize("q", QS)
 @pytest.mark.parametrize("weighted", [None, "A", "B"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_matches_reference(q, weighted, sparse, dtype):
+def test_matches_reference(q, weighted, sparse, dtype, num_threads):
     rng = np.random.default_rng(int(q * 100) + 7)
     A = random_rows(rng, 9, 23, dtype=dtype)
     B = random_rows(rng, 6, 23, dtype=dtype)
@@ -81,7 +82,7 @@ def test_matches_reference(q, weighted, sparse, dtype):
     rtol = 1e-10 if dtype == np.float64 else 2e-4
     for other in (None, B):
         K = jensen_tsallis_kernel(conv(A), None if other is None else conv(other), q=q,
-                                  weighted=weighted, num_threads=1)
+                                  weighted=weighted, num_threads=num_threads)
         ref = kernel_ref(A, other, q, weighted)
         assert K.dtype == dtype
         np.testing.assert_allclose(K, ref, rtol=rtol, atol=rtol * np.abs(ref).max())

@@ -41,6 +41,9 @@ _CONSTRAINTS = {
 #: element function of the tile's rows, recomputed per call) stays below about 1 %.
 _TILE_WORK = 2 ** 24
 _MIN_TILE = 64
+#: A sparse matrix paired with a dense one is densified up to this size (or the size of
+#: the dense one), see _same_format.
+_DENSIFY_BYTES = 2 ** 26
 _RANGE_ADVICE = ("rescale the input (weighted=None and weighted='A' are invariant to a "
                  "common scale) or use float64")
 
@@ -274,7 +277,7 @@ def _csr_arrays(M):
 
 def _same_format(A, B):
     """A sparse/dense pair in one format: the sparse one densified when that costs no more
-    memory than the dense one already takes (or 64 MiB), so that the result is the
+    memory than the dense one already takes (or _DENSIFY_BYTES), so that the result is the
     all-dense result bit for bit; else the dense one converted to CSR (the same result up
     to rounding)."""
     if B is None or sp.issparse(A) == sp.issparse(B):
@@ -282,7 +285,7 @@ def _same_format(A, B):
     a_sparse = sp.issparse(A)
     S, Dn = (A, B) if a_sparse else (B, A)
     dense_bytes = S.shape[0] * S.shape[1] * S.dtype.itemsize
-    if dense_bytes <= max(Dn.nbytes, 2 ** 26):
+    if dense_bytes <= max(Dn.nbytes, _DENSIFY_BYTES):
         check_memory(dense_bytes, f"densifying the sparse {'A' if a_sparse else 'B'} of "
                      f"shape {S.shape}", "pass both matrices sparse")
         S = np.ascontiguousarray(S.toarray())

@@ -19,6 +19,9 @@ from countgrid._validation import check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
 _LOG_2PI = np.log(2.0 * np.pi)
+#: Points whose direct log-joints stay below this magnitude use them as they are (see
+#: HistogramGMM._log_resp_norm).
+_DIRECT_LIMIT = 1e4
 
 
 class HistogramGMM(BaseEstimator):
@@ -232,9 +235,12 @@ class HistogramGMM(BaseEstimator):
         """x - mu, wrapped into [-period/2, period/2) on the circular domain."""
         if self.domain != "circular":
             return X - mu
-        # wrap X first (np.remainder is exact), so that far coordinates keep their angle
         P = float(self.period)
-        return np.remainder(np.remainder(X, P) - mu + P / 2, P) - P / 2
+        # far coordinates are wrapped first (np.remainder is exact), so that they keep
+        # their angle instead of losing it in X - mu
+        X = np.where(np.abs(X) > 2.0 ** 20 * P, np.remainder(X, P), X)
+        d = X - mu
+        return d - P * np.floor(d / P + 0.5)
 
     def _components(self, means, covs, weights):
         """Cholesky factors, precisions and log constants ``log w_k - log((2 pi)^(d/2)
@@ -249,21 +255,31 @@ class HistogramGMM(BaseEstimator):
             const = np.log(w) - 0.5 * (S.shape[-1] * _LOG_2PI + logdet)
         return m, L, prec, const
 
-    def _direct_log_joint(self, X, m, L, const):
-        """``log w_k N(x; mu_k, S_k)`` of every point and component, on coordinates scaled
-        by a power of two per point (no overflow; ``-inf`` where the density underflows)."""
+    def _log_joint(self, X, means, covs, weights):
+        """``log w_k N(x; mu_k, S_k)`` (or N_circ) of shape (n, K), directly (may overflow
+        to -inf for points extremely far away; see _log_resp_norm)."""
+        m, S, w = self._expanded(means, covs, weights)
+        n, d = X.shape
+        out = np.empty((n, m.shape[0]))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for k in range(m.shape[0]):
+                L = np.linalg.cholesky(S[k])
+                z = np.linalg.solve(L, self._diff(X, m[k]).T)
+                logdet = 2.0 * np.log(np.diag(L)).sum()
+                out[:, k] = -0.5 * (d * _LOG_2PI + logdet + (z * z).sum(axis=0))
+            return out + np.log(w)
+
+    def _scaled_log_joint(self, X, m, L, const):
+        """The same on coordinates scaled by a power of two per point: ``-inf`` only where
+        the density underflows (never NaN); euclidean and symmetric domains."""
         n, K = X.shape[0], m.shape[0]
         e = np.frexp(np.maximum(np.abs(X).max(axis=1, initial=0.0),
                                 np.abs(m).max(initial=0.0)))[1]
         Xs = np.ldexp(X, -e[:, None])
         out = np.empty((n, K))
         for k in range(K):
-            v = self._diff(Xs, np.ldexp(m[k], -e[:, None])) if self.domain != "circular" \
-                else self._diff(X, m[k])
-            z = solve_triangular(L[k], v.T, lower=True)
-            r = np.sqrt((z * z).sum(axis=0))
-            if self.domain != "circular":
-                r = np.ldexp(r, e)
+            z = solve_triangular(L[k], (Xs - np.ldexp(m[k], -e[:, None])).T, lower=True)
+            r = np.ldexp(np.sqrt((z * z).sum(axis=0)), e)
             with np.errstate(over="ignore"):
                 out[:, k] = const[k] - 0.5 * r * r
         return out
@@ -271,41 +287,51 @@ class HistogramGMM(BaseEstimator):
     def _log_resp_norm(self, X, means, covs, weights):
         """Log responsibilities (n, K) over the E-step components and log densities (n,).
 
-        Euclidean and symmetric domains: the log-joint of component k is written as
-        that of a reference component r plus
+        Points whose log-joints are all finite and below ``_DIRECT_LIMIT`` in magnitude
+        (every point near the mixture) use the direct log-joints and a log-sum-exp; their
+        rounding error in a responsibility is below ``1e-12``.  Farther points (euclidean
+        and symmetric domains; distances on the torus are bounded) would lose the
+        responsibilities to cancellation between huge quadratic forms, or get NaN when
+        those overflow.  For them, the log-joint of component k is written as that of a
+        reference component r plus
             delta_k = c_k - c_r - 1/2 [y^T (P_k - P_r) y - 2 y^T P_k dm + dm^T P_k dm],
         y = x - mu_r, dm = mu_k - mu_r, P = S^-1, with y = 2^e v (|v| < 2), evaluated as
-        ldexp(ldexp(alpha, e) + beta, e) + gamma.  No term cancels against a huge one
-        (the responsibilities of far points are decided by the quadratic, then the linear
-        terms, as they should be), nothing overflows to NaN, and r is moved to the
-        largest delta until no component beats it.  On the torus distances are bounded
-        and the direct log-joints are used.
+        ldexp(ldexp(alpha, e) + beta, e) + gamma: no term cancels against a much larger
+        one (far points are decided by the quadratic, then the linear terms), nothing
+        overflows to NaN, and r moves to the largest delta until no component beats it.
         """
+        lj = self._log_joint(X, means, covs, weights)
+        n, K = lj.shape
+        log_resp, log_norm = np.empty((n, K)), np.empty(n)
+        safe = np.isfinite(lj).all(axis=1)
+        if self.domain != "circular":
+            safe &= np.abs(lj).max(axis=1, initial=0.0) <= _DIRECT_LIMIT
+        log_norm[safe] = logsumexp(lj[safe], axis=1)
+        log_resp[safe] = lj[safe] - log_norm[safe, None]
+        far = np.flatnonzero(~safe)
+        if far.size == 0:
+            return log_resp, log_norm
         m, L, prec, const = self._components(means, covs, weights)
-        direct = self._direct_log_joint(X, m, L, const)
-        if self.domain == "circular":
-            log_norm = logsumexp(direct, axis=1)
-            return direct - log_norm[:, None], log_norm
-        n, K = direct.shape
+        Xf = X[far]
+        direct = self._scaled_log_joint(Xf, m, L, const)
         ref = np.argmax(direct, axis=1)
-        delta = np.zeros((n, K))
-        todo = np.arange(n)
+        delta = np.zeros((far.size, K))
+        todo = np.arange(far.size)
         for _ in range(K + 1):
             if todo.size == 0:
                 break
             for r in np.unique(ref[todo]):
                 idx = todo[ref[todo] == r]
-                delta[idx] = self._delta(X[idx], m, prec, const, r)
+                delta[idx] = self._delta(Xf[idx], m, prec, const, r)
             best = np.argmax(delta[todo], axis=1)
             moved = delta[todo, best] > 0
             todo = todo[moved]
             ref[todo] = best[moved]
-        rows = np.arange(n)
-        top = delta.max(axis=1, initial=-np.inf)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lse = top + np.log(np.exp(delta - top[:, None]).sum(axis=1))
-        log_resp = delta - lse[:, None]
-        return log_resp, direct[rows, ref] + lse
+        top = delta.max(axis=1)
+        lse = top + np.log(np.exp(delta - top[:, None]).sum(axis=1))
+        log_resp[far] = delta - lse[:, None]
+        log_norm[far] = direct[np.arange(far.size), ref] + lse
+        return log_resp, log_norm
 
     @staticmethod
     def _delta(X, m, prec, const, r):
