@@ -227,8 +227,8 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         for w, Ai, _ in self._block_pairs(A, None):
             total = total + w * self._self_kernel_block(Ai)
         if not np.all(np.isfinite(total)):
-            raise ValueError("the kernel of these vectors with themselves exceeds the range "
-                             "of float64: rescale X (or the embedding)")
+            raise ValueError(f"the {self.kernel} kernel of these vectors with themselves "
+                             "exceeds the range of float64: rescale X (or the embedding)")
         return total
 
     def _self_kernel_block(self, A):

@@ -465,9 +465,12 @@ class HistogramGMM(BaseEstimator):
             log_resp, log_norm = self._log_resp_norm(X, means, covs, w)
             converged = monitor.record(p @ log_norm, n_updates=it + 1)
             # Ctrl-C from here on keeps this complete iteration (the M-step returns new
-            # arrays, so these references are not changed by later iterations)
-            self._checkpoint(functools.partial(self._set_fitted, means, covs, w,
-                                               list(monitor.history), it + 1, False, d))
+            # arrays, so these references are not changed by later iterations).  The
+            # state is also set now: BaseEstimator's fit wrapper applies a checkpoint only
+            # when the fit changed fitted attributes.
+            state = (means, covs, w, list(monitor.history), it + 1, False, d)
+            self._checkpoint(functools.partial(self._set_fitted, *state))
+            self._set_fitted(*state)
             if converged:
                 break
         monitor.finish()
