@@ -132,6 +132,10 @@ def test_retrieval_labels_and_shapes():
     np.testing.assert_allclose(cosine_similarity(X[:1], X[:, :]).shape, (1, 12))
     with pytest.raises(ValueError, match="A has 7 columns and B has 6"):
         cosine_similarity(X, X[:, :6])
+    with pytest.raises(TypeError, match="B could not be converted"):
+        cosine_similarity(X, [[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match="query_codes could not be converted"):
+        precision_recall_curve_retrieval([[1.0], [2.0, 3.0]], X, y[:2], y)
 
 
 def test_memory_estimates(monkeypatch):

@@ -26,6 +26,18 @@ over the queries; ``n_retrieved`` (the cut-offs 1, 2, 4, ..., n_corpus);
 """
 
 
+def _arraylike(M, name):
+    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
+    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
+    lets NumPy's ValueError through)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M
+    try:
+        return np.asarray(M)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+
+
 def _pow2_rows(A):
     """Exponents ``e`` with ``2**e * max|row|`` in [0.5, 1) (0 for zero rows)."""
     if A.shape[1] == 0:
@@ -78,7 +90,8 @@ def cosine_similarity(A, B):
     S : ndarray of shape (n_a, n_b), float64
         Rows of any finite magnitude give the cosine of the rows rescaled to unit norm.
     """
-    A, B = check_matrix(A, "A", np.float64), check_matrix(B, "B", np.float64)
+    A = check_matrix(_arraylike(A, "A"), "A", np.float64)
+    B = check_matrix(_arraylike(B, "B"), "B", np.float64)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A has {A.shape[1]} columns and B has {B.shape[1]}")
     check_memory(A.shape[0] * B.shape[0] * 16, f"a {A.shape[0]} x {B.shape[0]} similarity "
@@ -141,12 +154,12 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
         raise TypeError(f"batch_size must be a positive int, got {batch_size!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    Q = check_matrix(query_codes, "query_codes", np.float64)
-    C = check_matrix(corpus_codes, "corpus_codes", np.float64)
+    Q = check_matrix(_arraylike(query_codes, "query_codes"), "query_codes", np.float64)
+    C = check_matrix(_arraylike(corpus_codes, "corpus_codes"), "corpus_codes", np.float64)
     if Q.shape[1] != C.shape[1]:
         raise ValueError(f"query_codes has {Q.shape[1]} columns but corpus_codes has "
                          f"{C.shape[1]}")
-    yq, yc = np.asarray(query_labels), np.asarray(corpus_labels)
+    yq, yc = _arraylike(query_labels, "query_labels"), _arraylike(corpus_labels, "corpus_labels")
     if yq.ndim != 1 or yq.shape[0] != Q.shape[0]:
         raise ValueError(f"query_labels must have shape ({Q.shape[0]},), got {yq.shape}")
     if yc.ndim != 1 or yc.shape[0] != C.shape[0]:

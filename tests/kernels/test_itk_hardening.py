@@ -363,6 +363,7 @@ def test_dtypes(dtype, out):
     (np.ones((2, 2), dtype=complex), TypeError, "real numbers"),
     (np.array([[None, 1]]), TypeError, "real numbers"),
     ("abc", TypeError, "real numbers"),
+    ([[1.0, 2.0], [3.0]], TypeError, "A could not be converted"),
 ])
 def test_bad_shapes_and_types(bad, exc, match):
     with pytest.raises(exc, match=match):

@@ -96,7 +96,8 @@ def test_non_finite_points_are_named(method, bad):
 
 @pytest.mark.parametrize("points,exc", [("ab", TypeError), (np.ones((2, 3)), ValueError),
                                         (np.array(1.0), ValueError),
-                                        (np.ones((2, 2), dtype=complex), TypeError)])
+                                        (np.ones((2, 2), dtype=complex), TypeError),
+                                        ([[1.0, 2.0], [3.0]], TypeError)])
 def test_bad_points(points, exc):
     with pytest.raises(exc, match="points"):
         _model().predict_proba(points)
@@ -155,6 +156,8 @@ def test_degenerate_histograms():
     (np.ones((3, 3)), np.zeros((3, 3, 0)), ValueError, "bin_centers"),
     (np.ones(()), [np.zeros(1)], ValueError, "weights"),
     ("abc", None, TypeError, "weights"),
+    ([[1.0, 2.0], [3.0]], None, TypeError, "weights could not be converted"),
+    (np.ones((3, 3)), [np.arange(3.0), [[0, 1], [2]]], TypeError, "bin_centers\\[1\\] could not"),
 ])
 def test_hostile_histograms_are_named(weights, centres, exc, match):
     if centres is None:

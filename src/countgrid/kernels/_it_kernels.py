@@ -48,6 +48,18 @@ _RANGE_ADVICE = ("rescale the input (weighted=None and weighted='A' are invarian
                  "common scale) or use float64")
 
 
+def _arraylike(M, name):
+    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
+    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
+    lets NumPy's ValueError through)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M
+    try:
+        return np.asarray(M)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+
+
 def log_q(x, q):
     """The q-logarithm ``ln_q(x) = (x^(1-q) - 1) / (1 - q)`` (``ln x`` at ``q = 1``).
 
@@ -372,9 +384,9 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
                          "use weighted=None")
     q, t = float(q), float(t)
     nt = effective_n_threads(num_threads)
-    A = check_matrix(A, "A", nonnegative=True)
+    A = check_matrix(_arraylike(A, "A"), "A", nonnegative=True)
     if B is not None:
-        B = check_matrix(B, "B", nonnegative=True)
+        B = check_matrix(_arraylike(B, "B"), "B", nonnegative=True)
         if B.shape[1] != A.shape[1]:
             raise ValueError(f"A has {A.shape[1]} features but B has {B.shape[1]}")
         if B.dtype != A.dtype:

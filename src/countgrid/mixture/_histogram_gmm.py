@@ -18,6 +18,13 @@ from countgrid._param_validation import Interval, Options
 from countgrid._validation import check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
+
+
+def _asarray(a, name):
+    try:
+        return np.asarray(a)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 _LOG_2PI = np.log(2.0 * np.pi)
 #: Points whose direct log-joints stay below this magnitude use them as they are (see
 #: HistogramGMM._log_resp_norm).
@@ -159,7 +166,7 @@ class HistogramGMM(BaseEstimator):
         """Flattened ``(x, p)``: bin coordinates (n_bins, d) and normalised weights."""
         if isinstance(weights, (str, bytes)):
             raise TypeError("weights must be an array of non-negative numbers")
-        W = np.asarray(weights)
+        W = _asarray(weights, "weights")
         if W.dtype.kind not in "biuf":
             raise TypeError(f"weights must hold real numbers, got dtype {W.dtype}")
         W = W.astype(np.float64)
@@ -181,7 +188,7 @@ class HistogramGMM(BaseEstimator):
                                  f"({W.ndim}), got {len(bin_centers)}")
             axes = []
             for a, c in enumerate(bin_centers):
-                c = np.asarray(c)
+                c = _asarray(c, f"bin_centers[{a}]")
                 if c.dtype.kind not in "biuf":
                     raise TypeError(f"bin_centers[{a}] must hold real numbers, got dtype {c.dtype}")
                 if c.ndim != 1 or c.shape[0] != W.shape[a]:
@@ -190,7 +197,7 @@ class HistogramGMM(BaseEstimator):
                 axes.append(c.astype(np.float64))
             X = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
         else:
-            X = np.asarray(bin_centers)
+            X = _asarray(bin_centers, "bin_centers")
             if X.dtype.kind not in "biuf":
                 raise TypeError(f"bin_centers must hold real numbers, got dtype {X.dtype}")
             if X.ndim != W.ndim + 1 or X.shape[:-1] != W.shape or X.shape[-1] < 1:
@@ -220,7 +227,7 @@ class HistogramGMM(BaseEstimator):
         if isinstance(points, (str, bytes)):
             raise TypeError(f"{name} must be an array of real numbers, got "
                             f"{type(points).__name__}")
-        X = np.asarray(points)
+        X = _asarray(points, name)
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         if X.ndim < 1 or X.shape[-1] != self.n_dims_:
