@@ -236,4 +236,7 @@ def test_memory_estimate_before_evaluating_many_points(monkeypatch):
         g.predict_proba(np.zeros((10000, 2)))
     with pytest.raises(MemoryError, match="samples"):
         g.sample(100000)
-    assert isinstance(countgrid.HistogramGMM(1), HistogramGMM)
+    monkeypatch.delenv("COUNTGRID_MAX_MEMORY")
+    W, c = _histogram()
+    with pytest.raises(MemoryError, match="components"):
+        HistogramGMM(10 ** 12, random_state=0).fit(W, [c, c])

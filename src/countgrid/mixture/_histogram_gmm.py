@@ -460,7 +460,7 @@ class HistogramGMM(BaseEstimator):
             raise ValueError(f"domain='symmetric' needs an even number of coordinates "
                              f"([a; b] pairs), got n_dims={d}")
         self._check_spread(X)
-        self._check_size(X.shape[0], "the histogram's bins")
+        self._check_size(X.shape[0], d, "the histogram's bins")
         rng = check_random_state(self.random_state)
         means, covs, w = self._initialise(X, p, rng)
         # the weighted mean log-likelihood is a per-unit mean: an absolute tolerance
@@ -495,9 +495,11 @@ class HistogramGMM(BaseEstimator):
         self.n_dims_ = int(n_dims)
         return f"iteration {n_iter} of {self.n_iter}"
 
-    def _check_size(self, n_points, what):
+    def _check_size(self, n_points, n_dims, what):
+        """The E-step holds a few (points x components) arrays and per-component
+        matrices."""
         K = self.n_components * (2 if self.domain == "symmetric" else 1)
-        check_memory(n_points * K * 8 * 6 + K * K * 8,
+        check_memory(n_points * K * 8 * 6 + K * n_dims * (n_dims + 1) * 8 * 6,
                      f"{what}: {n_points} points x {K} components",
                      "use fewer points at a time or fewer components")
 
@@ -506,7 +508,7 @@ class HistogramGMM(BaseEstimator):
         X = self._check_points(points)
         shape = X.shape[:-1]
         X = X.reshape(-1, self.n_dims_)
-        self._check_size(X.shape[0], "points")
+        self._check_size(X.shape[0], self.n_dims_, "points")
         log_resp, log_norm = self._log_resp_norm(X, self.means_, self.covariances_,
                                                  self.weights_)
         return shape, log_resp, log_norm
