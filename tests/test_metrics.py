@@ -119,5 +119,5 @@ def test_lsi_is_the_truncated_svd_of_tfidf(tmp_path):
     path = tmp_path / "lsi.npz"
     lsi.save(path)
     np.testing.assert_array_equal(countgrid.load(path).transform(X[:5]), lsi.transform(X[:5]))
-    with pytest.raises(ValueError, match="n_components"):
-        LSI(n_components=25).fit(X)
+    with pytest.raises(ValueError, match="n_components=26 must be <= min"):
+        LSI(n_components=26).fit(X)

@@ -4,7 +4,7 @@
 #include "cg_isa_instantiate.h"
 
 typedef double (*CG_FN(cg_itk_pair_fn))(const REAL *, const REAL *, const REAL *, const REAL *,
-                                        int64_t, REAL, int, REAL *);
+                                        int64_t, REAL, REAL, int, REAL *);
 
 static CG_FN(cg_itk_pair_fn) CG_FN(cg_itk_select)(void)
 {
@@ -12,14 +12,23 @@ static CG_FN(cg_itk_pair_fn) CG_FN(cg_itk_select)(void)
     return CG_ISA_PICK(level, cg_itk_pair);
 }
 
-/* g(v) = v log v or v^q on every element of a row, 0 where v == 0 */
-static void CG_FN(cg_itk_g)(const REAL *v, REAL *g, int64_t D, REAL q, int shannon)
+/* The element function g of a mode, for v > 0 (itkernels.c). */
+static inline REAL CG_FN(cg_itk_gval)(REAL v, int mode, REAL a, REAL b)
+{
+    if (mode == CG_ITK_SHANNON)
+        return v * CG_FN(cg_log)(v);
+    if (mode == CG_ITK_NEAR_ONE)
+        return v * CG_FN(cg_itk_expm1)(a * CG_FN(cg_log)(v)) * b;
+    return CG_FN(cg_exp)(a * CG_FN(cg_log)(v));
+}
+
+/* g on every element of a row, 0 where v == 0 */
+static void CG_FN(cg_itk_g)(const REAL *v, REAL *g, int64_t D, int mode, REAL a, REAL b)
 {
     int64_t d;
     for (d = 0; d < D; d++) {
         const REAL s = v[d];
-        const REAL val = shannon ? s * CG_FN(cg_log)(s) : CG_FN(cg_exp)(q * CG_FN(cg_log)(s));
-        g[d] = s > 0 ? val : (REAL)0;
+        g[d] = s > 0 ? CG_FN(cg_itk_gval)(s, mode, a, b) : (REAL)0;
     }
 }
 
@@ -51,8 +60,7 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
                                 const REAL *Y, int64_t ldy, double q, int symmetric,
                                 REAL *K, int64_t ldk, int num_threads)
 {
-    const int shannon = fabs(q - 1.0) < 1e-8;
-    const double scale = shannon ? 1.0 : 1.0 / (q - 1.0);
+    cg_itk_mode md;
     const CG_FN(cg_itk_pair_fn) pair = CG_FN(cg_itk_select)();
     REAL *gx, *gy;
     int failed = 0;
@@ -69,6 +77,7 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
     }
     if (CG_FN(cg_itk_check)(X, n, D, ldx) != CG_OK || CG_FN(cg_itk_check)(Y, m, D, ldy) != CG_OK)
         return CG_ERR_ARGUMENT;
+    md = cg_itk_mode_of(q);
     gx = (REAL *)malloc((size_t)(n * D + (symmetric ? 0 : m * D) + 1) * sizeof(REAL));
     if (gx == NULL)
         return CG_ERR_ALLOC;
@@ -79,11 +88,11 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
         int64_t r, j;
         #pragma omp for schedule(static)
         for (r = 0; r < n; r++)
-            CG_FN(cg_itk_g)(X + r * ldx, gx + r * D, D, (REAL)q, shannon);
+            CG_FN(cg_itk_g)(X + r * ldx, gx + r * D, D, md.mode, (REAL)md.a, (REAL)md.b);
         if (!symmetric) {
             #pragma omp for schedule(static)
             for (r = 0; r < m; r++)
-                CG_FN(cg_itk_g)(Y + r * ldy, gy + r * D, D, (REAL)q, shannon);
+                CG_FN(cg_itk_g)(Y + r * ldy, gy + r * D, D, md.mode, (REAL)md.a, (REAL)md.b);
         }
         /* rows of a triangle differ in length: hand them out dynamically */
         #pragma omp for schedule(dynamic, 4)
@@ -92,8 +101,9 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
             if (tmp == NULL)
                 continue;
             for (j = j0; j < m; j++)
-                K[r * ldk + j] = (REAL)(scale * pair(X + r * ldx, Y + j * ldy, gx + r * D,
-                                                     gy + j * D, D, (REAL)q, shannon, tmp));
+                K[r * ldk + j] = (REAL)(md.scale * pair(X + r * ldx, Y + j * ldy, gx + r * D,
+                                                       gy + j * D, D, (REAL)md.a, (REAL)md.b,
+                                                       md.mode, tmp));
         }
         free(tmp);
     }
@@ -105,8 +115,7 @@ int CG_FN(cg_itk_jt_gram_dense)(int64_t n, int64_t m, int64_t D, const REAL *X, 
     return CG_OK;
 }
 
-#define CG_ITK_SPARSE_G(v) \
-    (shannon ? (v) * CG_FN(cg_log)(v) : CG_FN(cg_exp)((REAL)q * CG_FN(cg_log)(v)))
+#define CG_ITK_SPARSE_G(v) CG_FN(cg_itk_gval)((v), md.mode, ma, mb)
 
 /* Sparse rows (CSR, sorted indices, no explicit zeros): the same sums over
  * the common support of each pair, by merging the two index lists. */
@@ -115,8 +124,8 @@ int CG_CAT3(cg_itk_jt_gram_csr_, SUF, _i64)(
     const int64_t *yptr, const int64_t *yind, const REAL *yval, double q, int symmetric, REAL *K,
     int64_t ldk, int num_threads)
 {
-    const int shannon = fabs(q - 1.0) < 1e-8;
-    const double scale = shannon ? 1.0 : 1.0 / (q - 1.0);
+    const cg_itk_mode md = cg_itk_mode_of(q);
+    const REAL ma = (REAL)md.a, mb = (REAL)md.b;
     int bad = 0;
     int64_t i;
     if (n < 0 || m < 0 || D < 0 || ldk < m || !(q >= 0.0 && q <= 2.0) || (symmetric && n != m))
@@ -156,7 +165,7 @@ int CG_CAT3(cg_itk_jt_gram_csr_, SUF, _i64)(
                     b++;
                 }
             }
-            K[i * ldk + j] = (REAL)(scale * total);
+            K[i * ldk + j] = (REAL)(md.scale * total);
         }
     }
     if (bad)

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._memory import check_memory
 from countgrid._validation import check_matrix
 
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve"]
@@ -25,7 +26,41 @@ over the queries; ``n_retrieved`` (the cut-offs 1, 2, 4, ..., n_corpus);
 """
 
 
+def _arraylike(M, name):
+    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
+    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
+    lets NumPy's ValueError through)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M
+    try:
+        return np.asarray(M)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+
+
+def _pow2_rows(A):
+    """Exponents ``e`` with ``2**e * max|row|`` in [0.5, 1) (0 for zero rows)."""
+    if A.shape[1] == 0:
+        return np.zeros(A.shape[0], dtype=np.int64)
+    top = abs(A).max(axis=1)
+    top = np.asarray(top.toarray() if sp.issparse(top) else top, dtype=np.float64).ravel()
+    return -np.frexp(top)[1]
+
+
+def _ldexp_rows(A, e):
+    """``diag(2**e) A`` (exact unless entries leave the float range)."""
+    if sp.issparse(A):
+        out = A.copy()
+        out.data = np.ldexp(out.data, np.repeat(e, np.diff(out.indptr)))
+        return out
+    return np.ldexp(A, e[:, None])
+
+
 def _normalize_rows(A):
+    """Rows scaled to unit Euclidean norm (zero rows stay 0).  Each row is first scaled by
+    the power of two that brings its largest magnitude into [0.5, 1), so the norm neither
+    overflows (entries up to the largest float) nor underflows (subnormal entries)."""
+    A = _ldexp_rows(A, _pow2_rows(A))
     if sp.issparse(A):
         norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
         norms[norms == 0] = 1.0
@@ -47,15 +82,20 @@ def cosine_similarity(A, B):
     Parameters
     ----------
     A : {array-like, sparse matrix} of shape (n_a, n_dims)
+        Finite values; dense or any scipy.sparse format (A and B may differ).
     B : {array-like, sparse matrix} of shape (n_b, n_dims)
 
     Returns
     -------
     S : ndarray of shape (n_a, n_b), float64
+        Rows of any finite magnitude give the cosine of the rows rescaled to unit norm.
     """
-    A, B = check_matrix(A, "A", np.float64), check_matrix(B, "B", np.float64)
+    A = check_matrix(_arraylike(A, "A"), "A", np.float64)
+    B = check_matrix(_arraylike(B, "B"), "B", np.float64)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A has {A.shape[1]} columns and B has {B.shape[1]}")
+    check_memory(A.shape[0] * B.shape[0] * 16, f"a {A.shape[0]} x {B.shape[0]} similarity "
+                 "matrix", "compare fewer rows of A at a time")
     return _dense(_normalize_rows(A) @ _normalize_rows(B).T)
 
 
@@ -80,11 +120,16 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     Parameters
     ----------
     query_codes : {array-like, sparse matrix} of shape (n_queries, n_dims)
+        Finite values; dense or any scipy.sparse format.
     corpus_codes : {array-like, sparse matrix} of shape (n_corpus, n_dims)
     query_labels : array-like of shape (n_queries,)
     corpus_labels : array-like of shape (n_corpus,)
+        Labels comparable with the query labels.
     metric : {"cosine", "dot"}, default="cosine"
-        Similarity of codes: cosine of the angle (the paper's) or inner product.
+        Similarity of codes: cosine of the angle (the paper's) or inner product.  For
+        "dot", codes whose products would overflow are rescaled by powers of two (a
+        positive scale per query and one for the corpus, which leaves every ranking
+        unchanged).
     batch_size : int, default=256
         Queries ranked at once (memory ``batch_size * n_corpus``).
 
@@ -102,24 +147,36 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     >>> curve.n_retrieved.tolist(), curve.precision.tolist()
     ([1, 2, 4], [1.0, 1.0, 0.5])
     """
-    Q = check_matrix(query_codes, "query_codes", np.float64)
-    C = check_matrix(corpus_codes, "corpus_codes", np.float64)
+    if not isinstance(metric, str) or metric not in ("cosine", "dot"):
+        raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size,
+                                                                    (int, np.integer)):
+        raise TypeError(f"batch_size must be a positive int, got {batch_size!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    Q = check_matrix(_arraylike(query_codes, "query_codes"), "query_codes", np.float64)
+    C = check_matrix(_arraylike(corpus_codes, "corpus_codes"), "corpus_codes", np.float64)
     if Q.shape[1] != C.shape[1]:
         raise ValueError(f"query_codes has {Q.shape[1]} columns but corpus_codes has "
                          f"{C.shape[1]}")
-    yq, yc = np.asarray(query_labels), np.asarray(corpus_labels)
+    yq, yc = _arraylike(query_labels, "query_labels"), _arraylike(corpus_labels, "corpus_labels")
     if yq.ndim != 1 or yq.shape[0] != Q.shape[0]:
         raise ValueError(f"query_labels must have shape ({Q.shape[0]},), got {yq.shape}")
     if yc.ndim != 1 or yc.shape[0] != C.shape[0]:
         raise ValueError(f"corpus_labels must have shape ({C.shape[0]},), got {yc.shape}")
     if Q.shape[0] == 0 or C.shape[0] == 0:
         raise ValueError("query_codes and corpus_codes need at least one document each")
-    if metric not in ("cosine", "dot"):
-        raise ValueError(f"metric must be 'cosine' or 'dot', got {metric!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = int(min(batch_size, Q.shape[0]))
+    check_memory(batch_size * C.shape[0] * 40, f"ranking {batch_size} queries against "
+                 f"{C.shape[0]} corpus documents", "use a smaller batch_size")
     if metric == "cosine":
         Q, C = _normalize_rows(Q), _normalize_rows(C)
+    else:
+        eq, ec = _pow2_rows(Q), _pow2_rows(C)
+        # |q . c| <= n_dims max|q| max|c|: rescale (exactly, by powers of two) only when
+        # that bound could overflow, so that rankings of tiny products are kept too
+        if C.shape[0] and Q.shape[1] and (-eq).max() + (-ec).max() + np.log2(Q.shape[1]) > 1000:
+            Q, C = _ldexp_rows(Q, eq), _ldexp_rows(C, np.full(C.shape[0], ec.min()))
     n_c = C.shape[0]
     ks = [1]
     while ks[-1] * 2 < n_c:
@@ -127,7 +184,12 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     if ks[-1] != n_c:
         ks.append(n_c)
     ks = np.asarray(ks, dtype=np.int64)
-    _, codes = np.unique(np.concatenate([yq, yc]), return_inverse=True)
+    try:
+        _, codes = np.unique(np.concatenate([yq, yc]), return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"query_labels and corpus_labels must hold comparable labels: "
+                        f"{exc}") from None
+    codes = codes.ravel()
     cq, cc = codes[:yq.shape[0]], codes[yq.shape[0]:]
     n_rel_class = np.bincount(cc, minlength=codes.max() + 1)
     prec_sum = np.zeros(ks.shape[0])

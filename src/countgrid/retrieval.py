@@ -1,12 +1,14 @@
 """Retrieval baselines of Gehler, Holub & Welling (ICML 2006): tf-idf and LSI."""
+import warnings
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import svds
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import check_counts
+from countgrid._memory import check_memory
 from countgrid._param_validation import Interval
 from countgrid._validation import check_is_fitted, check_random_state
 
@@ -64,11 +66,31 @@ def tfidf(X, idf=None):
     if idf is None:
         idf = idf_weights(X)
     else:
-        idf = np.asarray(idf, dtype=np.float64)
+        if isinstance(idf, (str, bytes)) or sp.issparse(idf):
+            raise TypeError(f"idf must be a 1-D array of floats, got {type(idf).__name__}")
+        idf = np.asarray(idf)
+        if idf.dtype.kind not in "biuf":
+            raise TypeError(f"idf must hold real numbers, got dtype {idf.dtype}")
+        idf = idf.astype(np.float64)
         if idf.shape != (X.shape[1],):
             raise ValueError(f"idf has shape {idf.shape}; X has {X.shape[1]} words")
         if not np.isfinite(idf).all():
             raise ValueError("idf contains NaN or infinity")
+    # term frequencies n(d, w) / n(d): each row is first scaled by the power of two that
+    # brings its largest count into [0.5, 1), so no document length overflows (counts up
+    # to the largest float) or underflows
+    if X.shape[1] == 0:
+        top = np.zeros(X.shape[0])
+    elif is_sparse:
+        top = np.asarray(X.max(axis=1).toarray(), dtype=np.float64).ravel()
+    else:
+        top = X.max(axis=1)
+    e = -np.frexp(top)[1]
+    if is_sparse:
+        X = X.copy()
+        X.data = np.ldexp(X.data, np.repeat(e, np.diff(X.indptr)))
+    else:
+        X = np.ldexp(X, e[:, None])
     length = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     inv = np.zeros_like(length)
     inv[length > 0] = 1.0 / length[length > 0]
@@ -89,6 +111,11 @@ class LSI(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default=100
+        At most ``min(n_samples, n_features)`` of the training counts.  Below that the
+        basis comes from ``scipy.sparse.linalg.svds`` (Lanczos); at ``min(...)`` itself,
+        or if the Lanczos iteration fails, from a dense SVD.  When the tf-idf matrix is
+        all zero (X all zero, or every word in every document: idf = 0) the singular
+        values are 0, the basis is the first unit vectors and a warning says so.
     random_state : None, int or numpy.random.Generator
         Seeds the start vector of the Lanczos iteration (``scipy.sparse.linalg.svds``).
 
@@ -111,26 +138,55 @@ class LSI(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Fit the idf weights and the SVD basis on the counts ``X``."""
+        """Fit the idf weights and the SVD basis on the counts ``X``.
+
+        Returns
+        -------
+        self : LSI
+        """
         self._validate_params()
-        k = self.n_components
+        k = int(self.n_components)
         X, _ = check_counts(X, np.float64, name="X")
-        if k >= min(X.shape):
-            raise ValueError(f"n_components must be < min(n_samples, n_features) = "
-                             f"{min(X.shape)}, got {k}")
-        self.idf_ = idf_weights(X)
-        T = sp.csr_matrix(tfidf(X, self.idf_))
-        rng = check_random_state(self.random_state)
-        v0 = rng.uniform(-1.0, 1.0, size=min(T.shape))
-        _, s, vt = svds(T, k=int(k), v0=v0)
+        if k > min(X.shape):
+            raise ValueError(f"n_components={k} must be <= min(n_samples, n_features) = "
+                             f"{min(X.shape)} of X (shape {X.shape})")
+        idf = idf_weights(X)
+        T = sp.csr_matrix(tfidf(X, idf))
+        T.eliminate_zeros()
+        if T.nnz == 0:
+            warnings.warn("the tf-idf matrix of X is all zero (X is all zero, or every word "
+                          "occurs in every document, so idf = 0): LSI codes will be 0",
+                          UserWarning, stacklevel=2)
+            s = np.zeros(k)
+            vt = np.eye(k, T.shape[1])
+        else:
+            s, vt = self._svd(T, k)
         order = np.argsort(-s, kind="stable")
         s, vt = s[order], vt[order]
         flip = np.sign(vt[np.arange(vt.shape[0]), np.abs(vt).argmax(axis=1)])
         flip[flip == 0] = 1.0
         self.components_ = np.ascontiguousarray(vt * flip[:, None])
-        self.singular_values_ = s
+        self.singular_values_ = np.maximum(s, 0.0)
+        self.idf_ = idf
         self.n_features_in_ = X.shape[1]
         return self
+
+    def _svd(self, T, k):
+        """Top-k singular values and right singular vectors of the tf-idf matrix."""
+        if k < min(T.shape):
+            rng = check_random_state(self.random_state)
+            v0 = rng.uniform(-1.0, 1.0, size=min(T.shape))
+            try:
+                _, s, vt = svds(T, k=k, v0=v0)
+                if np.isfinite(s).all() and np.isfinite(vt).all():
+                    return s, vt
+            except (ArpackError, ArpackNoConvergence):
+                pass
+        check_memory(T.shape[0] * T.shape[1] * 8 * 3 + min(T.shape) ** 2 * 8,
+                     f"a dense SVD of the {T.shape[0]} x {T.shape[1]} tf-idf matrix",
+                     "use n_components < min(n_samples, n_features)")
+        _, s, vt = np.linalg.svd(T.toarray(), full_matrices=False)
+        return s[:k], vt[:k]
 
     def transform(self, X):
         """LSI codes ``tfidf(X) V`` of shape (n_samples, n_components)."""

@@ -6,19 +6,44 @@ each document to a non-negative vector, an information-theoretic kernel
 (:mod:`countgrid.kernels`) compares the vectors, and an SVM on the precomputed Gram matrix
 or a k-nearest-neighbour rule on the kernel-induced distance classifies them.
 """
+import functools
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, ClassifierMixin
+from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
-from countgrid._validation import check_is_fitted, encode_labels
-from countgrid.kernels._it_kernels import _check_blocks, _columns, jensen_tsallis_kernel
+from countgrid._validation import check_is_fitted, check_matrix, encode_labels
+from countgrid.kernels._it_kernels import (_arraylike, _check_blocks, _columns, _log2_masses,
+                                           _probabilities, jensen_tsallis_kernel, log_q)
 
 __all__ = ["ITKernelClassifier"]
 
 _KERNELS = ("linear", "js", "jt")
+
+
+class _AvailableIf:
+    """A method that exists only when ``check(self)`` is true (as scikit-learn's
+    ``available_if``): ``hasattr`` is False otherwise, so that model selection tools do
+    not call it."""
+
+    def __init__(self, check, method):
+        self.check, self.method = check, method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.method
+        if not self.check(obj):
+            raise AttributeError(f"{type(obj).__name__}.{self.method.__name__} is available "
+                                 f"for classifier='svm' only, not {obj.classifier!r}")
+        return self.method.__get__(obj, owner)
+
+
+def _if_svm(method):
+    return _AvailableIf(lambda est: est.classifier == "svm", method)
 
 
 def _clone(est):
@@ -77,6 +102,8 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
     ----------
     embedding_ : transformer or None
         The fitted embedding.
+    n_features_in_ : int
+        Number of columns of the X seen in ``fit``; predictions check it.
     svc_ : sklearn.svm.SVC
         Only for ``classifier="svm"``; fitted on the training Gram matrix centred in
         feature space (``K - row means - column means + mean``), which leaves the SVM
@@ -98,7 +125,12 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
     Notes
     -----
     Not saveable with ``countgrid.save`` (the SVM is a scikit-learn object): ``save``
-    raises TypeError.
+    raises TypeError.  ``decision_function`` exists for ``classifier="svm"`` only
+    (``hasattr`` is False for "knn"); there is no ``predict_proba``.
+
+    X is validated before anything else touches it (finite values; non-negative for the
+    "js" and "jt" kernels or with an embedding; any scipy.sparse format, dense and sparse
+    may be mixed between fit and predict), and so is the embedding's output.
 
     Examples
     --------
@@ -173,11 +205,17 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
                 for (a, b), w in zip(bounds, weights)]
 
     def _gram(self, A, B=None):
+        n_b = A.shape[0] if B is None else B.shape[0]
+        check_memory(A.shape[0] * n_b * 24, f"a {A.shape[0]} x {n_b} kernel Gram matrix",
+                     "predict fewer documents at a time")
         if self.kernel == "linear":
-            K = 0.0
+            K = np.zeros((A.shape[0], n_b))
             for w, Ai, Bi in self._block_pairs(A, B):
                 Ki = Ai @ (Ai if Bi is None else Bi).T
-                K = K + w * np.asarray(Ki.toarray() if sp.issparse(Ki) else Ki, dtype=np.float64)
+                K += w * np.asarray(Ki.toarray() if sp.issparse(Ki) else Ki, dtype=np.float64)
+            if not np.isfinite(K).all():
+                raise ValueError("the linear kernel of these vectors exceeds the range of "
+                                 "float64: rescale X (or the embedding)")
             return K
         q = 1.0 if self.kernel == "js" else self.q
         return np.asarray(jensen_tsallis_kernel(A, B, q=q, weighted=self.weighted,
@@ -190,44 +228,68 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         total = 0.0
         for w, Ai, _ in self._block_pairs(A, None):
             total = total + w * self._self_kernel_block(Ai)
+        if not np.all(np.isfinite(total)):
+            raise ValueError(f"the {self.kernel} kernel of these vectors with themselves "
+                             "exceeds the range of float64: rescale X (or the embedding)")
         return total
 
     def _self_kernel_block(self, A):
+        """``k(x, x)`` of every row, from the closed forms of docs/kernels.md: on the
+        probability vector p of x, ``k_JT,q(p, p) = ln_q(2) sum_d p_d^q`` (``0^q = 0``;
+        ``ln 2`` at q = 1, ``|supp p|`` at q = 0), ``k^A_q(x, x) = k_JT,q(p, p)``,
+        ``k^B_q(x, x) = (2 w)^q k_JT,q(p, p)`` and ``exp(-t T_q(p, p))`` with
+        ``T_q(p, p) = ln_q 2 - k_JT,q(p, p)``; 0 for a row of zero mass."""
         if self.kernel == "linear":
             if sp.issparse(A):
                 return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
             return np.einsum("ij,ij->i", A, A).astype(np.float64)
-        if self.weighted is None and not self.exponentiated:
-            # k_JT,q(p, p) = 2^-q (2^q - 2) / (q - 1) sum_i p_i^q on the L1-normalised row
-            # (ln 2 at q = 1; |supp p| at q = 0); 0 for a row of zero mass
-            q = 1.0 if self.kernel == "js" else float(self.q)
-            mass = np.asarray(A.sum(axis=1), dtype=np.float64).ravel()
-            inv = np.where(mass > 0, 1.0 / np.where(mass > 0, mass, 1.0), 0.0)
-            if abs(q - 1.0) < 1e-8:
-                val = np.full(A.shape[0], np.log(2.0))
-            elif q == 0.0:
-                val = np.asarray((A != 0).sum(axis=1), dtype=np.float64).ravel()
-            else:
-                P = sp.csr_matrix(A.multiply(inv[:, None])) if sp.issparse(A) else A * inv[:, None]
-                Pq = P.power(q) if sp.issparse(P) else np.power(P, q)
-                val = (2.0 ** -q * (2.0 ** q - 2.0) / (q - 1.0)
-                       * np.asarray(Pq.sum(axis=1), dtype=np.float64).ravel())
-            return np.where(mass > 0, val, 0.0)
-        return np.array([self._gram_block(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
+        q = 1.0 if self.kernel == "js" else float(self.q)
+        P = _probabilities(A)
+        if sp.issparse(P):
+            powers = P.power(q) if q > 0 else (P > 0).astype(np.float64)
+            sums = np.asarray(powers.sum(axis=1), dtype=np.float64).ravel()
+        else:
+            powers = np.power(P, q, out=np.zeros_like(P), where=P > 0)
+            sums = powers.sum(axis=1)
+        mass_ok = sums > 0
+        k = float(log_q(2.0, q)) * sums
+        weighted = {"normalized": "A", "unnormalized": "B"}.get(self.weighted, self.weighted)
+        if self.exponentiated:
+            k = np.exp(-float(self.t) * (float(log_q(2.0, q)) - k))
+        elif weighted == "B":
+            with np.errstate(over="ignore"):
+                k = k * np.exp2(q * (1.0 + np.where(mass_ok, _log2_masses(A), 0.0)))
+        return np.where(mass_ok, k, 0.0)
 
-    def _gram_block(self, A):
-        """The unblocked kernel of A with itself (for the weighted/exponentiated diagonal)."""
-        q = 1.0 if self.kernel == "js" else self.q
-        return jensen_tsallis_kernel(A, q=q, weighted=self.weighted,
-                                     exponentiated=self.exponentiated, t=self.t, num_threads=1)
+    def _check_X(self, X, fitting=False):
+        """Validate X before anything touches it; returns CSR or a C array (float64)."""
+        nonnegative = self.embedding is not None or self.kernel != "linear"
+        X = check_matrix(_arraylike(X, "X"), "X", np.float64, nonnegative=nonnegative)
+        if X.shape[0] == 0:
+            raise ValueError("X has 0 samples; at least one is required")
+        if fitting:
+            if X.shape[1] == 0:
+                raise ValueError("X has 0 features; at least one is required")
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        return X
 
     def _embed(self, X):
+        """The vectors the kernel compares: X itself or its embedding (validated)."""
         if self.embedding_ is None:
-            M = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        else:
-            M = self.embedding_.transform(X)
-        return sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M) else np.asarray(
-            M, dtype=np.float64)
+            return X
+        name = f"the output of the {type(self.embedding_).__name__} embedding"
+        Z = check_matrix(self.embedding_.transform(X), name, np.float64)
+        if Z.shape[0] != X.shape[0]:
+            raise ValueError(f"{name} has {Z.shape[0]} rows for {X.shape[0]} documents")
+        if self.kernel != "linear":
+            low = Z.data.min(initial=0.0) if sp.issparse(Z) else Z.min(initial=0.0)
+            if low < 0:
+                raise ValueError(f"{name} has negative values (down to {low!r}); the "
+                                 f"'{self.kernel}' kernel needs non-negative vectors: use "
+                                 "kernel='linear' or a non-negative embedding")
+        return Z
 
     def fit(self, X, y):
         """Fit the embedding on (X, y), build the training Gram matrix, train the classifier.
@@ -243,7 +305,8 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         self
         """
         self._validate()
-        classes, idx = encode_labels(y)
+        X = self._check_X(X, fitting=True)
+        classes, idx = encode_labels(y, n_samples=X.shape[0])
         svc = None
         if self.classifier == "svm":
             try:
@@ -257,8 +320,7 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         else:
             self.embedding_ = _clone(self.embedding).fit(X, y)
         Z = self._embed(X)
-        if Z.shape[0] != idx.shape[0]:
-            raise ValueError(f"X has {Z.shape[0]} samples but y has {idx.shape[0]}")
+        self.n_features_in_ = X.shape[1]
         self.blocks_, self.block_weights_ = self._resolve_blocks(Z.shape[1])
         self.train_embedding_ = Z
         self.classes_ = classes
@@ -282,20 +344,20 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         return K - row_means[:, None] - train_means[None, :] + train_means.mean()
 
     def _test_gram(self, X):
-        K = self._gram(self._embed(X), self.train_embedding_)
+        K = self._gram(self._embed(self._check_X(X)), self.train_embedding_)
         return self._centre(K, self.train_kernel_means_, K.mean(axis=1))
 
+    @_if_svm
     def decision_function(self, X):
-        """SVM decision values (``classifier="svm"`` only), as ``SVC.decision_function``."""
+        """SVM decision values (``classifier="svm"`` only), as ``SVC.decision_function``:
+        shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
         check_is_fitted(self, "train_embedding_")
-        if self.classifier != "svm":
-            raise AttributeError("decision_function is defined for classifier='svm' only")
         return self.svc_.decision_function(self._test_gram(X))
 
     def kernel_distances(self, X):
         """Kernel-induced distances from each row of X to each training document."""
         check_is_fitted(self, "train_embedding_")
-        Z = self._embed(X)
+        Z = self._embed(self._check_X(X))
         K = self._gram(Z, self.train_embedding_)
         train_self = getattr(self, "train_self_", None)
         if train_self is None:

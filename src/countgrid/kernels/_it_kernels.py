@@ -8,16 +8,21 @@ Definitions and conventions are those of docs/kernels.md (natural logarithms,
 semi-definite for ``0 <= q <= 2`` (docs/kernels.md, "Positive semi-definiteness").
 
 The heavy part, ``k^B_q`` between all pairs of rows, runs in C with OpenMP over
-rows (vectorised log/exp for dense rows, index merging for sparse rows); the
-symmetric case ``B=None`` computes one triangle.  Rows with zero mass give
-kernel rows (and columns) of zeros.
+rows (vectorised log/exp for dense rows, index merging for sparse rows), in tiles
+between which Ctrl-C is honoured; the symmetric case ``B=None`` computes one
+triangle.  Rows with zero mass give kernel rows (and columns) of zeros.  The
+numerical range (rows of any finite magnitude, q near 1, overflowing results) is
+described in docs/kernels.md, "Numerical range".
 """
-import numbers
+import math
 import operator
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._memory import check_memory
+from countgrid._param_validation import Interval, Options, validate_params
 from countgrid._threads import effective_n_threads
 from countgrid._validation import check_matrix
 from countgrid.kernels import _itkernels
@@ -25,53 +30,281 @@ from countgrid.kernels import _itkernels
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
 
 _WEIGHTED = {None: None, "A": "A", "normalized": "A", "B": "B", "unnormalized": "B"}
+_CONSTRAINTS = {
+    "q": [Interval(Real, 0, 2)],
+    "weighted": [None, Options("A", "B", "normalized", "unnormalized")],
+    "exponentiated": ["boolean"],
+    "t": [Interval(Real, 0, None, closed="neither")],
+}
+#: Pair-coordinate evaluations per thread in one C call of a tiled Gram matrix: a few tens
+#: of milliseconds, so that Ctrl-C is honoured quickly while the per-call overhead (the
+#: element function of the tile's rows, recomputed per call) stays below about 1 %.
+_TILE_WORK = 2 ** 24
+_MIN_TILE = 64
+#: A sparse matrix paired with a dense one is densified up to this size (or the size of
+#: the dense one), see _same_format.
+_DENSIFY_BYTES = 2 ** 26
+_RANGE_ADVICE = ("rescale the input (weighted=None and weighted='A' are invariant to a "
+                 "common scale) or use float64")
+
+
+def _arraylike(M, name):
+    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
+    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
+    lets NumPy's ValueError through)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M
+    try:
+        return np.asarray(M)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 
 
 def log_q(x, q):
-    """The q-logarithm ``ln_q(x) = (x^(1-q) - 1) / (1 - q)`` (``ln x`` at ``q = 1``)."""
-    x = np.asarray(x, dtype=np.float64)
-    if abs(q - 1.0) < 1e-8:
-        return np.log(x)
-    return (np.power(x, 1.0 - q) - 1.0) / (1.0 - q)
+    """The q-logarithm ``ln_q(x) = (x^(1-q) - 1) / (1 - q)`` (``ln x`` at ``q = 1``).
+
+    Evaluated as ``expm1((1 - q) ln x) / (1 - q)``, which is accurate for every ``q`` near 1
+    (the quotient form loses about ``log10(1/|1 - q|)`` digits) and tends to ``ln x``
+    continuously.
+
+    Parameters
+    ----------
+    x : array-like of float >= 0
+    q : float
+
+    Returns
+    -------
+    ndarray or float
+        Of the shape of ``x`` (float64).  ``ln_q(0)`` is ``-1/(1-q)`` for ``q < 1`` and
+        ``-inf`` for ``q >= 1``.
+    """
+    if isinstance(q, (bool, np.bool_)) or not isinstance(q, Real):
+        raise TypeError(f"q must be a real number, got {q!r}")
+    q = float(q)
+    if not math.isfinite(q):
+        raise ValueError(f"q must be finite, got {q!r}")
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"x must be an array of non-negative numbers: {exc}") from None
+    if np.isnan(x).any() or (x < 0).any():
+        raise ValueError("x must hold non-negative numbers (the q-logarithm is defined on "
+                         "[0, inf))")
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lx = np.log(x)
+        if q == 1.0:
+            return lx
+        # x = 0: expm1(-inf) = -1 (q < 1) or expm1(+inf) = inf (q > 1); x = inf likewise
+        return np.expm1((1.0 - q) * lx) / (1.0 - q)
 
 
-def _masses(M):
-    return np.asarray(M.sum(axis=1), dtype=np.float64).ravel()
+def _row_max(M):
+    """Largest entry of every row (0 for an empty row), in M's dtype widened to float64."""
+    if M.shape[1] == 0:
+        return np.zeros(M.shape[0])
+    if sp.issparse(M):
+        return np.asarray(M.max(axis=1).toarray(), dtype=np.float64).ravel()
+    return np.asarray(M.max(axis=1), dtype=np.float64)
 
 
-def _normalise_rows(M, mass):
-    scale = np.divide(1.0, mass, out=np.zeros_like(mass), where=mass > 0).astype(M.dtype)
+def _ldexp_rows(M, e, dtype):
+    """``diag(2**e) M`` in ``dtype`` for a validated matrix: exact unless entries leave the
+    range of dtype (below it they become subnormal or 0 and are dropped from a CSR)."""
     if sp.issparse(M):
         out = M.copy()
-        out.data *= np.repeat(scale, np.diff(out.indptr))
+        out.data = np.ldexp(M.data.astype(np.float64), np.repeat(e, np.diff(M.indptr)))
+        out.data = out.data.astype(dtype)
+        out.eliminate_zeros()
         return out
-    return np.ascontiguousarray(M * scale[:, None])
+    return np.ascontiguousarray(np.ldexp(M.astype(np.float64), e[:, None]), dtype=dtype)
+
+
+def _probabilities(M):
+    """Rows rescaled to sum 1 (zero rows stay 0).
+
+    Each row is first multiplied by the power of two that brings its largest entry into
+    [0.5, 1) (exact), then summed and divided by the sum, so no row sum overflows (entries
+    up to the largest float) or underflows (subnormal entries): any finite non-negative
+    row with a positive entry gives the probability vector of that row rescaled to sum 1.
+    """
+    mx = _row_max(M)
+    ok = mx > 0
+    e = -np.frexp(mx)[1]                      # mx * 2**e in [0.5, 1); 0 for zero rows
+    S = _ldexp_rows(M, e, np.float64)
+    mass = np.asarray(S.sum(axis=1), dtype=np.float64).ravel()    # in [0.5, n_features)
+    inv = np.divide(1.0, mass, out=np.zeros_like(mass), where=ok)
+    if sp.issparse(S):
+        S.data *= np.repeat(inv, np.diff(S.indptr))
+        S.data = S.data.astype(M.dtype)
+        S.eliminate_zeros()
+        return S
+    S *= inv[:, None]
+    return np.ascontiguousarray(S, dtype=M.dtype)
+
+
+def _global_exponent(A, B):
+    """The power of two ``e`` with ``2**e * max(A, B)`` in [0.5, 1) (0 for all-zero input)."""
+    top = _row_max(A).max(initial=0.0)
+    if B is not None:
+        top = max(top, _row_max(B).max(initial=0.0))
+    return 0 if top == 0 else -math.frexp(top)[1]
+
+
+def _times_pow2(M, e):
+    """``2**e * M`` for a validated matrix (exact unless entries leave the normal range)."""
+    if e == 0:
+        return M
+    return _ldexp_rows(M, np.full(M.shape[0], e), M.dtype)
+
+
+def _log2_masses(M):
+    """``log2`` of the row sums (-inf for zero rows), without overflow or underflow."""
+    mx = _row_max(M)
+    e = -np.frexp(mx)[1]
+    total = np.asarray(_ldexp_rows(M, e, np.float64).sum(axis=1), dtype=np.float64).ravel()
+    with np.errstate(divide="ignore"):
+        return np.log2(total) - e
+
+
+#: Rows whose masses lie within a factor 2**span of each other are compared on one common
+#: scale in the weighted kernels (see _weighted_kernel).
+_GROUP_SPAN = {np.dtype(np.float32): 32, np.dtype(np.float64): 256}
+
+
+def _rows(M, idx):
+    if idx is None:
+        return M
+    return M[idx]
+
+
+def _weighted_kernel(A, B, q, weighted, nt):
+    """k^A_q or k^B_q = (w_x + w_y)^q k^A_q on validated, matched A and B (float64).
+
+    k^A_q is invariant to a common rescaling of both measures, so each pair of rows is
+    computed after multiplying both by one power of two that brings the larger of them to
+    a maximum in [0.5, 1).  Rows are grouped by mass (groups spanning a factor
+    ``2**_GROUP_SPAN``), one scale per pair of groups: then no mass, kernel value or
+    denominator ``(w_x + w_y)^q`` overflows or underflows (a measure far smaller than its
+    partner only loses contributions below the range of the dtype, docs/kernels.md,
+    "Numerical range").  k^B_q is k^A_q times ``2**(q log2(w_x + w_y))``.
+    """
+    symmetric = B is None
+    la = _log2_masses(A)
+    lb = la if symmetric else _log2_masses(B)
+    n_a, n_b = la.shape[0], lb.shape[0]
+    finite = np.concatenate([la[np.isfinite(la)], lb[np.isfinite(lb)]])
+    if finite.size == 0:
+        return np.zeros((n_a, n_b))
+    span = _GROUP_SPAN[np.dtype(A.dtype)]
+    lo = finite.min()
+    with np.errstate(invalid="ignore"):
+        ga = np.where(np.isfinite(la), np.floor((la - lo) / span), 0).astype(np.int64)
+        gb = ga if symmetric else np.where(np.isfinite(lb), np.floor((lb - lo) / span),
+                                           0).astype(np.int64)
+    groups_a, groups_b = np.unique(ga), np.unique(gb)
+    single = groups_a.size == 1 and groups_b.size == 1
+    K = None if single else np.zeros((n_a, n_b))
+    for gi in groups_a:
+        ia = None if single else np.flatnonzero(ga == gi)
+        for gj in groups_b:
+            if symmetric and gj < gi:
+                continue
+            jb = None if single else np.flatnonzero(gb == gj)
+            diagonal = symmetric and gi == gj
+            sub_a = _rows(A, ia)
+            sub_b = None if diagonal else _rows(A if symmetric else B, jb)
+            e = _global_exponent(sub_a, sub_b)
+            sub_a = _times_pow2(sub_a, e)
+            sub_b = None if sub_b is None else _times_pow2(sub_b, e)
+            ma = np.asarray(sub_a.sum(axis=1), dtype=np.float64).ravel()
+            mb = ma if sub_b is None else np.asarray(sub_b.sum(axis=1),
+                                                     dtype=np.float64).ravel()
+            Ks = _kernel_b(sub_a, sub_b, q, nt).astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                Ks /= np.power(ma[:, None] + mb[None, :], q)     # zero rows: masked later
+            if single:
+                K = Ks
+            else:
+                K[np.ix_(ia, jb)] = Ks
+                if symmetric and not diagonal:
+                    K[np.ix_(jb, ia)] = Ks.T
+    if weighted == "B":
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = np.exp2(q * np.logaddexp2(la[:, None], lb[None, :]))
+            np.multiply(K, scale, out=K, where=K != 0)
+    return K
+
+
+def _support_counts(A, B):
+    """``#{d : a_d > 0 and b_d > 0}`` for every pair of rows: k^B_0 = k^A_0 = k_JT,0."""
+    Ab = (A > 0).astype(np.float64)
+    Bb = Ab if B is None else (B > 0).astype(np.float64)
+    return _dense(Ab @ Bb.T).astype(np.float64, copy=False)
 
 
 def _kernel_b(A, B, q, nt):
-    """k^B_q between the rows of A and B (B None: A with itself)."""
+    """k^B_q between the rows of A and B (B None: A with itself), both of the same
+    format and dtype."""
     symmetric = B is None
-    if q == 0.0:  # Boolean kernel: size of the common support
-        Ab = (A > 0).astype(A.dtype)
-        Bb = Ab if symmetric else (B > 0).astype(A.dtype)
-        return _dense(Ab @ Bb.T)
     if q == 2.0:  # linear kernel, 2 <x, y>
         K = _dense(A @ (A if symmetric else B).T) * 2
         return (K + K.T) / 2 if symmetric else K
+    n, m = A.shape[0], (A if symmetric else B).shape[0]
     if sp.issparse(A):
         Bc = A if symmetric else B
-        return _itkernels.jt_gram_csr(*_csr_arrays(A), *_csr_arrays(Bc), A.shape[1], q,
-                                      symmetric, nt)
-    return _itkernels.jt_gram_dense(A, A if symmetric else B, q, symmetric, nt)
+        work = 1.0 + A.nnz / max(n, 1) + Bc.nnz / max(m, 1)
+        rows, cols = _tile_shape(n, m, work, nt, symmetric)
+        empty = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, A.dtype)
+        return _itkernels.jt_gram_csr(*_csr_arrays(A),
+                                      *(empty if symmetric else _csr_arrays(Bc)),
+                                      A.shape[1], q, symmetric, nt, rows, cols)
+    rows, cols = _tile_shape(n, m, float(max(A.shape[1], 1)), nt, symmetric)
+    return _itkernels.jt_gram_dense(A, A if symmetric else B, q, symmetric, nt, rows, cols)
+
+
+def _tile_shape(n, m, work_per_pair, nt, symmetric):
+    """Tiles of about ``_TILE_WORK * nt`` pair-coordinate evaluations, square (and at least
+    ``_MIN_TILE`` on a side) unless the matrix is smaller; one tile when it all fits."""
+    budget = _TILE_WORK * max(nt, 1)
+    if n * m * work_per_pair <= budget:
+        edge = max(n, m, 1)
+        return edge, edge
+    edge = max(_MIN_TILE, 8 * nt, int(math.sqrt(budget / work_per_pair)))
+    if symmetric:
+        return edge, edge
+    rows = min(n, edge)
+    cols = min(m, max(edge, int(budget / (rows * work_per_pair))))
+    return max(rows, 1), max(cols, 1)
 
 
 def _dense(M):
-    return np.asarray(M.todense()) if sp.issparse(M) else np.asarray(M)
+    return np.asarray(M.toarray()) if sp.issparse(M) else np.asarray(M)
 
 
 def _csr_arrays(M):
     """indptr, indices (int64) and data of a canonical CSR matrix."""
-    return M.indptr.astype(np.int64), M.indices.astype(np.int64), M.data
+    return (np.ascontiguousarray(M.indptr, dtype=np.int64),
+            np.ascontiguousarray(M.indices, dtype=np.int64), np.ascontiguousarray(M.data))
+
+
+def _same_format(A, B):
+    """A sparse/dense pair in one format: the sparse one densified when that costs no more
+    memory than the dense one already takes (or _DENSIFY_BYTES), so that the result is the
+    all-dense result bit for bit; else the dense one converted to CSR (the same result up
+    to rounding)."""
+    if B is None or sp.issparse(A) == sp.issparse(B):
+        return A, B
+    a_sparse = sp.issparse(A)
+    S, Dn = (A, B) if a_sparse else (B, A)
+    dense_bytes = S.shape[0] * S.shape[1] * S.dtype.itemsize
+    if dense_bytes <= max(Dn.nbytes, _DENSIFY_BYTES):
+        check_memory(dense_bytes, f"densifying the sparse {'A' if a_sparse else 'B'} of "
+                     f"shape {S.shape}", "pass both matrices sparse")
+        S = np.ascontiguousarray(S.toarray())
+    else:
+        Dn = sp.csr_matrix(Dn)
+        Dn.sort_indices()
+    return (S, Dn) if a_sparse else (Dn, S)
 
 
 def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, t=1.0, *,
@@ -81,14 +314,17 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     Parameters
     ----------
     A : {array-like, sparse matrix} of shape (n_samples_A, n_features)
-        Non-negative rows (histograms, embeddings).  float32 input gives a
-        float32 Gram matrix, anything else float64.
+        Non-negative rows (histograms, embeddings), dense or any scipy.sparse format.
+        float32 input (A and B both float32) gives a float32 Gram matrix, anything else
+        float64.
     B : {array-like, sparse matrix} of shape (n_samples_B, n_features), optional
-        Second set of rows; ``None`` computes the symmetric ``K(A, A)`` from one
-        triangle (exactly symmetric).
+        Second set of rows, dense or sparse whatever A is; ``None`` computes the
+        symmetric ``K(A, A)`` from one triangle (exactly symmetric).
     q : float in [0, 2], default=1.5
         Entropic index.  ``q = 1`` is the Jensen-Shannon kernel, ``q = 0`` the
         Boolean kernel (size of the common support), ``q = 2`` the linear kernel.
+        The kernel is continuous in ``q`` and computed accurately for every ``q``,
+        including very near 1 (docs/kernels.md, "Numerical range").
     weighted : {None, "A", "B"}, default=None
         ``None``: rows are L1-normalised to probability vectors and
         ``k_JT,q(p1, p2) = ln_q(2) - T_q(p1, p2)`` (docs/kernels.md, "Kernels on
@@ -111,13 +347,25 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     block_weights : sequence of float >= 0, optional
         The weights ``w_i`` (default 1 for every block); needs ``blocks``.
     num_threads : int, optional
-        OpenMP threads (None = all cores).
+        OpenMP threads (None = all cores; see countgrid._threads.effective_n_threads).
 
     Returns
     -------
     K : ndarray of shape (n_samples_A, n_samples_B)
         Rows or columns of zero-mass inputs (of a zero-mass block, with ``blocks``)
         are 0.
+
+    Raises
+    ------
+    TypeError
+        For non-numeric input or a parameter of the wrong type.
+    ValueError
+        For negative, NaN or infinite entries, a corrupt sparse matrix, mismatched
+        feature counts, a parameter out of range, or kernel values beyond the range of
+        the output dtype (``weighted="B"`` on huge measures, ``exponentiated`` with a
+        huge ``t`` at ``q < 1``).
+    MemoryError
+        When the Gram matrix does not fit in the available memory (before allocating).
 
     Examples
     --------
@@ -127,40 +375,44 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     >>> round(float(jensen_tsallis_kernel(P, q=1.5)[0, 1]), 10)
     0.2417819582
     """
-    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 <= q <= 2.0:
-        raise ValueError(f"q must be a float in [0, 2] (the kernels are positive definite "
-                         f"there), got {q!r}")
-    if weighted not in _WEIGHTED:
-        raise ValueError(f"weighted must be None, 'A' ('normalized') or 'B' ('unnormalized'), "
-                         f"got {weighted!r}")
+    validate_params(_CONSTRAINTS, {"q": q, "weighted": weighted,
+                                   "exponentiated": exponentiated, "t": t},
+                    "jensen_tsallis_kernel")
     weighted = _WEIGHTED[weighted]
     if exponentiated and weighted is not None:
         raise ValueError("exponentiated kernels are defined for probability vectors only: "
                          "use weighted=None")
-    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (t > 0 and np.isfinite(t)):
-        raise ValueError(f"t must be a finite float > 0, got {t!r}")
-    q = float(q)
-    if abs(q - 1.0) < 1e-8:
-        q = 1.0
+    q, t = float(q), float(t)
     nt = effective_n_threads(num_threads)
-    A = check_matrix(A, "A", nonnegative=True)
+    A = check_matrix(_arraylike(A, "A"), "A", nonnegative=True)
     if B is not None:
-        B = check_matrix(B, "B", nonnegative=True)
+        B = check_matrix(_arraylike(B, "B"), "B", nonnegative=True)
         if B.shape[1] != A.shape[1]:
             raise ValueError(f"A has {A.shape[1]} features but B has {B.shape[1]}")
         if B.dtype != A.dtype:
             dtype = np.promote_types(A.dtype, B.dtype)
             A, B = A.astype(dtype), B.astype(dtype)
     bounds, weights = _check_blocks(blocks, block_weights, A.shape[1])
+    n_a, n_b = A.shape[0], (A if B is None else B).shape[0]
+    itemsize = A.dtype.itemsize
+    # the Gram matrix, float64 working copies and (blocks) the running sum
+    per_entry = itemsize + 16 + (8 if bounds is not None else 0)
+    inputs = sum(M.shape[0] * M.shape[1] * 8 for M in (A, B)
+                 if M is not None and not sp.issparse(M))
+    check_memory(n_a * n_b * per_entry + inputs,
+                 f"a {n_a} x {n_b} kernel Gram matrix ({A.dtype})",
+                 "compute it for fewer rows at a time (slices of A), or pass float32 "
+                 "input to halve it")
+    A, B = _same_format(A, B)
     if bounds is None:
         return _jt_gram(A, B, q, weighted, exponentiated, t, nt)
     K = None
     for (start, stop), w in zip(bounds, weights):
         Kb = _jt_gram(_columns(A, start, stop), None if B is None else _columns(B, start, stop),
                       q, weighted, exponentiated, t, nt)
-        Kb *= Kb.dtype.type(w)
+        Kb = Kb.astype(np.float64) * w
         K = Kb if K is None else K + Kb
-    return K
+    return _finish(K, A.dtype, "the weighted block sum")
 
 
 def _check_blocks(blocks, block_weights, n_features):
@@ -172,6 +424,8 @@ def _check_blocks(blocks, block_weights, n_features):
         if block_weights is not None:
             raise ValueError("block_weights needs blocks")
         return None, None
+    if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+        raise TypeError(f"blocks must be a sequence of ints (block widths), got {blocks!r}")
     try:
         sizes = [operator.index(b) for b in blocks]
     except TypeError:
@@ -183,7 +437,11 @@ def _check_blocks(blocks, block_weights, n_features):
     if block_weights is None:
         weights = np.ones(len(sizes))
     else:
-        weights = np.asarray(block_weights, dtype=np.float64)
+        try:
+            weights = np.asarray(block_weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"block_weights must be a sequence of floats, got "
+                            f"{block_weights!r}") from None
         if weights.shape != (len(sizes),):
             raise ValueError(f"block_weights must have one weight per block ({len(sizes)}), "
                              f"got shape {weights.shape}")
@@ -194,32 +452,49 @@ def _check_blocks(blocks, block_weights, n_features):
 
 
 def _columns(M, start, stop):
+    """Columns [start, stop) of a validated matrix (canonical CSR or C-contiguous)."""
     if sp.issparse(M):
         return M[:, start:stop].tocsr()
     return np.ascontiguousarray(M[:, start:stop])
 
 
+def _finish(K, dtype, what):
+    """``K`` (float64) in ``dtype``, or a ValueError if it leaves that dtype's range."""
+    top = np.abs(K).max(initial=0.0)
+    if not np.isfinite(top) or top > np.finfo(dtype).max:
+        raise ValueError(f"{what} exceeds the range of {np.dtype(dtype)}: {_RANGE_ADVICE}")
+    return K.astype(dtype, copy=False)
+
+
 def _jt_gram(A, B, q, weighted, exponentiated, t, nt):
-    """The kernel on validated, dtype-matched A and B (B None: symmetric)."""
-    mass_a = _masses(A)
-    mass_b = mass_a if B is None else _masses(B)
-    if weighted is None:
-        A = _normalise_rows(A, mass_a)
-        B = None if B is None else _normalise_rows(B, mass_b)
-    K = np.asarray(_kernel_b(A, B, q, nt), dtype=A.dtype)
-    ok_a, ok_b = mass_a > 0, mass_b > 0
-    if weighted is None:
-        K = K * K.dtype.type(2.0 ** -q)  # k_JT,q = 2^-q k^B_q on probability vectors
-        if exponentiated:
-            T = log_q(2.0, q) - K.astype(np.float64)
-            K = np.exp(-t * T).astype(K.dtype)
-    elif weighted == "A":
-        total = mass_a[:, None] + mass_b[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            K = (K / np.power(total, q)).astype(K.dtype)
+    """The kernel on validated, dtype- and format-matched A and B (B None: symmetric)."""
+    dtype = A.dtype
+    ok_a = _row_max(A) > 0
+    ok_b = ok_a if B is None else _row_max(B) > 0
+    if q == 0.0:
+        # the Boolean kernel counts the common support; every weighting gives the count
+        # (docs/kernels.md, "Special cases")
+        K = _support_counts(A, B)
+    elif weighted is None:
+        A = _probabilities(A)
+        B = None if B is None else _probabilities(B)
+        # k_JT,q = 2^-q k^B_q on probability vectors (docs/kernels.md)
+        K = _kernel_b(A, B, q, nt).astype(np.float64)
+        K *= 2.0 ** -q
+    else:
+        K = _weighted_kernel(A, B, q, weighted, nt)
+    what = "the kernel"
+    if exponentiated:       # exp(-t T_q), T_q = ln_q 2 - k_JT,q
+        K -= float(log_q(2.0, q))
+        K *= t
+        with np.errstate(over="ignore"):
+            np.exp(K, out=K)
+        what = f"exp(-t T_q) with t={t!r} and q={q!r}"
+    elif weighted == "B":
+        what = "k^B_q of these measures"
     K[~ok_a, :] = 0
     K[:, ~ok_b] = 0
-    return K
+    return _finish(K, dtype, what)
 
 
 def jensen_shannon_kernel(A, B=None, *, blocks=None, block_weights=None, num_threads=None):

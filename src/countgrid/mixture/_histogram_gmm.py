@@ -4,18 +4,31 @@ Kobayashi, *Higher-order co-occurrence features based on discriminative
 co-clusters for image classification*, supplementary material, Algorithms 1–3
 (after Xiao & Xuan, *Fast EM algorithm of multi-dimensional histogram*, 2002).
 """
+import functools
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator
 from countgrid._em_loop import EMMonitor
+from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._validation import check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
+
+
+def _asarray(a, name):
+    try:
+        return np.asarray(a)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 _LOG_2PI = np.log(2.0 * np.pi)
+#: Points whose direct log-joints stay below this magnitude use them as they are (see
+#: HistogramGMM._log_resp_norm).
+_DIRECT_LIMIT = 1e4
 
 
 class HistogramGMM(BaseEstimator):
@@ -60,6 +73,14 @@ class HistogramGMM(BaseEstimator):
 
     Numerical safety: after every M-step the eigenvalues of each covariance
     are floored at ``reg_covar`` (``S <- V max(Lambda, reg_covar) V^T``).
+    Responsibilities are computed from log-density *differences* between
+    components, expanded around a reference component and evaluated on
+    rescaled coordinates, so that points arbitrarily far from every component
+    (up to the largest float) get proper responsibilities instead of NaN and
+    log densities ``-inf`` only when they underflow.  Histogram weights of any
+    finite magnitude are normalised without overflow; bin centres whose spread
+    would overflow the Mahalanobis distances (``spread**2 / reg_covar`` beyond
+    ``1e300``) are rejected.
     That is the exact maximiser of the M-step objective over covariances
     with all eigenvalues ``>= reg_covar``, so EM stays monotone (Algorithms
     1 and 2).  A component
@@ -98,6 +119,8 @@ class HistogramGMM(BaseEstimator):
         Weighted mean log-likelihood ``sum_b p_b log f(x_b)`` at the
         initialisation and after each iteration.
     n_iter_ : int
+        EM iterations run.  An interrupted ``fit`` (Ctrl-C) keeps the last complete
+        iteration.
     converged_ : bool
     n_dims_ : int
         Dimension of the bin coordinates.
@@ -144,7 +167,7 @@ class HistogramGMM(BaseEstimator):
         """Flattened ``(x, p)``: bin coordinates (n_bins, d) and normalised weights."""
         if isinstance(weights, (str, bytes)):
             raise TypeError("weights must be an array of non-negative numbers")
-        W = np.asarray(weights)
+        W = _asarray(weights, "weights")
         if W.dtype.kind not in "biuf":
             raise TypeError(f"weights must hold real numbers, got dtype {W.dtype}")
         W = W.astype(np.float64)
@@ -154,16 +177,19 @@ class HistogramGMM(BaseEstimator):
             raise ValueError("weights contains NaN or infinity")
         if W.min() < 0:
             raise ValueError(f"weights must be non-negative; found the value {W.min()!r}")
-        total = W.sum()
-        if not total > 0:
+        top = W.max()
+        if not top > 0:
             raise ValueError("weights must have a positive sum")
+        # scaled by a power of two before summing: no overflow (1e308) or underflow (1e-320)
+        W = np.ldexp(W, -np.frexp(top)[1])
+        total = W.sum()
         if isinstance(bin_centers, (list, tuple)):
             if len(bin_centers) != W.ndim:
                 raise ValueError(f"bin_centers as a list needs one 1-D array per axis of weights "
                                  f"({W.ndim}), got {len(bin_centers)}")
             axes = []
             for a, c in enumerate(bin_centers):
-                c = np.asarray(c)
+                c = _asarray(c, f"bin_centers[{a}]")
                 if c.dtype.kind not in "biuf":
                     raise TypeError(f"bin_centers[{a}] must hold real numbers, got dtype {c.dtype}")
                 if c.ndim != 1 or c.shape[0] != W.shape[a]:
@@ -172,7 +198,7 @@ class HistogramGMM(BaseEstimator):
                 axes.append(c.astype(np.float64))
             X = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
         else:
-            X = np.asarray(bin_centers)
+            X = _asarray(bin_centers, "bin_centers")
             if X.dtype.kind not in "biuf":
                 raise TypeError(f"bin_centers must hold real numbers, got dtype {X.dtype}")
             if X.ndim != W.ndim + 1 or X.shape[:-1] != W.shape or X.shape[-1] < 1:
@@ -186,32 +212,150 @@ class HistogramGMM(BaseEstimator):
         keep = p > 0
         return X[keep], p[keep]
 
+    def _check_spread(self, X):
+        """Bin centres whose squared spread over reg_covar fits in float64."""
+        if self.domain == "circular":
+            return
+        spread = float(np.max(X.max(axis=0) - X.min(axis=0), initial=0.0))
+        with np.errstate(over="ignore"):
+            reach = spread * spread / float(self.reg_covar) * X.shape[1]
+        if not reach <= 1e300:
+            raise ValueError(f"bin_centers spread over {spread:.3g}: with reg_covar="
+                             f"{float(self.reg_covar):g} the squared Mahalanobis distances "
+                             "overflow float64; rescale bin_centers or raise reg_covar")
+
     def _check_points(self, points, name="points"):
-        X = np.asarray(points)
+        if isinstance(points, (str, bytes)):
+            raise TypeError(f"{name} must be an array of real numbers, got "
+                            f"{type(points).__name__}")
+        X = _asarray(points, name)
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         if X.ndim < 1 or X.shape[-1] != self.n_dims_:
             raise ValueError(f"{name} must have shape (..., {self.n_dims_}), got {X.shape}")
-        return X.astype(np.float64)
+        X = X.astype(np.float64)
+        if not np.isfinite(X).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+        return X
 
     # --------------------------------------------------------------- helpers
     def _diff(self, X, mu):
         """x - mu, wrapped into [-period/2, period/2) on the circular domain."""
+        if self.domain != "circular":
+            return X - mu
+        P = float(self.period)
+        # far coordinates are wrapped first (np.remainder is exact), so that they keep
+        # their angle instead of losing it in X - mu
+        X = np.where(np.abs(X) > 2.0 ** 20 * P, np.remainder(X, P), X)
         d = X - mu
-        if self.domain == "circular":
-            P = float(self.period)
-            d = d - P * np.floor(d / P + 0.5)
-        return d
+        return d - P * np.floor(d / P + 0.5)
 
-    def _log_gauss(self, X, means, covs):
-        """log N(x; mu_k, S_k) (or N_circ) of shape (n, K)."""
+    def _components(self, means, covs, weights):
+        """Cholesky factors, precisions and log constants ``log w_k - log((2 pi)^(d/2)
+        |S_k|^(1/2))`` of the E-step components."""
+        m, S, w = self._expanded(means, covs, weights)
+        L = np.linalg.cholesky(S)
+        eye = np.eye(S.shape[-1])
+        Linv = np.stack([solve_triangular(Lk, eye, lower=True) for Lk in L])
+        prec = np.einsum("kji,kjl->kil", Linv, Linv)            # S^-1 = L^-T L^-1
+        logdet = 2.0 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            const = np.log(w) - 0.5 * (S.shape[-1] * _LOG_2PI + logdet)
+        return m, L, prec, const
+
+    def _log_joint(self, X, means, covs, weights):
+        """``log w_k N(x; mu_k, S_k)`` (or N_circ) of shape (n, K), directly (may overflow
+        to -inf for points extremely far away; see _log_resp_norm)."""
+        m, S, w = self._expanded(means, covs, weights)
         n, d = X.shape
-        out = np.empty((n, means.shape[0]))
-        for k in range(means.shape[0]):
-            L = np.linalg.cholesky(covs[k])
-            z = np.linalg.solve(L, self._diff(X, means[k]).T)
-            logdet = 2.0 * np.log(np.diag(L)).sum()
-            out[:, k] = -0.5 * (d * _LOG_2PI + logdet + (z * z).sum(axis=0))
+        out = np.empty((n, m.shape[0]))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for k in range(m.shape[0]):
+                L = np.linalg.cholesky(S[k])
+                z = np.linalg.solve(L, self._diff(X, m[k]).T)
+                logdet = 2.0 * np.log(np.diag(L)).sum()
+                out[:, k] = -0.5 * (d * _LOG_2PI + logdet + (z * z).sum(axis=0))
+            return out + np.log(w)
+
+    def _scaled_log_joint(self, X, m, L, const):
+        """The same on coordinates scaled by a power of two per point: ``-inf`` only where
+        the density underflows (never NaN); euclidean and symmetric domains."""
+        n, K = X.shape[0], m.shape[0]
+        e = np.frexp(np.maximum(np.abs(X).max(axis=1, initial=0.0),
+                                np.abs(m).max(initial=0.0)))[1]
+        Xs = np.ldexp(X, -e[:, None])
+        out = np.empty((n, K))
+        for k in range(K):
+            z = solve_triangular(L[k], (Xs - np.ldexp(m[k], -e[:, None])).T, lower=True)
+            r = np.ldexp(np.sqrt((z * z).sum(axis=0)), e)
+            with np.errstate(over="ignore"):
+                out[:, k] = const[k] - 0.5 * r * r
+        return out
+
+    def _log_resp_norm(self, X, means, covs, weights):
+        """Log responsibilities (n, K) over the E-step components and log densities (n,).
+
+        Points whose log-joints are all finite and below ``_DIRECT_LIMIT`` in magnitude
+        (every point near the mixture) use the direct log-joints and a log-sum-exp; their
+        rounding error in a responsibility is below ``1e-12``.  Farther points (euclidean
+        and symmetric domains; distances on the torus are bounded) would lose the
+        responsibilities to cancellation between huge quadratic forms, or get NaN when
+        those overflow.  For them, the log-joint of component k is written as that of a
+        reference component r plus
+            delta_k = c_k - c_r - 1/2 [y^T (P_k - P_r) y - 2 y^T P_k dm + dm^T P_k dm],
+        y = x - mu_r, dm = mu_k - mu_r, P = S^-1, with y = 2^e v (|v| < 2), evaluated as
+        ldexp(ldexp(alpha, e) + beta, e) + gamma: no term cancels against a much larger
+        one (far points are decided by the quadratic, then the linear terms), nothing
+        overflows to NaN, and r moves to the largest delta until no component beats it.
+        """
+        lj = self._log_joint(X, means, covs, weights)
+        n, K = lj.shape
+        log_resp, log_norm = np.empty((n, K)), np.empty(n)
+        safe = np.isfinite(lj).all(axis=1)
+        if self.domain != "circular":
+            safe &= np.abs(lj).max(axis=1, initial=0.0) <= _DIRECT_LIMIT
+        log_norm[safe] = logsumexp(lj[safe], axis=1)
+        log_resp[safe] = lj[safe] - log_norm[safe, None]
+        far = np.flatnonzero(~safe)
+        if far.size == 0:
+            return log_resp, log_norm
+        m, L, prec, const = self._components(means, covs, weights)
+        Xf = X[far]
+        direct = self._scaled_log_joint(Xf, m, L, const)
+        ref = np.argmax(direct, axis=1)
+        delta = np.zeros((far.size, K))
+        todo = np.arange(far.size)
+        for _ in range(K + 1):
+            if todo.size == 0:
+                break
+            for r in np.unique(ref[todo]):
+                idx = todo[ref[todo] == r]
+                delta[idx] = self._delta(Xf[idx], m, prec, const, r)
+            best = np.argmax(delta[todo], axis=1)
+            moved = delta[todo, best] > 0
+            todo = todo[moved]
+            ref[todo] = best[moved]
+        top = delta.max(axis=1)
+        lse = top + np.log(np.exp(delta - top[:, None]).sum(axis=1))
+        log_resp[far] = delta - lse[:, None]
+        log_norm[far] = direct[np.arange(far.size), ref] + lse
+        return log_resp, log_norm
+
+    @staticmethod
+    def _delta(X, m, prec, const, r):
+        """delta_k of every point of X for the reference component r (see
+        _log_resp_norm)."""
+        e = np.frexp(np.maximum(np.abs(X).max(axis=1, initial=0.0),
+                                np.abs(m[r]).max(initial=0.0)))[1]
+        V = np.ldexp(X, -e[:, None]) - np.ldexp(m[r][None, :], -e[:, None])
+        dm = m - m[r]
+        b = np.einsum("kij,kj->ki", prec, dm)
+        alpha = -0.5 * np.einsum("ni,kij,nj->nk", V, prec - prec[r], V)
+        beta = V @ b.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            gamma = const - const[r] - 0.5 * np.einsum("ki,ki->k", dm, b)
+            out = np.ldexp(np.ldexp(alpha, e[:, None]) + beta, e[:, None]) + gamma
+        out[:, r] = 0.0
         return out
 
     def _flip_vec(self, v):
@@ -230,11 +374,6 @@ class HistogramGMM(BaseEstimator):
         return (np.concatenate([means, self._flip_vec(means)]),
                 np.concatenate([covs, self._flip_cov(covs)]),
                 np.concatenate([weights, weights]) / 2.0)
-
-    def _log_joint(self, X, means, covs, weights):
-        m, S, w = self._expanded(means, covs, weights)
-        with np.errstate(divide="ignore"):
-            return self._log_gauss(X, m, S) + np.log(w)
 
     def _floor_cov(self, S):
         S = 0.5 * (S + S.T)
@@ -321,29 +460,59 @@ class HistogramGMM(BaseEstimator):
         if self.domain == "symmetric" and d % 2:
             raise ValueError(f"domain='symmetric' needs an even number of coordinates "
                              f"([a; b] pairs), got n_dims={d}")
+        self._check_spread(X)
+        self._check_size(X.shape[0], d, "the histogram's bins")
         rng = check_random_state(self.random_state)
         means, covs, w = self._initialise(X, p, rng)
         # the weighted mean log-likelihood is a per-unit mean: an absolute tolerance
         monitor = EMMonitor("HistogramGMM", int(self.n_iter), float(self.tol), relative=False)
-        log_joint = self._log_joint(X, means, covs, w)
-        log_norm = logsumexp(log_joint, axis=1)
+        log_resp, log_norm = self._log_resp_norm(X, means, covs, w)
         monitor.record(p @ log_norm, n_updates=0)
         for it in range(int(self.n_iter)):
-            log_resp = log_joint - log_norm[:, None]
             means, covs, w = self._mstep(X, p, log_resp, means, covs)
-            log_joint = self._log_joint(X, means, covs, w)
-            log_norm = logsumexp(log_joint, axis=1)
-            if monitor.record(p @ log_norm, n_updates=it + 1):
+            log_resp, log_norm = self._log_resp_norm(X, means, covs, w)
+            converged = monitor.record(p @ log_norm, n_updates=it + 1)
+            # Ctrl-C from here on keeps this complete iteration (the M-step returns new
+            # arrays, so these references are not changed by later iterations).  The
+            # state is also set now: BaseEstimator's fit wrapper applies a checkpoint only
+            # when the fit changed fitted attributes.
+            state = (means, covs, w, list(monitor.history), it + 1, False, d)
+            self._checkpoint(functools.partial(self._set_fitted, *state))
+            self._set_fitted(*state)
+            if converged:
                 break
         monitor.finish()
+        self._set_fitted(means, covs, w, monitor.history, monitor.n_updates,
+                         monitor.converged, d)
+        return self
+
+    def _set_fitted(self, means, covs, weights, history, n_iter, converged, n_dims):
         self.means_ = means
         self.covariances_ = covs
-        self.weights_ = w
-        self.log_likelihood_ = np.asarray(monitor.history)
-        self.n_iter_ = monitor.n_updates
-        self.converged_ = monitor.converged
-        self.n_dims_ = d
-        return self
+        self.weights_ = weights
+        self.log_likelihood_ = np.asarray(history, dtype=np.float64)
+        self.n_iter_ = int(n_iter)
+        self.converged_ = bool(converged)
+        self.n_dims_ = int(n_dims)
+        return f"iteration {n_iter} of {self.n_iter}"
+
+    def _check_size(self, n_points, n_dims, what):
+        """The E-step holds a few (points x components) arrays and per-component
+        matrices."""
+        K = self.n_components * (2 if self.domain == "symmetric" else 1)
+        check_memory(n_points * K * 8 * 6 + K * n_dims * (n_dims + 1) * 8 * 6,
+                     f"{what}: {n_points} points x {K} components",
+                     "use fewer points at a time or fewer components")
+
+    def _evaluate(self, points):
+        check_is_fitted(self, "means_")
+        X = self._check_points(points)
+        shape = X.shape[:-1]
+        X = X.reshape(-1, self.n_dims_)
+        self._check_size(X.shape[0], self.n_dims_, "points")
+        log_resp, log_norm = self._log_resp_norm(X, self.means_, self.covariances_,
+                                                 self.weights_)
+        return shape, log_resp, log_norm
 
     def score_samples(self, points):
         """Log density ``log f(x)`` at arbitrary points.
@@ -351,17 +520,16 @@ class HistogramGMM(BaseEstimator):
         Parameters
         ----------
         points : array-like of shape (..., n_dims)
+            Finite coordinates.
 
         Returns
         -------
         log_density : ndarray of shape (...)
+            ``-inf`` only where the density underflows float64 (points extremely far
+            from every component).
         """
-        check_is_fitted(self, "means_")
-        X = self._check_points(points)
-        shape = X.shape[:-1]
-        lj = self._log_joint(X.reshape(-1, self.n_dims_), self.means_, self.covariances_,
-                             self.weights_)
-        return logsumexp(lj, axis=1).reshape(shape)
+        shape, _, log_norm = self._evaluate(points)
+        return log_norm.reshape(shape)
 
     def pdf(self, points):
         """Mixture density ``f(x)`` at arbitrary points (shape ``points.shape[:-1]``)."""
@@ -370,17 +538,56 @@ class HistogramGMM(BaseEstimator):
     def predict_proba(self, points):
         """Component responsibilities, shape ``points.shape[:-1] + (n_components,)``.
 
-        In the symmetric domain the two mirror halves of a component are summed.
+        In the symmetric domain the two mirror halves of a component are summed.  Points
+        far from every component get the responsibilities the exact densities give
+        (typically one component takes all: the one whose quadratic form grows slowest
+        in the point's direction).
         """
-        check_is_fitted(self, "means_")
-        X = self._check_points(points)
-        shape = X.shape[:-1]
-        lj = self._log_joint(X.reshape(-1, self.n_dims_), self.means_, self.covariances_,
-                             self.weights_)
-        r = np.exp(lj - logsumexp(lj, axis=1, keepdims=True))
+        shape, log_resp, _ = self._evaluate(points)
+        r = np.exp(log_resp)
         if self.domain == "symmetric":
             r = r[:, :self.n_components] + r[:, self.n_components:]
         return r.reshape(shape + (self.n_components,))
+
+    def predict(self, points):
+        """The most responsible component of each point (shape ``points.shape[:-1]``)."""
+        return np.argmax(self.predict_proba(points), axis=-1)
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw points from the fitted mixture.
+
+        Parameters
+        ----------
+        n_samples : int >= 1, default=1
+        random_state : None, int or numpy.random.Generator, optional
+            Seeds the draw (None: the estimator's ``random_state``).
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_dims)
+            In the circular domain wrapped into ``[0, period)``; in the symmetric domain
+            each point comes from a component or, with probability 1/2, its mirror.
+        labels : ndarray of shape (n_samples,)
+            The component of each point.
+        """
+        check_is_fitted(self, "means_")
+        if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, Integral):
+            raise TypeError(f"n_samples must be an int, got {n_samples!r}")
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+        check_memory(int(n_samples) * self.n_dims_ * 8 * 3, f"{n_samples} samples",
+                     "draw fewer samples at a time")
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        labels = rng.choice(self.n_components, size=int(n_samples), p=self.weights_)
+        L = np.linalg.cholesky(self.covariances_)
+        z = rng.standard_normal((int(n_samples), self.n_dims_))
+        X = self.means_[labels] + np.einsum("nij,nj->ni", L[labels], z)
+        if self.domain == "symmetric":
+            flip = rng.random(int(n_samples)) < 0.5
+            X[flip] = self._flip_vec(X[flip])
+        elif self.domain == "circular":
+            X = np.mod(X, float(self.period))
+        return X, labels
 
     def score(self, weights, bin_centers):
         """Weighted mean log-likelihood ``sum_b p_b log f(x_b)`` of a histogram.

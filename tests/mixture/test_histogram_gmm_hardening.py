@@ -1,0 +1,242 @@
+"""HistogramGMM on hostile input (issue 13): far and non-finite points, histograms of any
+weight magnitude, degenerate histograms, interrupted fits, predict and sample."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import countgrid
+from countgrid import HistogramGMM
+
+TWO_PI = 2 * np.pi
+
+
+def _model(domain="euclidean"):
+    """A fitted-looking 2-D model: two components with the same covariance, one wider."""
+    g = HistogramGMM(3, domain=domain)
+    g.means_ = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 3.0]])
+    g.covariances_ = np.array([np.eye(2), np.eye(2), [[2.0, 0.3], [0.3, 1.0]]])
+    g.weights_ = np.array([0.3, 0.5, 0.2])
+    g.log_likelihood_, g.n_iter_, g.converged_, g.n_dims_ = np.zeros(1), 0, True, 2
+    return g
+
+
+def _exact_proba(g, x):
+    """Responsibilities with the quadratic forms in exact rational arithmetic."""
+    logs = []
+    for m, S, w in zip(g.means_, g.covariances_, g.weights_):
+        S = [[Fraction(v) for v in row] for row in S]
+        det = S[0][0] * S[1][1] - S[0][1] * S[1][0]
+        P = [[S[1][1] / det, -S[0][1] / det], [-S[1][0] / det, S[0][0] / det]]
+        d = [Fraction(x[i]) - Fraction(m[i]) for i in range(2)]
+        Q = sum(d[i] * P[i][j] * d[j] for i in range(2) for j in range(2))
+        logs.append((-Q / 2, np.log(w) - 0.5 * np.log(float(det))))
+    best = max(range(3), key=lambda k: logs[k][0] + Fraction(logs[k][1]))
+    out = []
+    for q, c in logs:
+        dq = q - logs[best][0]
+        out.append(0.0 if dq < -10 ** 4 else np.exp(float(dq) + c - logs[best][1]))
+    out = np.array(out)
+    return out / out.sum()
+
+
+FAR = [(0.5, 1e10), (0.5, 1e100), (0.5, 1e200), (-0.3, -1e250), (1e300, 1e300),
+       (-1e308, 5.0), (1e6, -3e6), (3.0, -2.0), (0.0, 0.0), (0.1, 1e-300)]
+
+
+def test_far_points_get_the_exact_responsibilities():
+    """predict_proba was NaN at 1e200 and decided by rounding noise from about 1e8 on
+    (here (0.5, 1e10) gave the weight ratio 0.375 instead of 0.18)."""
+    g = _model()
+    P = g.predict_proba(np.array(FAR))
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+    for x, p in zip(FAR, P):
+        np.testing.assert_allclose(p, _exact_proba(g, x), rtol=1e-9, atol=1e-300,
+                                   err_msg=str(x))
+    np.testing.assert_allclose(P[0], np.array([0.3 / np.e, 0.5, 0.0]) / (0.3 / np.e + 0.5),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(g.predict(np.array(FAR)), P.argmax(axis=1))
+
+
+def test_far_points_log_density():
+    g = _model()
+    s = g.score_samples(np.array([[0.5, 1e10], [0.5, 1e200], [1e308, -1e308], [0.0, 0.0]]))
+    assert not np.isnan(s).any()
+    # log f = -Q/2 + const: finite at 1e10, underflowing (-inf) only beyond the float range
+    np.testing.assert_allclose(s[0], -0.5 * 1e20, rtol=1e-12)
+    assert s[1] == -np.inf and s[2] == -np.inf and np.isfinite(s[3])
+    np.testing.assert_array_equal(g.pdf(np.array([[0.5, 1e200]])), [0.0])
+
+
+def test_far_points_in_the_symmetric_and_circular_domains():
+    sym = _model("symmetric")
+    P = sym.predict_proba(np.array(FAR))
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(sym.predict_proba(np.array(FAR)[:, ::-1]), P, rtol=1e-9,
+                               atol=1e-12)
+    circ = _model("circular")
+    circ.means_ = np.mod(circ.means_, TWO_PI)
+    pts = np.array([[1e200, 3.0], [-1e300, 1e15], [7.5, -2.0]])
+    wrapped = np.remainder(pts, TWO_PI)            # exact
+    np.testing.assert_allclose(circ.predict_proba(pts), circ.predict_proba(wrapped),
+                               rtol=1e-12)
+    np.testing.assert_allclose(circ.score_samples(pts), circ.score_samples(wrapped),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["score_samples", "pdf", "predict_proba", "predict"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_points_are_named(method, bad):
+    g = _model()
+    with pytest.raises(ValueError, match="points contains NaN or infinity"):
+        getattr(g, method)(np.array([[0.0, 1.0], [bad, 0.0]]))
+
+
+@pytest.mark.parametrize("points,exc", [("ab", TypeError), (np.ones((2, 3)), ValueError),
+                                        (np.array(1.0), ValueError),
+                                        (np.ones((2, 2), dtype=complex), TypeError),
+                                        ([[1.0, 2.0], [3.0]], TypeError)])
+def test_bad_points(points, exc):
+    with pytest.raises(exc, match="points"):
+        _model().predict_proba(points)
+
+
+def _histogram(seed=0):
+    rng = np.random.default_rng(seed)
+    s = np.r_[rng.normal(-1.5, 0.5, (800, 2)), rng.normal(1.5, 0.6, (1200, 2))]
+    edges = np.linspace(-4, 4, 25)
+    W, _, _ = np.histogram2d(s[:, 0], s[:, 1], bins=[edges, edges])
+    return W, (edges[:-1] + edges[1:]) / 2
+
+
+@pytest.mark.parametrize("scale", [2.0 ** 1000, 2.0 ** -1060, 1e300])
+def test_weights_of_any_magnitude(scale):
+    """Weights of 1e305 overflowed the total ("NaN or infinity"); the fit depends only on
+    the normalised histogram."""
+    W, c = _histogram()
+    ref = HistogramGMM(2, n_iter=30, random_state=0).fit(W, [c, c])
+    got = HistogramGMM(2, n_iter=30, random_state=0).fit(W * scale, [c, c])
+    if scale in (2.0 ** 1000, 2.0 ** -1060):   # exact scalings: the same fit bit for bit
+        np.testing.assert_array_equal(got.means_, ref.means_)
+        np.testing.assert_array_equal(got.covariances_, ref.covariances_)
+    else:
+        np.testing.assert_allclose(got.means_, ref.means_, rtol=1e-9)
+    assert got.score(W * scale, [c, c]) == pytest.approx(ref.score(W, [c, c]), rel=1e-12)
+
+
+def test_degenerate_histograms():
+    # one bin, more components than bins, one axis
+    g = HistogramGMM(2, random_state=0).fit(np.ones(1), [np.zeros(1)])
+    np.testing.assert_allclose(g.means_, 0.0)
+    assert np.isfinite(g.log_likelihood_).all() and np.isfinite(g.covariances_).all()
+    W = np.zeros((5, 5))
+    W[1, 1] = W[3, 4] = 2.0
+    g = HistogramGMM(4, random_state=0).fit(W, [np.arange(5.0), np.arange(5.0)])
+    assert np.isfinite(g.means_).all() and abs(g.weights_.sum() - 1) < 1e-12
+    assert np.isfinite(g.predict_proba(np.array([[0.0, 0.0], [1e50, 3.0]]))).all()
+    # bins far from the rest carry tiny weight: the fit stays finite and monotone
+    c = np.r_[np.linspace(-2, 2, 20), [1e6]]
+    w = np.r_[np.exp(-np.linspace(-2, 2, 20) ** 2), [1e-6]]
+    g = HistogramGMM(2, n_iter=50, tol=0, random_state=0).fit(w, [c])
+    assert np.isfinite(g.log_likelihood_).all()
+    assert np.diff(g.log_likelihood_).min() >= -1e-12 * np.abs(g.log_likelihood_).max()
+
+
+@pytest.mark.parametrize("weights,centres,exc,match", [
+    (np.zeros((3, 3)), None, ValueError, "positive sum"),
+    (-np.ones((3, 3)), None, ValueError, "non-negative"),
+    (np.full((3, 3), np.nan), None, ValueError, "NaN"),
+    (np.full((3, 3), np.inf), None, ValueError, "NaN"),
+    (np.ones((3, 3)), [np.arange(3.0), np.arange(2.0)], ValueError, "bin_centers\\[1\\]"),
+    (np.ones((3, 3)), [np.arange(3.0), [0, np.nan, 1]], ValueError, "bin_centers contains"),
+    (np.ones((3, 3)), [np.arange(3.0) * 1e300, np.arange(3.0)], ValueError,
+     "bin_centers spread .* reg_covar"),
+    (np.ones((3, 3)), np.zeros((3, 3, 0)), ValueError, "bin_centers"),
+    (np.ones(()), [np.zeros(1)], ValueError, "weights"),
+    ("abc", None, TypeError, "weights"),
+    ([[1.0, 2.0], [3.0]], None, TypeError, "weights could not be converted"),
+    (np.ones((3, 3)), [np.arange(3.0), [[0, 1], [2]]], TypeError, "bin_centers\\[1\\] could not"),
+])
+def test_hostile_histograms_are_named(weights, centres, exc, match):
+    if centres is None:
+        centres = [np.arange(3.0), np.arange(3.0)]
+    with pytest.raises(exc, match=match):
+        HistogramGMM(2, random_state=0).fit(weights, centres)
+
+
+def test_wide_bins_with_a_larger_reg_covar():
+    W, c = _histogram()
+    g = HistogramGMM(2, reg_covar=1e100, n_iter=5, random_state=0).fit(W, [c * 1e120, c])
+    assert np.isfinite(g.covariances_).all() and np.isfinite(g.log_likelihood_).all()
+
+
+def test_interrupted_fit_keeps_the_last_complete_iteration(monkeypatch):
+    W, c = _histogram()
+    ref = HistogramGMM(2, n_iter=3, tol=0, random_state=0).fit(W, [c, c])
+    calls = {"n": 0}
+    mstep = HistogramGMM._mstep
+
+    def interrupted(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return mstep(self, *args)
+
+    monkeypatch.setattr(HistogramGMM, "_mstep", interrupted)
+    g = HistogramGMM(2, n_iter=10, tol=0, random_state=0)
+    with pytest.raises(KeyboardInterrupt) as info:
+        g.fit(W, [c, c])
+    assert "iteration 3 of 10" in str(info.value.__notes__)
+    assert g.n_iter_ == 3 and not g.converged_
+    np.testing.assert_array_equal(g.means_, ref.means_)
+    np.testing.assert_array_equal(g.covariances_, ref.covariances_)
+    np.testing.assert_array_equal(g.log_likelihood_, ref.log_likelihood_)
+    assert g.predict_proba(np.zeros((1, 2))).shape == (1, 2)
+    # interrupted before the first iteration completed: unfitted
+    calls["n"] = 3
+    h = HistogramGMM(2, n_iter=10, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        h.fit(W, [c, c])
+    assert not hasattr(h, "means_")
+
+
+@pytest.mark.parametrize("domain", ["euclidean", "symmetric", "circular"])
+def test_sample_and_predict(domain):
+    W, c = _histogram(1)
+    if domain == "circular":
+        c = np.mod(c, TWO_PI)
+    if domain == "symmetric":
+        W = W + W.T
+    g = HistogramGMM(2, domain=domain, n_iter=20, random_state=0).fit(W, [c, c])
+    X, labels = g.sample(4000, random_state=1)
+    assert X.shape == (4000, 2) and labels.shape == (4000,)
+    assert np.isfinite(X).all() and set(np.unique(labels)) <= {0, 1}
+    np.testing.assert_allclose(np.bincount(labels, minlength=2) / 4000, g.weights_, atol=0.03)
+    if domain == "circular":
+        assert X.min() >= 0 and X.max() < TWO_PI
+    elif domain == "euclidean":
+        for k in range(2):
+            np.testing.assert_allclose(X[labels == k].mean(axis=0), g.means_[k], atol=0.1)
+    else:   # a sample and its mirror image are equally likely
+        np.testing.assert_allclose(X.mean(axis=0), X[:, ::-1].mean(axis=0), atol=0.1)
+    np.testing.assert_array_equal(g.sample(5, random_state=3)[0], g.sample(5, random_state=3)[0])
+    np.testing.assert_array_equal(g.predict(X[:50]), g.predict_proba(X[:50]).argmax(axis=1))
+    with pytest.raises(ValueError, match="n_samples"):
+        g.sample(0)
+    with pytest.raises(TypeError, match="n_samples"):
+        g.sample(2.5)
+
+
+def test_memory_estimate_before_evaluating_many_points(monkeypatch):
+    g = _model()
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "64K")
+    with pytest.raises(MemoryError, match="points.*fewer points"):
+        g.predict_proba(np.zeros((10000, 2)))
+    with pytest.raises(MemoryError, match="samples"):
+        g.sample(100000)
+    monkeypatch.delenv("COUNTGRID_MAX_MEMORY")
+    W, c = _histogram()
+    with pytest.raises(MemoryError, match="components"):
+        HistogramGMM(10 ** 12, random_state=0).fit(W, [c, c])

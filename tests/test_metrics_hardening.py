@@ -1,0 +1,212 @@
+"""Retrieval metrics, tf-idf and LSI on hostile input (issue 13): corrupt and unusual
+sparse matrices, mixed pairs, rows of any magnitude, overflowing dot products, labels,
+parameters, memory, and LSI on degenerate input."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import countgrid
+from countgrid.metrics import cosine_similarity, precision_recall_curve_retrieval
+from countgrid.retrieval import LSI, idf_weights, tfidf
+
+FORMATS = ["csr", "csc", "coo", "dia", "bsr", "lil", "dok"]
+
+
+def _convert(M, fmt):
+    return sp.csr_array(M) if fmt == "csr_array" else sp.csr_matrix(M).asformat(fmt)
+
+
+def _corrupt(M):
+    S = sp.csr_matrix(M)
+    S.indptr[1], S.indptr[2] = S.indptr[2], S.indptr[1] - 1     # decreasing indptr
+    return S
+
+
+def _counts(seed=0, n=12, m=7):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.0, size=(n, m)).astype(np.float64)
+    X[:, 0] += 1
+    return X
+
+
+def test_corrupt_sparse_input_is_named():
+    X = _counts()
+    y = np.arange(12) % 3
+    for call, name in [(lambda B: cosine_similarity(B, X), "A"),
+                       (lambda B: cosine_similarity(X, B), "B"),
+                       (lambda B: precision_recall_curve_retrieval(B, X, y, y), "query_codes"),
+                       (lambda B: precision_recall_curve_retrieval(X, B, y, y), "corpus_codes"),
+                       (lambda B: tfidf(B), "X"), (lambda B: idf_weights(B), "X"),
+                       (lambda B: LSI(2, random_state=0).fit(B), "X"),
+                       (lambda B: LSI(2, random_state=0).fit(X).transform(B), "X")]:
+        with pytest.raises(ValueError, match=f"{name} is a corrupt sparse matrix"):
+            call(_corrupt(X))
+
+
+@pytest.mark.parametrize("fmt", FORMATS + ["csr_array"])
+def test_every_sparse_format_and_mixed_pairs(fmt):
+    X = _counts(1)
+    Q = _counts(2, n=5)
+    y, yq = np.arange(12) % 3, np.arange(5) % 3
+    S = cosine_similarity(Q, X)
+    for pair in ((_convert(Q, fmt), X), (Q, _convert(X, fmt)), (_convert(Q, fmt),
+                                                                 _convert(X, fmt))):
+        np.testing.assert_allclose(cosine_similarity(*pair), S, rtol=1e-13)
+        for metric in ("cosine", "dot"):
+            want = precision_recall_curve_retrieval(Q, X, yq, y, metric=metric)
+            got = precision_recall_curve_retrieval(*pair, yq, y, metric=metric)
+            np.testing.assert_allclose(got.precision, want.precision, rtol=1e-13)
+            assert got.auc == pytest.approx(want.auc, rel=1e-13)
+    np.testing.assert_allclose(tfidf(_convert(X, fmt)).toarray(), tfidf(X), rtol=1e-13)
+    np.testing.assert_array_equal(idf_weights(_convert(X, fmt)), idf_weights(X))
+    lsi = LSI(3, random_state=0).fit(X)
+    np.testing.assert_allclose(LSI(3, random_state=0).fit(_convert(X, fmt)).singular_values_,
+                               lsi.singular_values_, rtol=1e-10)
+    np.testing.assert_allclose(lsi.transform(_convert(X, fmt)), lsi.transform(X), rtol=1e-12,
+                               atol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e-320])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rows_of_any_magnitude(scale, sparse):
+    """Norms and document lengths of 1e200/1e308 rows overflowed (cosine 0, tf-idf 0) and
+    those of 1e-320 rows underflowed."""
+    X = _counts(3)
+    big = X * scale
+    normal = np.ldexp(big, -np.frexp(big.max(axis=1))[1][:, None])      # exact rescaling
+    conv = sp.csr_matrix if sparse else np.asarray
+    np.testing.assert_allclose(cosine_similarity(conv(big), X),
+                               cosine_similarity(normal, X), rtol=1e-13)
+    T = tfidf(conv(big), idf_weights(X))
+    T = T.toarray() if sp.issparse(T) else T
+    np.testing.assert_allclose(T, tfidf(normal, idf_weights(X)), rtol=1e-13)
+    if scale > 1:
+        np.testing.assert_allclose(cosine_similarity(conv(big), X), cosine_similarity(X, X),
+                                   rtol=1e-13)
+
+
+def test_dot_product_ranking_without_overflow():
+    rng = np.random.default_rng(4)
+    Q, C = rng.normal(size=(6, 4)), rng.normal(size=(20, 4))
+    yq, yc = rng.integers(0, 2, 6), rng.integers(0, 2, 20)
+    want = precision_recall_curve_retrieval(Q, C, yq, yc, metric="dot")
+    got = precision_recall_curve_retrieval(Q * 1e200, C * 1e250, yq, yc, metric="dot")
+    np.testing.assert_array_equal(got.precision, want.precision)
+    # tiny products keep their ranking (no rescaling is needed there)
+    tiny = precision_recall_curve_retrieval(Q, C * 1e-300, yq, yc, metric="dot")
+    np.testing.assert_array_equal(tiny.precision, want.precision)
+
+
+@pytest.mark.parametrize("kw,exc,match", [
+    (dict(metric=3), ValueError, "metric"), (dict(metric="l2"), ValueError, "metric"),
+    (dict(batch_size=0), ValueError, "batch_size"),
+    (dict(batch_size=2.0), TypeError, "batch_size"),
+    (dict(batch_size="8"), TypeError, "batch_size"),
+    (dict(batch_size=True), TypeError, "batch_size"),
+])
+def test_retrieval_parameters(kw, exc, match):
+    X = _counts()
+    with pytest.raises(exc, match=match):
+        precision_recall_curve_retrieval(X, X, np.zeros(12), np.zeros(12), **kw)
+
+
+def test_retrieval_labels_and_shapes():
+    X = _counts()
+    y = np.arange(12) % 2
+    with pytest.raises(TypeError, match="comparable labels"):
+        precision_recall_curve_retrieval(X, X, np.array([None] * 12, dtype=object),
+                                         np.array(["a"] * 12, dtype=object))
+    with pytest.raises(ValueError, match="query_labels"):
+        precision_recall_curve_retrieval(X, X, y[:, None], y)
+    with pytest.raises(ValueError, match="at least one document"):
+        precision_recall_curve_retrieval(X[:0], X, y[:0], y)
+    with pytest.raises(ValueError, match="query_codes must be a 2-D"):
+        precision_recall_curve_retrieval(X[0], X, y[:1], y)
+    with pytest.raises(ValueError, match="query_codes contains NaN"):
+        precision_recall_curve_retrieval(np.where(X > 2, np.inf, X), X, y, y)
+    huge = precision_recall_curve_retrieval(X, X, y, y, batch_size=2 ** 62)
+    np.testing.assert_array_equal(huge.precision,
+                                  precision_recall_curve_retrieval(X, X, y, y).precision)
+    np.testing.assert_allclose(cosine_similarity(X[:1], X[:, :]).shape, (1, 12))
+    with pytest.raises(ValueError, match="A has 7 columns and B has 6"):
+        cosine_similarity(X, X[:, :6])
+    with pytest.raises(TypeError, match="B could not be converted"):
+        cosine_similarity(X, [[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match="query_codes could not be converted"):
+        precision_recall_curve_retrieval([[1.0], [2.0, 3.0]], X, y[:2], y)
+
+
+def test_memory_estimates(monkeypatch):
+    X = _counts()
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "1K")
+    with pytest.raises(MemoryError, match="similarity matrix"):
+        cosine_similarity(X, X)
+    with pytest.raises(MemoryError, match="batch_size"):
+        precision_recall_curve_retrieval(X, X, np.zeros(12), np.zeros(12))
+
+
+def test_tfidf_idf_argument():
+    X = _counts()
+    with pytest.raises(TypeError, match="idf"):
+        tfidf(X, "abc")
+    with pytest.raises(TypeError, match="idf"):
+        tfidf(X, np.array(["a"] * 7))
+    with pytest.raises(ValueError, match="idf contains NaN"):
+        tfidf(X, np.full(7, np.nan))
+    with pytest.raises(ValueError, match="idf has shape"):
+        tfidf(X, np.ones((7, 1)))
+    np.testing.assert_allclose(tfidf(X, np.ones(7, dtype=int)),
+                               X / X.sum(axis=1, keepdims=True))
+
+
+# ---------------------------------------------------------------- LSI
+def test_lsi_fit_returns_self_and_degenerate_input():
+    lsi = LSI(2, random_state=0)
+    assert lsi.fit(_counts()) is lsi
+    # all-zero counts, and counts where every word is in every document (idf = 0): the
+    # tf-idf matrix is zero (was: ARPACK error -9)
+    for X in (np.zeros((5, 6)), _counts() + 1):
+        with pytest.warns(UserWarning, match="tf-idf matrix of X is all zero"):
+            lsi = LSI(2, random_state=0).fit(X)
+        np.testing.assert_array_equal(lsi.singular_values_, [0.0, 0.0])
+        np.testing.assert_allclose(lsi.components_ @ lsi.components_.T, np.eye(2))
+        np.testing.assert_array_equal(lsi.transform(X), 0.0)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (5, 1), (4, 9), (9, 4)])
+def test_lsi_n_components_up_to_min_shape(shape):
+    rng = np.random.default_rng(5)
+    X = rng.poisson(2.0, size=shape).astype(float)
+    X[rng.random(shape) < 0.3] = 0
+    X[0, 0] = 1
+    k = min(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        lsi = LSI(k, random_state=0).fit(X)
+    T = tfidf(X)
+    s = np.linalg.svd(T, compute_uv=False)
+    np.testing.assert_allclose(lsi.singular_values_, s[:k], atol=1e-12)
+    assert lsi.components_.shape == (k, shape[1])
+    assert np.isfinite(lsi.transform(X)).all()
+    with pytest.raises(ValueError, match=f"n_components={k + 1} must be <= min"):
+        LSI(k + 1).fit(X)
+
+
+def test_lsi_bad_input():
+    X = _counts()
+    with pytest.raises(ValueError, match="X contains NaN"):
+        LSI(2).fit(np.where(X > 2, np.nan, X))
+    with pytest.raises(ValueError, match="non-negative"):
+        LSI(2).fit(-X)
+    with pytest.raises(ValueError, match="X has 0 samples"):
+        LSI(2).fit(X[:0])
+    with pytest.raises(TypeError, match="n_components"):
+        LSI(2.5).fit(X)
+    lsi = LSI(2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        lsi.transform(X[:, :3])
+    assert np.isfinite(lsi.transform(X * 1e300)).all()
+    np.testing.assert_allclose(lsi.transform(X * 1e300), lsi.transform(X), rtol=1e-12)
+    assert isinstance(countgrid.LSI(1), LSI)
