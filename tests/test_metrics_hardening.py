@@ -122,7 +122,7 @@ def test_retrieval_labels_and_shapes():
         precision_recall_curve_retrieval(X, X, y[:, None], y)
     with pytest.raises(ValueError, match="at least one document"):
         precision_recall_curve_retrieval(X[:0], X, y[:0], y)
-    with pytest.raises(ValueError, match="query_codes must be a 2-D"):
+    with pytest.raises(ValueError, match="Expected a 2-D array for query_codes"):
         precision_recall_curve_retrieval(X[0], X, y[:1], y)
     with pytest.raises(ValueError, match="query_codes contains NaN"):
         precision_recall_curve_retrieval(np.where(X > 2, np.inf, X), X, y, y)
@@ -200,7 +200,7 @@ def test_lsi_bad_input():
         LSI(2).fit(np.where(X > 2, np.nan, X))
     with pytest.raises(ValueError, match="non-negative"):
         LSI(2).fit(-X)
-    with pytest.raises(ValueError, match="X has 0 samples"):
+    with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\)"):
         LSI(2).fit(X[:0])
     with pytest.raises(TypeError, match="n_components"):
         LSI(2.5).fit(X)

@@ -191,6 +191,7 @@ class LSI(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """LSI codes ``tfidf(X) V`` of shape (n_samples, n_components)."""
         check_is_fitted(self, "components_")
-        X, _ = check_counts(X, np.float64, n_features=self.n_features_in_, name="X")
+        X, _ = check_counts(X, np.float64, n_features=self.n_features_in_, name="X",
+                            owner=type(self).__name__)
         T = tfidf(X, self.idf_)
         return np.asarray(T @ self.components_.T)

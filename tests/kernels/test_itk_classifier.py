@@ -159,5 +159,5 @@ def test_list_labels_and_length_mismatch():
     X, y = two_class_corpus(6)
     clf = countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(X, list(y))
     np.testing.assert_array_equal(clf.classes_, [0, 1])
-    with pytest.raises(ValueError, match=f"y must be 1-D with {X.shape[0]} entries"):
+    with pytest.raises(ValueError, match=f"y has 8 entries but X has {X.shape[0]} samples"):
         countgrid.ITKernelClassifier(kernel="js", classifier="knn").fit(X, [0, 1] * 4)

@@ -358,10 +358,11 @@ def test_dtypes(dtype, out):
 
 
 @pytest.mark.parametrize("bad,exc,match", [
-    (np.ones(3), ValueError, "A must be a 2-D"),
-    (np.ones((2, 2, 2)), ValueError, "A must be a 2-D"),
-    (np.ones((2, 2), dtype=complex), TypeError, "real numbers"),
-    (np.array([[None, 1]]), TypeError, "real numbers"),
+    (np.ones(3), ValueError, "Expected a 2-D array for A"),
+    (np.ones((2, 2, 2)), ValueError, "Expected a 2-D array for A"),
+    (np.ones((2, 2), dtype=complex), ValueError, "Complex data not supported: A"),
+    (np.array([[None, 1]]), ValueError, "A contains NaN"),
+    (np.array([[{}, 1]]), TypeError, "real numbers"),
     ("abc", TypeError, "real numbers"),
     ([[1.0, 2.0], [3.0]], TypeError, "A could not be converted"),
 ])

@@ -371,7 +371,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     def _data(self, X, nt, n_features=None):
         """Validated counts (float32/float64 kept, dense stays dense) and what the E- and
         M-steps need of them."""
-        counts = Counts(X, resolve_dtype(None, X), n_features=n_features, dense_min_density=0.0)
+        counts = Counts(X, resolve_dtype(None, X), n_features=n_features, dense_min_density=0.0,
+                        owner=type(self).__name__)
         return _Data(self._check_count_range(counts), nt)
 
     def _set_fitted(self, latent, centers, phi, coef, gamma, log_mix, ll, history, n_iter,

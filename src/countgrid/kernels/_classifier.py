@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from countgrid._base import BaseEstimator, ClassifierMixin
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
-from countgrid._validation import check_is_fitted, check_matrix, encode_labels
+from countgrid._validation import check_is_fitted, check_matrix, check_sizes, encode_labels
 from countgrid.kernels._it_kernels import (_arraylike, _check_blocks, _columns, _log2_masses,
                                            _probabilities, jensen_tsallis_kernel, log_q)
 
@@ -265,14 +265,8 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         """Validate X before anything touches it; returns CSR or a C array (float64)."""
         nonnegative = self.embedding is not None or self.kernel != "linear"
         X = check_matrix(_arraylike(X, "X"), "X", np.float64, nonnegative=nonnegative)
-        if X.shape[0] == 0:
-            raise ValueError("X has 0 samples; at least one is required")
-        if fitting:
-            if X.shape[1] == 0:
-                raise ValueError("X has 0 features; at least one is required")
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_in_} features as input")
+        check_sizes(X.shape, "X", None if fitting else self.n_features_in_,
+                    owner=type(self).__name__)
         return X
 
     def _embed(self, X):

@@ -232,7 +232,8 @@ class RAP(TransformerMixin, BaseEstimator):
         return counts
 
     def _counts(self, X, dtype, n_features=None, dense_min_density=None):
-        counts = Counts(X, dtype, n_features=n_features, dense_min_density=dense_min_density)
+        counts = Counts(X, dtype, n_features=n_features, dense_min_density=dense_min_density,
+                        owner=type(self).__name__)
         return self._check_count_range(counts)
 
     @staticmethod
