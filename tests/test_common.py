@@ -279,38 +279,11 @@ def test_convergence_warning_names_the_estimator(data):
         countgrid.PLSA(2, n_iter=500, tol=1e-3, random_state=0).fit(data["X"])
 
 
-# scikit-learn's check_estimator.  The checks listed here fail today, each for the reason
-# given: gaps in input validation or error messages (the hardening work) and two places
-# where countgrid's policy differs on purpose (TypeError for a wrong dtype; NotFittedError
-# that does not import scikit-learn).  Every check not listed passes and must keep passing.
+# scikit-learn's check_estimator.  The checks listed here fail, each for the reason given;
+# every check not listed passes and must keep passing (expected failures that pass fail
+# the run: see strict xfail in pyproject.toml).
 _SKLEARN_GAPS = {
-    "check_complex_data": "policy: complex input is a TypeError naming the dtype",
-    "check_dtype_object": "policy: object arrays are a TypeError naming the dtype",
-    "check_positive_only_tag_during_fit": "our negative-count message differs from sklearn's",
-    "check_estimators_empty_data_messages": "our empty-input message differs from sklearn's",
-    "check_fit2d_predict1d": "our 1-D input message differs from sklearn's",
-    "check_n_features_in_after_fitting": "our feature-count message differs from sklearn's",
-}
-_SKLEARN_GAPS_BY_KIND = {
-    "supervised": {
-        "check_estimators_unfitted": "policy: countgrid.NotFittedError is not sklearn's",
-        "check_requires_y_none": "our missing-y message differs from sklearn's",
-        "check_supervised_y_2d": "a 2-D y is rejected, not raveled with a warning",
-    },
-    "classifier": {
-        "check_classifier_data_not_an_array": "X without len() is not accepted",
-        "check_classifiers_train": "sklearn's toy data has negative values",
-        "check_classifiers_regression_target": "continuous targets are taken as classes",
-    },
-    "regressor": {
-        "check_regressor_data_not_an_array": "X without len() is not accepted",
-        "check_regressors_train": "sklearn's toy data has negative values",
-    },
-    "embedding": {"check_transformer_data_not_an_array": "X without len() is not accepted"},
-    "LSI": {"check_fit2d_1feature": "LSI needs n_components < min(X.shape)",
-            "check_fit2d_1sample": "LSI needs n_components < min(X.shape)"},
-    "ZIPGTM": {"check_estimators_unfitted": "policy: countgrid.NotFittedError is not sklearn's",
-               "check_estimator_sparse_array": "sklearn reads classifier tags of any "
+    "ZIPGTM": {"check_estimator_sparse_array": "sklearn reads classifier tags of any "
                                                "estimator with predict_proba",
                "check_estimator_sparse_matrix": "sklearn reads classifier tags of any "
                                                 "estimator with predict_proba"},
@@ -326,16 +299,7 @@ def _sklearn_cases():
 
 
 def _expected_failed(estimator):
-    name = type(estimator).__name__
-    kinds = [name]
-    if estimator._estimator_kind in ("classifier", "regressor"):
-        kinds += ["supervised", estimator._estimator_kind]
-    if CASES[name][1] == "classes" and estimator._estimator_kind == "transformer":
-        kinds.append("embedding")
-    gaps = dict(_SKLEARN_GAPS)
-    for kind in kinds:
-        gaps.update(_SKLEARN_GAPS_BY_KIND.get(kind, {}))
-    return gaps
+    return _SKLEARN_GAPS.get(type(estimator).__name__, {})
 
 
 try:

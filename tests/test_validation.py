@@ -475,3 +475,26 @@ def test_classifier_scores_object_int_labels(tmp_path):
         assert clf.classes_.dtype.kind == "i" and clf.score(X, y) > 0.9
         clf.save(tmp_path / "m.npz")
         assert countgrid.load(tmp_path / "m.npz").score(X, y) == clf.score(X, y)
+
+
+def test_not_fitted_error_is_sklearns_once_sklearn_is_loaded():
+    code = textwrap.dedent("""
+        import sys
+        import countgrid
+        try:
+            countgrid.PLSA(2).transform([[1, 2]])
+        except countgrid.NotFittedError as e:
+            plain = type(e)
+        assert "sklearn" not in sys.modules, "countgrid imported scikit-learn"
+        from sklearn.exceptions import NotFittedError as SkNotFitted
+        try:
+            countgrid.PLSA(2).transform([[1, 2]])
+        except SkNotFitted as e:
+            assert isinstance(e, countgrid.NotFittedError) and isinstance(e, AttributeError)
+        assert not issubclass(plain, SkNotFitted)
+        print("ok")
+    """)
+    pytest.importorskip("sklearn")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._sparse import to_checked_csr
-from countgrid.exceptions import DataConversionWarning, NotFittedError
+from countgrid.exceptions import DataConversionWarning, not_fitted_error
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -175,6 +175,8 @@ def check_target(y, n_samples=None, name="y"):
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{name} should be a 1d array, got shape {y.shape}")
+    if y.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {y.dtype}")
     if n_samples is not None and y.shape[0] != n_samples:
         raise ValueError(f"{name} has {y.shape[0]} entries but X has {n_samples} samples")
     return y
@@ -227,8 +229,8 @@ def check_is_fitted(estimator, attribute):
     ValueError if a parameter that inference reads was changed since the fit
     (``BaseEstimator._check_inference_params``)."""
     if not hasattr(estimator, attribute):
-        raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet; "
-                             "call 'fit' first.")
+        raise not_fitted_error(f"This {type(estimator).__name__} instance is not fitted yet; "
+                              "call 'fit' first.")
     check = getattr(estimator, "_check_inference_params", None)
     if check is not None:
         check()

@@ -1,8 +1,31 @@
 """Exceptions raised by countgrid."""
+import functools
+import sys
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a method needs a fitted estimator (as in scikit-learn)."""
+    """Raised when a method needs a fitted estimator (as in scikit-learn).
+
+    When scikit-learn has been imported, the error raised is also an instance of
+    ``sklearn.exceptions.NotFittedError``, so code (and scikit-learn's own checks) that
+    catches scikit-learn's class catches countgrid's; countgrid never imports scikit-learn
+    for this.
+    """
+
+
+@functools.lru_cache(maxsize=None)
+def _bridged(sklearn_not_fitted):
+    return type("NotFittedError", (NotFittedError, sklearn_not_fitted),
+                {"__module__": __name__, "__doc__": NotFittedError.__doc__})
+
+
+def not_fitted_error(message):
+    """A NotFittedError that is scikit-learn's too when scikit-learn is loaded (whoever
+    can name ``sklearn.exceptions.NotFittedError`` has imported it)."""
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    if sklearn_exceptions is None:
+        return NotFittedError(message)
+    return _bridged(sklearn_exceptions.NotFittedError)(message)
 
 
 class ConvergenceWarning(UserWarning):

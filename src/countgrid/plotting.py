@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from countgrid.exceptions import NotFittedError
+from countgrid.exceptions import not_fitted_error
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
 
@@ -46,8 +46,8 @@ def _resolve(grid, gamma, label_names):
     if hasattr(grid, "pi_"):
         pi = grid.pi_
     elif hasattr(grid, "get_params") and not hasattr(grid, "pi_"):
-        raise NotFittedError(f"This {type(grid).__name__} instance is not fitted yet; "
-                             "call 'fit' first.")
+        raise not_fitted_error(f"This {type(grid).__name__} instance is not fitted yet; "
+                              "call 'fit' first.")
     else:
         pi = grid
     pi = np.asarray(pi, dtype=np.float64)
