@@ -4,6 +4,7 @@ import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._per_class import check_documents, fit_per_class
+from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
@@ -71,7 +72,8 @@ class _EmbeddingReadout(_GridEstimator):
 
         grid._visit_posteriors(X, visit)
         extent, window = check_grid(self.extent, self.window)
-        gamma = embedding_from_stats(M, mass, extent, window, fill)
+        gamma = embedding_from_stats(M, mass, extent, window, fill,
+                                     effective_n_threads(self.num_threads))
         self.grid_ = grid
         self.n_features_in_ = grid.n_features_in_
         self._set_gamma(gamma.reshape(tuple(extent) + (Y.shape[1],)))
@@ -84,7 +86,7 @@ class _EmbeddingReadout(_GridEstimator):
         extent, window = check_grid(self.extent, self.window)
         L = grid_size(extent)
         gamma = np.asarray(self.gamma_, dtype=np.float64).reshape(L, -1)
-        G = readout_matrix(gamma, extent, window)
+        G = readout_matrix(gamma, extent, window, effective_n_threads(self.num_threads))
         parts = []
         self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))
         return np.concatenate(parts).astype(np.float64)
