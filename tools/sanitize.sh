@@ -7,10 +7,12 @@
 #  2. a copy of the checkout (so the in-tree build/ of normal builds is not touched),
 #     built there with COUNTGRID_SANITIZE (default address,undefined: -fsanitize=...
 #     -fno-omit-frame-pointer -g -O1 -fno-sanitize-recover=all, see setup.py);
-#  3. the kernel tests (every C kernel against its NumPy reference, float32/float64, 1 and
-#     several threads, the C API, the SIMD variants) and a small fit of every estimator
-#     (tools/smoke_fits.py), with the sanitizer runtime preloaded into the unsanitized
-#     Python; ASan reports go to WORKDIR/logs, UBSan's (stderr only) are found in the logs;
+#  3. a small fit of every estimator (tools/smoke_fits.py), corrupt sparse structures
+#     handed straight to every kernel wrapper (tools/fuzz_wrappers.py) and the kernel
+#     tests (every C kernel against its NumPy reference, float32/float64, 1 and several
+#     threads, the C API, the SIMD variants), with the sanitizer runtime preloaded into the
+#     unsanitized Python; ASan reports go to WORKDIR/logs, UBSan's (stderr only) are found
+#     in the logs;
 #  4. fails if a test fails or if any sanitizer report was written.
 #
 # Leaks are not checked here (detect_leaks=0: CPython frees little at exit by design);
@@ -158,6 +160,12 @@ step "a small fit of every estimator under the sanitizers (tools/smoke_fits.py)"
     | tee "$WORK/smoke.log" || { reports "smoke fits" "$WORK/logs" "$WORK/smoke.log"; \
                                  fail "smoke fits (log: $WORK/smoke.log)"; }
 reports "smoke fits" "$WORK/logs" "$WORK/smoke.log"
+
+step "corrupt sparse structures into every kernel wrapper (tools/fuzz_wrappers.py)"
+(cd "$WORK" && sanitized "$WORK/logs" "$VPY" "$REPO/tools/fuzz_wrappers.py") 2>&1 \
+    | tee "$WORK/fuzz.log" || { reports "fuzzed wrappers" "$WORK/logs" "$WORK/fuzz.log"; \
+                                fail "fuzzed wrappers (log: $WORK/fuzz.log)"; }
+reports "fuzzed wrappers" "$WORK/logs" "$WORK/fuzz.log"
 
 step "kernel tests under the sanitizers (${TESTS[*]})"
 (cd "$REPO" && sanitized "$WORK/logs" env COUNTGRID_REQUIRE_COMPILER=1 \
