@@ -16,6 +16,7 @@ or a sanitizer).  Exit status 1 if anything crashed.
 """
 import argparse
 import collections
+import inspect
 import itertools
 import os
 import sys
@@ -52,6 +53,17 @@ def corruptions(indptr, indices, data, n_cols):
     yield "indices shorter", indptr, indices[:-1].copy(), data
 
 
+def _call(f, **kwargs):
+    """A thunk calling the wrapper ``f`` with the keyword arguments it takes: wrappers gain
+    parameters (``n_features``, tiles) as they are hardened, and the cases stay valid."""
+    names = inspect.signature(f).parameters
+    missing = [n for n, p in names.items() if n not in kwargs and p.default is p.empty]
+    if missing:
+        raise SystemExit(f"fuzz_wrappers: {f.__name__} needs {missing}: update the cases")
+    args = {k: v for k, v in kwargs.items() if k in names}
+    return lambda: f(**args)
+
+
 def cases():
     """(wrapper, corruption, itype, dtype, thunk) for every wrapper taking CSR/CSC."""
     from countgrid.grid import _grid_kernels as G
@@ -68,36 +80,43 @@ def cases():
         phi = np.ascontiguousarray(rng.dirichlet(np.ones(d), K).T, dtype=dtype)
         W = rng.normal(size=(d, K)).astype(dtype)
         for name, ip, ix, dv in corruptions(ip0, ix0, dv0, d):
-            def run(f, *args):
-                return lambda: f(*args)
-            q, ll = np.empty((n, L), dtype), np.empty(n)
-            yield ("grid.estep_csr", name, itype, dtype,
-                   run(G.estep_csr, ip, ix, dv, 0, n, logh, None, 1e-4, q, ll, NT))
-            # (ip, ix, dv) as CSC: n columns over d rows
-            yield ("grid.accumulate_csc", name, itype, dtype,
-                   run(G.accumulate_csc, ip, ix, dv, ip[:-1].copy(), 0, d,
-                       np.full((d, L), 0.1, dtype), np.zeros((n, L), dtype), NT))
-            yield ("plsa.docs", name, itype, dtype,
-                   run(P.plsa_docs, ip, ix, dv, phi, None, np.full((n, K), 1 / K, dtype), 5,
-                       1e-6, np.empty(n), NT))
-            yield ("plsa.words", name, itype, dtype,
-                   run(P.plsa_words, ip, ix, dv, np.full((d, K), 1 / K, dtype),
-                       np.ones((n, K), dtype), np.zeros((n, K), dtype), NT))
-            yield ("gtm.estep_csr", name, itype, dtype,
-                   run(M.estep_csr, ip, ix, dv, d, np.zeros(K), np.full(K, -np.log(K)),
-                       np.zeros(n), np.zeros((d, K)), np.zeros((d, K)), NT))
-            yield ("gtm.accumulate_csc", name, itype, dtype,
-                   run(M.accumulate_csc, ip, ix, dv, np.full((d, K), 1 / K), NT))
+            csr = dict(indptr=ip, indices=ix, data=dv, num_threads=NT)
+            yield ("grid.estep_csr", name, itype, dtype, _call(
+                G.estep_csr, **csr, row_start=0, row_end=n, logh=logh, log_prior=None,
+                floor=1e-4, q=np.empty((n, L), dtype), loglik=np.empty(n)))
+            # (ip, ix, dv) as CSC: n columns over d rows.  A row index past row_end is by
+            # contract an entry of a later block of rows, skipped: not a corruption here.
+            if name not in ("index = n_cols", "index = max"):
+                yield ("grid.accumulate_csc", name, itype, dtype, _call(
+                    G.accumulate_csc, **csr, cursor=ip[:-1].copy(), row_start=0, row_end=d,
+                    q=np.full((d, L), 0.1, dtype), n=np.zeros((n, L), dtype)))
+            yield ("plsa.docs", name, itype, dtype, _call(
+                P.plsa_docs, **csr, phi=phi, phib=None, theta=np.full((n, K), 1 / K, dtype),
+                n_iter=5, tol=1e-6, loglik=np.empty(n)))
+            yield ("plsa.words", name, itype, dtype, _call(
+                P.plsa_words, **csr, theta=np.full((d, K), 1 / K, dtype),
+                phib=np.ones((n, K), dtype), acc=np.zeros((n, K), dtype)))
+            yield ("gtm.estep_csr", name, itype, dtype, _call(
+                M.estep_csr, **csr, n_features=d, base=np.zeros(K),
+                log_mix=np.full(K, -np.log(K)), log_fact=np.zeros(n),
+                deltaT=np.zeros((d, K)), etaT=np.zeros((d, K))))
+            yield ("gtm.accumulate_csc", name, itype, dtype, _call(
+                M.accumulate_csc, **csr, resp=np.full((d, K), 1 / K)))
+            yield ("rap.project", name, itype, dtype, _call(
+                R.project, **csr, rows=None, W=W, n=n, n_features=d))
             if itype is np.int64:   # these wrappers take int64 structures only
-                yield ("itk.jt_gram_csr", name, itype, dtype,
-                       run(I.jt_gram_csr, ip, ix, dv, ip0, ix0, dv0, d, 1.5, False, NT))
-                yield ("itk.jt_gram_csr sym", name, itype, dtype,
-                       run(I.jt_gram_csr, ip, ix, dv, ip, ix, dv, d, 1.5, True, NT))
-                yield ("rap.hidden", name, itype, dtype,
-                       run(R.hidden, ip, ix, dv, None, W, np.zeros(K, dtype),
-                           np.full(K, 2, dtype), n, None, 1, NT))
-            yield ("rap.project", name, itype, dtype,
-                   run(R.project, ip, ix, dv, None, W, n, NT))
+                for symmetric in (False, True):
+                    yield ("itk.jt_gram_csr" + (" sym" if symmetric else ""), name, itype,
+                           dtype, _call(I.jt_gram_csr, xptr=ip, xind=ix, xval=dv,
+                                        yptr=ip if symmetric else ip0,
+                                        yind=ix if symmetric else ix0,
+                                        yval=dv if symmetric else dv0, D=d, q=1.5,
+                                        symmetric=symmetric, num_threads=NT, tile_rows=4,
+                                        tile_cols=4))
+                yield ("rap.hidden", name, itype, dtype, _call(
+                    R.hidden, **csr, rows=None, W=W, beta=np.zeros(K, dtype),
+                    ntrials=np.full(K, 2, dtype), n=n, n_features=d, gens=None,
+                    block_rows=1))
 
 
 def run_case(thunk):
