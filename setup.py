@@ -107,7 +107,8 @@ def sanitize_flags(compiler):
     if not value or value in ("0", "no", "none", "off"):
         return [], []
     names = [n.strip() for n in value.split(",") if n.strip()]
-    known = {"address", "undefined", "leak", "float-divide-by-zero", "bounds"}
+    known = {"address", "undefined", "leak", "float-divide-by-zero", "float-cast-overflow",
+             "bounds"}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"COUNTGRID_SANITIZE: unknown sanitizer(s) {unknown}; use a "
@@ -116,7 +117,7 @@ def sanitize_flags(compiler):
         raise SystemExit("COUNTGRID_SANITIZE needs GCC or Clang")
     spec = ",".join(names)
     cflags = [f"-fsanitize={spec}", "-fno-omit-frame-pointer", "-g", "-O1"]
-    if set(names) & {"undefined", "float-divide-by-zero", "bounds"}:
+    if set(names) & {"undefined", "float-divide-by-zero", "float-cast-overflow", "bounds"}:
         cflags.append("-fno-sanitize-recover=all")
     return cflags, [f"-fsanitize={spec}"]
 

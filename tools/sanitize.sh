@@ -5,8 +5,8 @@
 #  1. a throwaway venv in WORKDIR (never the venv you test with) with the build and test
 #     dependencies;
 #  2. a copy of the checkout (so the in-tree build/ of normal builds is not touched),
-#     built there with COUNTGRID_SANITIZE (default address,undefined: -fsanitize=...
-#     -fno-omit-frame-pointer -g -O1 -fno-sanitize-recover=all, see setup.py);
+#     built there with COUNTGRID_SANITIZE (default address,undefined,float-cast-overflow:
+#     -fsanitize=... -fno-omit-frame-pointer -g -O1 -fno-sanitize-recover=all, setup.py);
 #  3. a small fit of every estimator (tools/smoke_fits.py), corrupt sparse structures
 #     handed straight to every kernel wrapper (tools/fuzz_wrappers.py) and the kernel
 #     tests (every C kernel against its NumPy reference, float32/float64, 1 and several
@@ -23,7 +23,7 @@
 #   PYTEST_ARGS  replace the default test selection (e.g. -- tests/rap -x)
 #   PYTHON    interpreter to build the venv from (default python3)
 #   CC        GCC (default gcc) or Clang
-#   COUNTGRID_SANITIZE  sanitizers (default address,undefined)
+#   COUNTGRID_SANITIZE  sanitizers (default address,undefined,float-cast-overflow)
 #   SKIP_BUILD=1  reuse the venv and the build already in WORKDIR (to rerun the tests)
 # Takes 5-7 minutes on 2 shared cores (the build, then the kernel tests: ~2.5 min each).
 set -euo pipefail
@@ -43,7 +43,9 @@ else
 fi
 PY="${PYTHON:-python3}"
 CC="${CC:-gcc}"
-export COUNTGRID_SANITIZE="${COUNTGRID_SANITIZE:-address,undefined}"
+# float-cast-overflow (a double out of range, or NaN, converted to an integer) is not part
+# of GCC's "undefined" group
+export COUNTGRID_SANITIZE="${COUNTGRID_SANITIZE:-address,undefined,float-cast-overflow}"
 START=$SECONDS
 
 step() { printf '\n==> [%ss] %s\n' "$((SECONDS - START))" "$*"; }
