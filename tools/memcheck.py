@@ -11,7 +11,7 @@ OpenBLAS, SciPy's own noise) are only counted, and listed with ``--verbose``.
 
 Usage: python tools/memcheck.py [FAMILY ...] [--keep DIR] [--track-origins] [--verbose]
 Exit status: 0 clean, 1 errors in countgrid, 2 valgrind or the workload failed.
-Takes 2-4 minutes on an idle core (valgrind runs ~50x slower than native; most of the
+Takes 3-4 minutes on a busy machine (valgrind runs ~50x slower than native; most of the
 time is importing NumPy, SciPy and scikit-learn).
 """
 import argparse
