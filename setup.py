@@ -4,7 +4,9 @@ Holds only the extension definitions, the OpenMP probe, the generation of the C/
 boundary and the compilation of the C kernels.  The environment variable COUNTGRID_OPENMP
 selects OpenMP: "auto" (default; probe, fall back to a serial build with a warning),
 "require" (fail the build without it; used for wheels and CI) or "disable" (serial
-build).
+build).  COUNTGRID_SANITIZE (e.g. "address,undefined"; GCC/Clang only) builds the kernels
+and the extensions with those sanitizers, -O1 -g, for tools/sanitize.sh
+(docs/robustness.md); never for a wheel.
 
 Layout (docs/architecture.md): tools/gen_api.py first expands csrc/signatures.txt into the
 public headers, the capsule table and the Cython declarations.  The public kernels
@@ -95,6 +97,31 @@ def probe_openmp(compiler):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def sanitize_flags(compiler):
+    """(compile_args, link_args) for COUNTGRID_SANITIZE, or ([], []) when it is unset.
+
+    A sanitizer build is for finding bugs (tools/sanitize.sh, docs/robustness.md): -O1 -g
+    and frame pointers for readable reports, and any undefined behaviour aborts instead of
+    printing and going on, so a test run cannot pass over it."""
+    value = os.environ.get("COUNTGRID_SANITIZE", "").strip().lower()
+    if not value or value in ("0", "no", "none", "off"):
+        return [], []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    known = {"address", "undefined", "leak", "float-divide-by-zero", "float-cast-overflow",
+             "bounds"}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"COUNTGRID_SANITIZE: unknown sanitizer(s) {unknown}; use a "
+                         f"comma-separated subset of {sorted(known)}")
+    if compiler.compiler_type == "msvc":
+        raise SystemExit("COUNTGRID_SANITIZE needs GCC or Clang")
+    spec = ",".join(names)
+    cflags = [f"-fsanitize={spec}", "-fno-omit-frame-pointer", "-g", "-O1"]
+    if set(names) & {"undefined", "float-divide-by-zero", "float-cast-overflow", "bounds"}:
+        cflags.append("-fno-sanitize-recover=all")
+    return cflags, [f"-fsanitize={spec}"]
+
+
 class BuildExt(build_ext):
     def finalize_options(self):
         super().finalize_options()
@@ -122,10 +149,22 @@ class BuildExt(build_ext):
             # in csrc/common/cg_math.h; it does not change any result.  The Cython wrappers
             # only validate and call: -O1 compiles them in a third of the -O3 time.
             kernel_opt, wrapper_opt = ["-O3", "-fno-trapping-math"], ["-O1"]
+        san_cflags, san_lflags = sanitize_flags(self.compiler)
+        if san_cflags:  # the sanitizer's -O1 -g come last and so win
+            print(f"countgrid: sanitizer build ({' '.join(san_cflags)})", file=sys.stderr)
+        kernel_opt, wrapper_opt = kernel_opt + san_cflags, wrapper_opt + san_cflags
+        lflags = lflags + san_lflags
+        # An in-tree build directory is shared by normal and sanitizer builds: when the
+        # mode changes, rebuild everything (the wrappers would otherwise be reused).
+        mode_stamp = os.path.join(self.build_temp, "sanitize.txt")
+        previous_mode = open(mode_stamp).read() if os.path.exists(mode_stamp) else ""
+        if previous_mode != " ".join(san_cflags):
+            self.force = True
         objects = self.compile_kernels(kernel_opt + cflags)
         self.archive(objects["library"])
         for ext in self.extensions:
             ext.extra_compile_args = list(wrapper_opt)
+            ext.extra_link_args = list(san_lflags)
             if ext.name == "countgrid._kernels":
                 ext.extra_objects = objects["library"]
                 ext.extra_link_args = lflags
@@ -134,6 +173,8 @@ class BuildExt(build_ext):
                 ext.extra_link_args = lflags
             ext.depends = list(ext.depends) + list(ext.extra_objects or [])
         super().build_extensions()
+        with open(mode_stamp, "w") as fh:
+            fh.write(" ".join(san_cflags))
 
     def compile_kernels(self, compile_args):
         """Compile every C kernel source once, in parallel: {"library": objects of the public

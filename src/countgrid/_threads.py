@@ -7,6 +7,11 @@ which pass it to each OpenMP region (never setting it globally).  BLAS is limite
 that the two thread pools do not oversubscribe the cores.  As in scikit-learn's
 ``_openmp_effective_n_threads``, the default honours ``OMP_NUM_THREADS`` and otherwise the
 CPUs this process may really use (affinity mask and cgroup quota).
+
+GNU OpenMP (libgomp) is not fork-safe: a ``fork()`` child of a process whose OpenMP threads
+have run hangs in its first parallel region with more than one thread.  Such a child is
+detected (``os.register_at_fork``) and runs every OpenMP region on one thread, with one
+``RuntimeWarning`` (docs/robustness.md, "Fork safety").
 """
 import contextlib
 import math
@@ -25,6 +30,44 @@ __all__ = ["cpu_count", "effective_n_threads", "limit_blas_threads"]
 #: absurd count would make the OpenMP runtime fail to create its threads.
 MAX_THREADS_PER_CPU = 4
 MIN_THREAD_CAP = 64
+
+# Fork safety (docs/robustness.md): libgomp keeps its worker threads after a parallel
+# region; a fork() child inherits its bookkeeping of them but not the threads.
+_openmp_threads_used = False   # effective_n_threads gave more than 1 in this process
+_forked_after_openmp = False   # this process is a fork() child of such a process
+_fork_fallback = None          # in such a child: True once libgomp was found (1 thread)
+
+
+def _after_fork_in_child():
+    global _forked_after_openmp, _fork_fallback
+    if _openmp_threads_used:
+        _forked_after_openmp, _fork_fallback = True, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _libgomp_fork_fallback():
+    """In a fork() child of a process that ran OpenMP threads: True if the OpenMP runtime
+    is GNU libgomp, after limiting every OpenMP runtime of the process to one thread (so
+    that regions run with the OpenMP default, e.g. other libraries', cannot hang either)
+    and warning once.  LLVM's libomp re-initialises itself in a fork child: no fallback."""
+    global _fork_fallback
+    if _fork_fallback is None:
+        from threadpoolctl import threadpool_info, threadpool_limits
+
+        gomp = [info for info in threadpool_info()
+                if info.get("user_api") == "openmp" and info.get("prefix") == "libgomp"]
+        _fork_fallback = bool(gomp)
+        if _fork_fallback:
+            threadpool_limits(limits=1, user_api="openmp")
+            warnings.warn("countgrid: this process was forked from one that had run OpenMP "
+                          "threads, and GNU OpenMP (libgomp) would hang here with more than "
+                          "one thread; using 1 thread.  Start worker processes with the "
+                          "'spawn' or 'forkserver' method to use several (see "
+                          "docs/robustness.md)", RuntimeWarning, stacklevel=4)
+    return _fork_fallback
 
 
 def _cgroup_cpu_quota():
@@ -78,7 +121,9 @@ def effective_n_threads(num_threads):
     Returns
     -------
     int
-        A positive thread count.
+        A positive thread count; 1 in a ``fork()`` child of a process that had run
+        GNU OpenMP threads (which would hang there; one ``RuntimeWarning``, see
+        docs/robustness.md).
 
     Raises
     ------
@@ -87,6 +132,16 @@ def effective_n_threads(num_threads):
     ValueError
         If ``num_threads`` is 0.
     """
+    global _openmp_threads_used
+    n = _resolve(num_threads)
+    if _forked_after_openmp and _libgomp_fork_fallback():
+        return 1
+    if n > 1:
+        _openmp_threads_used = True
+    return n
+
+
+def _resolve(num_threads):
     if num_threads is None:
         n = _kernels.max_threads()
         if "OMP_NUM_THREADS" not in os.environ:
@@ -104,7 +159,7 @@ def effective_n_threads(num_threads):
     cap = max(MAX_THREADS_PER_CPU * cpu_count(), MIN_THREAD_CAP)
     if n > cap:
         warnings.warn(f"num_threads={n} is capped at {cap} ({cpu_count()} CPUs available)",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)
         n = cap
     return n
 

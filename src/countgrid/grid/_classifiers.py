@@ -5,6 +5,7 @@ import numpy as np
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
+from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
 from countgrid.grid._label_embedding import (embedding_from_stats, power_of_two_scale,
@@ -73,7 +74,8 @@ class _EmbeddingReadout(_GridEstimator):
 
         grid._visit_posteriors(X, visit)
         extent, window = check_grid(self.extent, self.window)
-        gamma = embedding_from_stats(M, mass, extent, window, fill)
+        gamma = embedding_from_stats(M, mass, extent, window, fill,
+                                     effective_n_threads(self.num_threads))
         self.grid_ = grid
         self.n_features_in_ = grid.n_features_in_
         self._set_gamma(gamma.reshape(tuple(extent) + (Y.shape[1],)))
@@ -90,7 +92,7 @@ class _EmbeddingReadout(_GridEstimator):
         # Targets as large as 1e308 would overflow the window sums: read out gamma scaled by
         # a power of two (exact, so ordinary targets give bit-identical predictions)
         scale = power_of_two_scale(gamma)
-        G = readout_matrix(gamma * scale, extent, window)
+        G = readout_matrix(gamma * scale, extent, window, effective_n_threads(self.num_threads))
         parts = []
         self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))
         return np.concatenate(parts).astype(np.float64) / scale
