@@ -251,9 +251,12 @@ def outputs(name, est, Q=None):
 
 
 def model(name):
-    """A private copy of the estimator fitted on the canonical data."""
+    """A private copy of the estimator fitted on the canonical data (``name:dense``: on
+    the dense rows)."""
     if name not in _MODELS:
-        _MODELS[name] = _cached(("model", name), lambda: fit(name, make(name)))
+        base, _, kind = name.partition(":")
+        X = D.X if kind == "dense" else D.Xs
+        _MODELS[name] = _cached(("model", name), lambda: fit(base, make(base), X))
     return copy.deepcopy(_MODELS[name])
 
 
@@ -434,9 +437,20 @@ def _partial_fit_slot():
     return s
 
 
+def _like(M, dense):
+    """``dense`` in the kind of M (CSR when M is sparse): the other operand of a pair
+    follows the tested one, so that a corrupt structure reaches the sparse kernels (mixed
+    pairs have their own class)."""
+    return sp.csr_matrix(dense) if sp is not None and sp.issparse(M) else dense
+
+
 def _infer_slot(name, method):
     def call(M):
-        return _dense(getattr(model(name), method)(M))
+        if name == "ITKernelClassifier" and not sp.issparse(M):
+            est = model("ITKernelClassifier:dense")  # dense queries: fitted on dense rows
+        else:
+            est = model(name)
+        return _dense(getattr(est, method)(M))
 
     return Slot(name, method, "X", "infer", lambda: D.Xq, call,
                 lambda: ref_outputs(name)[method], _est_needs(name), rows=lambda n: n)
@@ -461,33 +475,34 @@ def function_slots():
     jt, js = "countgrid.kernels.jensen_tsallis_kernel", "countgrid.kernels.jensen_shannon_kernel"
     S = [
         _func_slot("kernels.jensen_tsallis_kernel", "A", "A", (jt,), lambda: D.A,
-                   lambda M: _k("jensen_tsallis_kernel")(M, D.B, q=1.5, num_threads=1),
+                   lambda M: _k("jensen_tsallis_kernel")(M, _like(M, D.B), q=1.5, num_threads=1),
                    lambda n: n),
         _func_slot("kernels.jensen_tsallis_kernel", "B", "B", (jt,), lambda: D.B,
-                   lambda M: _k("jensen_tsallis_kernel")(D.A, M, q=0.7, num_threads=1),
+                   lambda M: _k("jensen_tsallis_kernel")(_like(M, D.A), M, q=0.7, num_threads=1),
                    lambda n: 7, first=None),
         _func_slot("kernels.jensen_shannon_kernel", "A", "A", (js,), lambda: D.A,
                    lambda M: _k("jensen_shannon_kernel")(M, num_threads=1), lambda n: n),
         _func_slot("kernels.jensen_shannon_kernel", "B", "B", (js,), lambda: D.B,
-                   lambda M: _k("jensen_shannon_kernel")(D.A, M, num_threads=1), lambda n: 7),
+                   lambda M: _k("jensen_shannon_kernel")(_like(M, D.A), M, num_threads=1),
+                   lambda n: 7),
         _func_slot("tfidf", "X", "X", ("countgrid.tfidf",), lambda: D.Xq,
                    lambda M: _dense(cg.tfidf(M)), lambda n: n),
         _func_slot("retrieval.idf_weights", "X", "X", ("countgrid.retrieval.idf_weights",),
                    lambda: D.X, lambda M: cg.retrieval.idf_weights(M), None),
         _func_slot("metrics.cosine_similarity", "A", "A",
                    ("countgrid.metrics.cosine_similarity",), lambda: D.A,
-                   lambda M: cg.metrics.cosine_similarity(M, D.B), lambda n: n),
+                   lambda M: cg.metrics.cosine_similarity(M, _like(M, D.B)), lambda n: n),
         _func_slot("metrics.cosine_similarity", "B", "B",
                    ("countgrid.metrics.cosine_similarity",), lambda: D.B,
-                   lambda M: cg.metrics.cosine_similarity(D.A, M), lambda n: 7),
+                   lambda M: cg.metrics.cosine_similarity(_like(M, D.A), M), lambda n: 7),
         _func_slot("metrics.precision_recall_curve_retrieval", "query_codes", "query_codes",
                    ("countgrid.metrics.precision_recall_curve_retrieval",), lambda: D.Xq,
                    lambda M: cg.metrics.precision_recall_curve_retrieval(
-                       M, D.X, np.resize(D.yq, _n_rows(M)), D.y), None),
+                       M, _like(M, D.X), np.resize(D.yq, _n_rows(M)), D.y), None),
         _func_slot("metrics.precision_recall_curve_retrieval", "corpus_codes", "corpus_codes",
                    ("countgrid.metrics.precision_recall_curve_retrieval",), lambda: D.X,
                    lambda M: cg.metrics.precision_recall_curve_retrieval(
-                       D.Xq, M, D.yq, np.resize(D.y, _n_rows(M))), None),
+                       _like(M, D.Xq), M, D.yq, np.resize(D.y, _n_rows(M))), None),
         _func_slot("text.select_by_resolving_power", "X", "X",
                    ("countgrid.text.select_by_resolving_power",), lambda: D.X,
                    lambda M: cg.text.select_by_resolving_power(M, 2, 0.9), None),
@@ -845,7 +860,8 @@ def gen_shapes():
     out = []
     feat_names = ("n_features", "features", "n_features_in_")
     for i, s in enumerate(all_slots()):
-        fit_like = s.kind == "fit" or s.entry == "select_n_components_bic"
+        # a fit, or a function whose other arguments depend on the number of rows
+        fit_like = s.kind == "fit" or bool(s.size_names)
         add = out.append
         for name, build in pick(_JUNK, s, i, 3, 1, 3, kernels_all=False):
             if name == "None" and s.method == "B":

@@ -278,17 +278,13 @@ class _Worker:
         self.deadline = self.started + case.timeout
         os.write(self.cmd, (json.dumps(case.id) + "\n").encode())
 
-    def log_tail(self, n=600):
+    def log_tail(self):
         try:
             with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                fh.seek(max(0, size - n))
-                text = fh.read().decode("utf-8", "replace")
+                text = fh.read()[-20000:].decode("utf-8", "replace")
         except OSError:
             return ""
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        return " | ".join(lines[-6:])
+        return crash_summary(text)
 
     def kill(self):
         try:
@@ -304,6 +300,25 @@ class _Worker:
         except ChildProcessError:
             return None
         return status
+
+
+_FATAL = re.compile(r"Fatal Python error|double free|corrupted|free\(\)|malloc|munmap|"
+                    r"realloc|stack smashing|libgomp|Thread creation|terminate called|Assertion",
+                    re.IGNORECASE)
+
+
+def crash_summary(text):
+    """The useful lines of a dead worker's stderr: the fatal message (glibc, faulthandler,
+    libgomp) and the innermost Python frames."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    fatal = [ln.strip() for ln in lines if _FATAL.search(ln)][:2]
+    frames = []
+    for i, ln in enumerate(lines):
+        if "most recent call first" in ln:
+            frames = [f.strip() for f in lines[i + 1:i + 4] if f.strip().startswith("File")]
+            break
+    frames = [re.sub(r'File ".*/', 'File "', f) for f in frames]
+    return " | ".join(fatal + frames)[:500]
 
 
 def _describe_status(status):
