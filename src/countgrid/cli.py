@@ -246,7 +246,8 @@ def _check_output(path, have_matplotlib):
         text_only = False
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise UsageError(f"argument --output/-o: the folder {folder} of {path} does not exist")
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise UsageError(f"argument --output/-o: the folder {folder} of {path} {what}")
     try:
         if os.path.exists(path):
             with open(path, "ab"):
@@ -278,14 +279,16 @@ def _check_grid(extent, window):
         raise UsageError(f"argument --window: window {window} is larger than extent {extent}")
 
 
-def _check_grid_memory(extent, n_words, n_train):
+def _check_grid_memory(extent, n_words=1, n_train=1):
     """The EM of a counting grid keeps a few (cells x words) arrays and the (posts x cells)
-    posteriors; refuse an extent that cannot fit before loading anything big."""
+    posteriors: refuse an extent that cannot fit (first with one word and one post, before
+    loading the data, then with the real sizes)."""
     cells = math.prod(extent)
+    what = f"a {extent[0]} x {extent[1]} counting grid"
+    if n_words > 1:
+        what += f" over {n_words} words and {n_train} posts"
     try:
-        check_memory(8 * cells * (4 * n_words + n_train),
-                     f"a {extent[0]} x {extent[1]} counting grid over {n_words} words and "
-                     f"{n_train} posts", "choose a smaller --extent")
+        check_memory(8 * cells * (4 * n_words + n_train), what, "choose a smaller --extent")
     except MemoryError as exc:
         raise UsageError(f"argument --extent: {exc}") from None
 
@@ -296,7 +299,7 @@ def _demo(args, out):
 
     extent, window = tuple(args.extent), tuple(args.window)
     _check_grid(extent, window)
-    _check_grid_memory(extent, 1, 1)            # absurd sizes, before loading anything
+    _check_grid_memory(extent)                  # absurd sizes, before loading anything
     output, text_only, note = _check_output(args.output, _have_matplotlib())
     threads = _resolve_threads(args.threads)
     schedule = None

@@ -255,7 +255,7 @@ def model(name):
     the dense rows)."""
     if name not in _MODELS:
         base, _, kind = name.partition(":")
-        X = D.X if kind == "dense" else D.Xs
+        X = D.X if kind == "dense" else _CANON
         _MODELS[name] = _cached(("model", name), lambda: fit(base, make(base), X))
     return copy.deepcopy(_MODELS[name])
 
