@@ -337,6 +337,8 @@ def close(a, b, rtol, atol=1e-12, what="result"):
         return None
     if a.size == 0:
         return None
+    if (a.dtype.kind == "c") != (b.dtype.kind == "c"):
+        return f"{what} has dtype {a.dtype}, the reference {b.dtype}"
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     both = np.isfinite(a64) & np.isfinite(b64)
     if not np.array_equal(np.isfinite(a64), np.isfinite(b64)):
@@ -1778,16 +1780,18 @@ def gen_numeric():
         q = 1.0 + d
         out.append(Case("kernels.log_q", "", "numeric-range", f"q=1{d:+g}", "ok",
                         lambda ctx, q=q: cg.kernels.log_q(x, q), ("q",),
-                        lambda v, q=q: close(v, _expm1_log_q(x, q), 1e-9), lq))
+                        lambda v, q=q: close(v, _expm1_log_q(x, q), 1e-7), lq))
     for label, xv, qv, expect, names in (
             ("x=-1", -1.0, 1.5, "raise", ("x",)), ("x=NaN", np.nan, 1.5, "raise", ("x",)),
             ("q=NaN", 2.0, np.nan, "raise", ("q",)), ("q='1.5'", 2.0, "1.5", "raise", ("q",)),
-            ("q=None", 2.0, None, "raise", ("q",)), ("x='2'", "2", 1.5, "raise", ("x",)),
+            ("q=None", 2.0, None, "raise", ("q",)), ("x='2'", "2", 1.5, "either", ("x",)),
             ("x=0,q=0.5", 0.0, 0.5, "either", ("x",)), ("x=1e308,q=-1", 1e308, -1.0, "either",
                                                        ("x", "q"))):
+        # beyond the float range (x=1e308, q=-1: 5e615) an infinity is the rounded value
         out.append(Case("kernels.log_q", "", "numeric-range", label, expect,
                         lambda ctx, xv=xv, qv=qv: cg.kernels.log_q(xv, qv), names,
-                        oracle_finite(), lq))
+                        lambda v: "NaN" if np.isnan(np.asarray(v, dtype=float)).any() else None,
+                        lq))
     # ZIP-GTM on tiny latent grids
     for shape in ((1, 1), (1, 5), (2, 1)):
         out.append(Case("ZIPGTM", "fit", "numeric-range", f"grid_shape={shape}", "either",
