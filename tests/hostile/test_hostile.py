@@ -1,0 +1,40 @@
+"""The hostile suite of issue 13: every public estimator, function and the command line
+against every class of bad input (tests/hostile/_hostile_cases.py), each case isolated in a
+worker process (_hostile_engine.py).  A case passes when it is ``ok`` or a ``clear-error``;
+the failure message lists every other case, one line each.
+
+``python tools/hostile.py`` runs the same suite and prints its tables (also against another
+installation with ``--python``).  COUNTGRID_HOSTILE_WORKERS sets the number of workers
+(default 2).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _hostile_engine as engine  # noqa: E402
+
+WORKERS = int(os.environ.get("COUNTGRID_HOSTILE_WORKERS", "2"))
+
+
+def test_engine_classifies_every_outcome():
+    results, _ = engine.run_suite(sys.executable, workers=1, cases="_hostile_selftest_cases")
+    got = {r["id"].split("/")[-1]: r["outcome"] for r in results}
+    assert got == {
+        "ok": "ok", "clear": "clear-error", "not-naming": "unclear-error",
+        "index-error": "unclear-error", "refused": "refused", "accepted": "silent-wrong",
+        "nan": "silent-wrong", "segfault": "crash", "abort": "crash", "hang": "hang",
+        "damage": "crash", "after-damage": "ok", "missing": "n/a", "file-error": "clear-error",
+    }, got
+    crash = next(r for r in results if r["id"].endswith("/segfault"))
+    assert "SIGSEGV" in crash["detail"]
+
+
+def test_hostile_suite():
+    results, wall = engine.run_suite(sys.executable, workers=WORKERS)
+    counts = engine.summary(results)
+    failing = [r for r in results if r["outcome"] in engine.FAILING]
+    assert not failing, (
+        f"{len(failing)} of {len(results)} hostile cases fail ({wall:.0f} s; "
+        + ", ".join(f"{k} {v}" for k, v in counts.items() if v) + "):\n"
+        + engine.failure_lines(results))
