@@ -366,7 +366,7 @@ def test_embed_labels_validation():
         countgrid.embed_labels(Q, [0, 1, 0], EXTENT, WINDOW, kind="ordinal")
     with pytest.raises(ValueError, match="NaN"):
         countgrid.embed_labels(Q, [0.0, np.nan, 1.0], EXTENT, WINDOW, kind="continuous")
-    with pytest.raises(TypeError, match="numeric"):
+    with pytest.raises(ValueError, match="y must hold real numbers"):
         countgrid.embed_labels(Q, ["a", "b", "c"], EXTENT, WINDOW, kind="continuous")
     with pytest.raises(ValueError, match="larger"):
         countgrid.embed_labels(Q, [0, 1, 0], EXTENT, (5, 5))

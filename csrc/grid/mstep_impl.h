@@ -52,8 +52,18 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
                 for (k = k0; k < k1; k++)
                     colsum[k] += (double)pz[k];
             }
-            for (k = k0; k < k1; k++)
-                colsum[k] = colsum[k] > 0.0 ? 1.0 / colsum[k] : 0.0;
+            for (k = k0; k < k1; k++) {
+                double s = colsum[k];
+                if (s > 0.0 && s < 0x1p-900) {
+                    /* Sums this small (counts near 1e-320 with rho = 0) have a reciprocal
+                     * beyond the double range: scale the column up by an exact power of
+                     * two first.  Only reachable for double (float32 values are >= 2^-149). */
+                    for (z = 0; z < n_features; z++)
+                        pi[z * ld_pi + k] = (REAL)((double)pi[z * ld_pi + k] * 0x1p600);
+                    s *= 0x1p600;
+                }
+                colsum[k] = s > 0.0 ? 1.0 / s : 0.0;
+            }
         }
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {

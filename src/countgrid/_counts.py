@@ -33,6 +33,22 @@ def _check_values(values, name, original=None):
                          f"non-negative counts, found {vmin!r}")
 
 
+# A document's log-likelihood sum_w c_w ln p_w has |ln p_w| up to ~745 in float64, so
+# longer documents would overflow it (and every score built on it): pLSA and the counting
+# grids refuse them (docs/robustness.md).
+MAX_DOCUMENT_LENGTH = 1e300
+
+
+def check_document_lengths(counts, name="X"):
+    """``counts`` (a :class:`Counts`) unless a row total exceeds MAX_DOCUMENT_LENGTH."""
+    longest = float(np.max(counts.lengths)) if counts.n_samples else 0.0
+    if not longest <= MAX_DOCUMENT_LENGTH:
+        raise ValueError(f"{name} has a document of total count {longest:.4g}, beyond "
+                         f"MAX_DOCUMENT_LENGTH = {MAX_DOCUMENT_LENGTH:g} (its "
+                         "log-likelihood would overflow float64): rescale the counts")
+    return counts
+
+
 def check_counts(X, dtype, n_features=None, name="X", owner=None):
     """Validate a count matrix and return it as canonical CSR or dense C array.
 

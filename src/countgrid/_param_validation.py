@@ -12,13 +12,15 @@ A constraint is a :class:`Constraint` or one of the shorthands ``None`` (the val
 ``"boolean"``, ``"random_state"``, ``"dtype"``, ``"num_threads"``, ``"array-like"``,
 ``"estimator"`` or a type (``isinstance``).
 """
+import functools
+import inspect
 import math
 import numbers
 
 import numpy as np
 
 __all__ = ["Constraint", "Interval", "Options", "GridShape", "validate_params",
-           "make_constraint"]
+           "validate_call_params", "make_constraint"]
 
 
 class Constraint:
@@ -187,10 +189,10 @@ class _ArrayLike(Constraint):
 
 
 class _Estimator(Constraint):
-    description = "an estimator (an object with fit and transform)"
+    description = "an estimator instance (an object with fit and transform)"
 
     def is_satisfied_by(self, value):
-        return callable(getattr(value, "fit", None)) and callable(getattr(value, "transform",
+        return not isinstance(value, type) and callable(getattr(value, "fit", None)) and callable(getattr(value, "transform",
                                                                           None))
 
 
@@ -261,3 +263,27 @@ def validate_params(constraints, params, owner):
         if any(c.type_matches(value) for c in specs):
             raise ValueError(message)
         raise TypeError(message)
+
+
+def validate_call_params(constraints):
+    """Decorator: check a public function's arguments against ``constraints`` on every
+    call (the function-level counterpart of ``_parameter_constraints``; as scikit-learn's
+    ``validate_params``).  Errors name the argument and the function."""
+    def decorate(func):
+        signature = inspect.signature(func)
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:
+            raise ValueError(f"constraints for unknown parameters {sorted(unknown)}")
+        owner = f"{func.__name__}()"
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            validate_params(constraints, bound.arguments, owner)
+            return func(*args, **kwargs)
+
+        wrapper._call_constraints = constraints
+        return wrapper
+
+    return decorate

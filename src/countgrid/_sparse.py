@@ -13,6 +13,8 @@ Every entry point that takes a sparse matrix goes through it (via
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._memory import check_memory
+
 __all__ = ["to_checked_csr"]
 
 
@@ -127,6 +129,13 @@ def to_checked_csr(X, name="X"):
     """
     n, m = _check_shape(X, name)
     X = _check_native(X, name, n, m)
+    # A huge row count with few stored values is legal for scipy (COO, CSC) but needs n + 1
+    # row pointers here; other sizes are left to the estimators' own estimates and advice
+    nnz_bound = int(getattr(X, "nnz", 0))
+    if n > 4 * nnz_bound + 4096:
+        check_memory((n + 1) * 8 + nnz_bound * 16,
+                     f"{name} as CSR ({n} rows, {m} columns, {nnz_bound} stored values)",
+                     f"pass {name} in blocks of rows")
     try:
         if X.format == "csr":
             csr = sp.csr_matrix((np.array(X.data), np.array(X.indices), np.array(X.indptr)),

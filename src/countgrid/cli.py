@@ -21,12 +21,15 @@ import tempfile
 import time
 import traceback
 import warnings
+from numbers import Real
 
 import numpy as np
 
 from countgrid._config import show_config
 from countgrid._memory import check_memory
+from countgrid._param_validation import Interval, validate_params
 from countgrid._threads import effective_n_threads
+from countgrid._validation import check_random_state, encode_labels
 from countgrid._version import __version__
 from countgrid.datasets import load_news20_3class
 from countgrid.grid import CountingGridClassifier
@@ -64,18 +67,19 @@ def stratified_split(y, test_size=0.2, random_state=0):
     train, test : ndarray of int
         Sorted indices of the two parts.
     """
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"test_size must be in (0, 1), got {test_size}")
-    y = np.asarray(y)
-    rng = np.random.default_rng(random_state)
+    validate_params({"test_size": [Interval(Real, 0, 1, closed="neither")],
+                     "random_state": ["random_state"]},
+                    {"test_size": test_size, "random_state": random_state}, "stratified_split()")
+    classes, codes = encode_labels(y)
+    rng = check_random_state(random_state)
     test = []
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
+    for c in range(len(classes)):
+        idx = np.flatnonzero(codes == c)
         rng.shuffle(idx)
         n_test = min(int(round(test_size * len(idx))), len(idx) - 1)
         test.append(idx[:n_test])
     test = np.sort(np.concatenate(test))
-    train = np.setdiff1d(np.arange(len(y)), test)
+    train = np.setdiff1d(np.arange(len(codes)), test)
     return train, test
 
 

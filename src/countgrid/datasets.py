@@ -7,11 +7,14 @@ unpickles anything.
 """
 import io
 import os
+import zipfile
 from collections import namedtuple
 from importlib import resources
 
 import numpy as np
 import scipy.sparse as sp
+
+from countgrid._sparse import _check_compressed
 
 __all__ = ["Dataset", "load_news20_3class", "load_npz_corpus"]
 
@@ -58,23 +61,67 @@ def _index_dtype(n):
     return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
-def _read_npz(file, dtype):
-    with np.load(file, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+def _check_dtype(dtype):
+    """None (keep the stored type) or a real numeric numpy dtype."""
+    if dtype is None:
+        return None
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be None or a numpy numeric dtype, got {dtype!r}") from None
+    if dt.kind not in "iuf":
+        raise ValueError(f"dtype must be an integer or floating dtype (counts), got {dt}")
+    return dt
+
+
+def _read_npz(file, dtype, label):
+    """The corpus in ``file`` (named ``label`` in errors), every part checked."""
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise ValueError(f"{label} is not a readable .npz corpus (no pickled objects are "
+                         f"loaded): {exc}") from None
+    if not isinstance(arrays, dict) or not arrays:
+        raise ValueError(f"{label} is not a .npz corpus (an empty archive or a single array)")
     missing = [k for k in ("data", "indices", "indptr", "shape") if k not in arrays]
     if missing:
-        raise ValueError(f"not a sparse count corpus: keys {missing} are missing "
+        raise ValueError(f"{label} is not a sparse count corpus: arrays {missing} are missing "
                          f"(found {sorted(arrays)})")
-    fmt = arrays.get("format", np.asarray(b"csr")).item()
+    fmt = arrays.get("format", np.asarray(b"csr"))
+    fmt = fmt.item() if fmt.size == 1 else fmt
     fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
-    shape = tuple(int(s) for s in arrays["shape"])
-    if fmt not in ("csr", "csc") or len(shape) != 2:
-        raise ValueError(f"unsupported sparse format {fmt!r} with shape {shape}")
-    itype = _index_dtype(max(shape + (len(arrays["data"]),)))
-    parts = (np.asarray(arrays["data"]) if dtype is None else arrays["data"].astype(dtype),
-             arrays["indices"].astype(itype), arrays["indptr"].astype(itype))
+    shape_array = arrays["shape"]
+    if shape_array.dtype.kind not in "iu" or shape_array.shape != (2,):
+        raise ValueError(f"{label}: shape must hold two integers, got {shape_array!r}")
+    shape = tuple(int(v) for v in shape_array)
+    if fmt not in ("csr", "csc"):
+        raise ValueError(f"{label}: unsupported sparse format {fmt!r} (csr or csc)")
+    if min(shape) < 0:
+        raise ValueError(f"{label}: negative shape {shape}")
+    data = arrays["data"]
+    if data.ndim != 1 or data.dtype.kind not in "biuf":
+        raise ValueError(f"{label}: data must be a 1-D array of real numbers, got dtype "
+                         f"{data.dtype} and shape {data.shape}")
+    n_major, n_minor = shape if fmt == "csr" else shape[::-1]
+    try:
+        nnz = _check_compressed(arrays["indptr"], arrays["indices"], data.shape[0],
+                                n_major, n_minor, f"{label} (indices/indptr/data)")
+    except ValueError as exc:
+        raise ValueError(f"{exc} (shape {shape})") from None
+    data = data[:nnz]
+    if not np.isfinite(data).all():
+        raise ValueError(f"{label}: data contains NaN or infinity")
+    # negative values are kept: the microarray files hold signed intensities (the
+    # estimators check their own input)
+    itype = _index_dtype(max(shape + (nnz,)))
+    parts = (data if dtype is None else data.astype(dtype),
+             arrays["indices"][:nnz].astype(itype), arrays["indptr"].astype(itype))
     cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
     X = cls(parts, shape=shape).tocsr()
+    X.sum_duplicates()
     X.sort_indices()
 
     def opt(key, cast=None):
@@ -84,8 +131,12 @@ def _read_npz(file, dtype):
         return a.astype(cast) if cast is not None else a
 
     y = opt("y")
-    if y is not None and y.dtype.kind in "iub":
-        y = y.astype(np.int64)
+    if y is not None:
+        if y.ndim != 1 or y.shape[0] != shape[0]:
+            raise ValueError(f"{label}: y has shape {y.shape}, expected ({shape[0]},) "
+                             "(one label per row)")
+        if y.dtype.kind in "iub":
+            y = y.astype(np.int64)
     description = str(arrays["description"]) if "description" in arrays else ""
     extras = {k: v for k, v in arrays.items() if k not in _MAIN_KEYS}
     return Dataset(X, y, opt("feature_names", str), opt("label_names", str), description, extras)
@@ -117,12 +168,23 @@ def load_npz_corpus(path, dtype=np.float64):
     Raises
     ------
     ValueError
-        If the file does not hold a 2-D CSR/CSC matrix.
+        If the file is not a ``.npz`` archive of a valid 2-D CSR/CSC matrix of finite
+        values (the message names the file and the part), or ``y`` has not one entry per
+        row.
+    TypeError
+        For a ``path`` or ``dtype`` of the wrong type.
     """
+    dtype = _check_dtype(dtype)
     if isinstance(path, (str, bytes, os.PathLike)):
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"path {os.fsdecode(path)!r} is a directory, not a .npz "
+                                    "file")
         with open(path, "rb") as f:
-            return _read_npz(f, dtype)
-    return _read_npz(path, dtype)
+            return _read_npz(f, dtype, os.path.basename(os.fsdecode(path)))
+    if not (hasattr(path, "read") and hasattr(path, "seek")):
+        raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
+                        f"object, got {type(path).__name__}")
+    return _read_npz(path, dtype, getattr(path, "name", "the file"))
 
 
 def load_news20_3class(dtype=np.float64):
@@ -158,4 +220,4 @@ def load_news20_3class(dtype=np.float64):
     resource = resources.files("countgrid").joinpath("data", _NEWS20_3CLASS)
     # Read the bytes so this also works from a zipped installation.
     data = resource.read_bytes()
-    return _read_npz(io.BytesIO(data), dtype)
+    return _read_npz(io.BytesIO(data), _check_dtype(dtype), _NEWS20_3CLASS)

@@ -25,6 +25,8 @@ in that registry.  Importing ``countgrid`` defines them all.
 import hashlib
 import json
 
+import os
+
 import numpy as np
 
 from countgrid._version import __version__
@@ -235,7 +237,13 @@ def load(path):
         If the file is not a countgrid model, is damaged (checksum mismatch, truncated),
         is inconsistent (undeclared or mis-shaped attributes, invalid parameters), or
         was written by a newer format version.
+    TypeError
+        If ``path`` is neither a file name nor a binary file object.
     """
+    if not (isinstance(path, (str, bytes, os.PathLike))
+            or (hasattr(path, "read") and hasattr(path, "seek"))):
+        raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
+                        f"object, got {type(path).__name__}")
     try:
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.lib.npyio.NpzFile):

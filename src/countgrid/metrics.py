@@ -208,7 +208,8 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
         rec_sum += (hits[keep] / n_rel[keep, None]).sum(axis=0)
         n_used += int(keep.sum())
     if n_used == 0:
-        raise ValueError("no query has a relevant document (a corpus document with its label)")
+        raise ValueError("no query has a relevant document: no label of query_labels occurs in "
+                         "corpus_labels")
     precision, recall = prec_sum / n_used, rec_sum / n_used
     r = np.concatenate([[0.0], recall])
     p = np.concatenate([[precision[0]], precision])

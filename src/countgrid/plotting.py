@@ -8,9 +8,11 @@ matplotlib is optional (``pip install countgrid[plot]``) and only imported
 inside :func:`plot_word_grid`; :func:`text_word_grid` needs numpy only.
 """
 import math
+from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid.exceptions import not_fitted_error
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
@@ -45,9 +47,12 @@ def _resolve(grid, gamma, label_names):
         grid = grid.grid_
     if hasattr(grid, "pi_"):
         pi = grid.pi_
-    elif hasattr(grid, "get_params") and not hasattr(grid, "pi_"):
+    elif hasattr(grid, "get_params"):
+        if "extent" not in grid.get_params():
+            raise TypeError(f"grid must be a counting grid (CountingGrid, CountingGridClassifier, "
+                            f"CountingGridRegressor) or an array pi; got {type(grid).__name__}")
         raise not_fitted_error(f"This {type(grid).__name__} instance is not fitted yet; "
-                              "call 'fit' first.")
+                               "call 'fit' first.")
     else:
         pi = grid
     pi = np.asarray(pi, dtype=np.float64)
@@ -68,6 +73,14 @@ def _resolve(grid, gamma, label_names):
     return pi, gamma, label_names
 
 
+_WORD_GRID_CONSTRAINTS = {
+    "n_words": [Interval(Integral, 1, None, closed="left")],
+    "step": [None, Interval(Integral, 1, None, closed="left")],
+    "max_cells": [Interval(Integral, 1, None, closed="left")],
+    "weighting": [Options("pi", "lift")],
+}
+
+
 def _auto_step(extent, max_cells):
     return max(1, math.ceil(max(extent) / max_cells))
 
@@ -84,6 +97,7 @@ def _block_mean(a, step):
     return blocks.mean(axis=(1, 3))
 
 
+@validate_call_params(_WORD_GRID_CONSTRAINTS)
 def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gamma=None,
                     label_names=None, weighting="pi"):
     """The words, probabilities and labels shown by the word-grid pictures.
@@ -192,6 +206,12 @@ def _new_figure(shown_shape, cell_inches=0.62, legend=True, pyplot=True):
     return fig, ax
 
 
+@validate_call_params({**_WORD_GRID_CONSTRAINTS,
+                       "tint": [Interval(Real, 0, 1, closed="both")],
+                       "cell_inches": [Interval(Real, 0, None, closed="neither")],
+                       "max_fontsize": [None, Interval(Real, 0, None, closed="neither")],
+                       "min_fontsize": [None, Interval(Real, 0, None, closed="neither")],
+                       "legend": ["boolean"]})
 def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells=24,
                    gamma=None, label_names=None, colors=None, weighting="pi",
                    max_fontsize=None, min_fontsize=None, tint=0.35, cmap="coolwarm",
@@ -283,6 +303,8 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
 
     if ax is None:
         fig, ax = _new_figure((n1, n2), cell_inches, legend, pyplot=True)
+    elif not (hasattr(ax, "figure") and hasattr(ax, "text")):
+        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
     fig = ax.figure
 
     # Background: class-colour mixture (discrete) or colormap (continuous).
@@ -356,6 +378,10 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
 
 
 # ------------------------------------------------------------------- text
+@validate_call_params({key: _WORD_GRID_CONSTRAINTS[key] for key in ("n_words", "step",
+                                                                      "weighting")}
+                      | {"max_width": [Interval(Integral, 1, None, closed="left")],
+                         "cell_width": [Interval(Integral, 3, None, closed="left")]})
 def text_word_grid(grid, feature_names, n_words=1, step=None, max_width=120, cell_width=10,
                    gamma=None, label_names=None, weighting="pi"):
     """A plain-text word grid (no matplotlib needed).

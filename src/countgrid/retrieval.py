@@ -150,6 +150,9 @@ class LSI(TransformerMixin, BaseEstimator):
         if k > min(X.shape):
             raise ValueError(f"n_components={k} must be <= min(n_samples, n_features) = "
                              f"{min(X.shape)} of X (shape {X.shape})")
+        # idf, document frequencies and the (n_components, n_features) basis, dense
+        check_memory(X.shape[1] * 8 * (k + 4), f"LSI of X with {X.shape[1]} features and "
+                     f"n_components={k}", "prune the vocabulary of X")
         idf = idf_weights(X)
         T = sp.csr_matrix(tfidf(X, idf))
         T.eliminate_zeros()

@@ -694,6 +694,25 @@ def test_mstep_matches_reference(extent, window, rho, alpha, nt, dtype):
     assert_close(new, ref, dtype)
 
 
+@pytest.mark.parametrize("scale", [2.0**-1060, 2.0**-1000, 2.0**-960])
+@threads_p
+def test_mstep_subnormal_statistics(scale, nt):
+    """Counts near 1e-320 with rho = 0: the column sums are subnormal and their reciprocal
+    would overflow; the kernel still returns the reference's normalised pi (issue 13)."""
+    rng = np.random.default_rng(52)
+    extent, window = (5, 6), (2, 3)
+    Z, L = 7, grid_size(extent)
+    pi = random_pi(rng, Z, L, np.float64)
+    h, _ = run_histograms(pi, extent, window)
+    n = rng.random((Z, L)) * 3 * scale
+    new = run_mstep(n, h, pi, extent, window, 0.0, 0.0, nt)
+    assert np.isfinite(new).all()
+    np.testing.assert_allclose(new.sum(axis=0), 1.0, rtol=1e-12)
+    # subnormal inputs carry few bits: the reference agrees to their precision
+    np.testing.assert_allclose(new, mstep_ref(n, h, pi, extent, window, 0.0, 0.0),
+                               rtol=1e-2 if scale < 2.0**-1022 else 1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("extent,window", MSTEP_CASES)
 @dtype_p
 def test_mstep_normalised_and_positive(extent, window, dtype):

@@ -60,6 +60,7 @@ class _EmbeddingReadout(_GridEstimator):
         self
         """
         self._validate_params()
+        X = check_documents(X, owner=type(self).__name__)   # X first, as check_X_y
         Y, fill = self._targets(y)
         if Y.shape[0] != n_samples(X):
             raise ValueError(f"y has {Y.shape[0]} entries but X has {n_samples(X)} rows")

@@ -7,7 +7,7 @@ statistics); dense counts with at least 25% non-zeros use BLAS for the two produ
 """
 import numpy as np
 
-from countgrid._counts import Counts
+from countgrid._counts import Counts, check_document_lengths
 from countgrid._em_loop import EMMonitor
 from countgrid.grid import _grid_kernels
 
@@ -24,8 +24,9 @@ def block_rows(n_rows, L):
 
 def grid_counts(X, dtype, n_features=None, name="X", owner=None):
     """Validated counts for the grid kernels (dense inputs of density >= 25% stay dense)."""
-    return Counts(X, dtype, n_features=n_features, name=name, owner=owner,
-                  dense_min_density=DENSE_BLAS_MIN_DENSITY)
+    return check_document_lengths(
+        Counts(X, dtype, n_features=n_features, name=name, owner=owner,
+               dense_min_density=DENSE_BLAS_MIN_DENSITY), name)
 
 
 def _dense_logh(logh):

@@ -10,13 +10,17 @@ from scipy.special import xlogy
 
 from countgrid._counts import check_counts
 from countgrid._embedding import _GenerativeEmbedding
-from countgrid._param_validation import GridShape, Interval, Options
+from countgrid._param_validation import (GridShape, InstanceOf, Interval, Options,
+                                         validate_call_params)
+from countgrid._validation import check_is_fitted
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._torus import grid_size
 
 __all__ = ["CountingGridPosterior", "CountingGridFESS", "cg_fess_terms"]
 
 
+@validate_call_params({"grid": [InstanceOf(CountingGrid, "a fitted CountingGrid")],
+                       "reduce": [Options("positions", "features")]})
 def cg_fess_terms(grid, X, reduce="positions"):
     """Free-energy terms (FESS, Perina et al. 2009) of a fitted :class:`~countgrid.CountingGrid`.
 
@@ -48,8 +52,7 @@ def cg_fess_terms(grid, X, reduce="positions"):
     -------
     ndarray of shape (n_samples, 3 L) or (n_samples, n_features + 2), non-negative
     """
-    if reduce not in ("positions", "features"):
-        raise ValueError(f"reduce must be 'positions' or 'features', got {reduce!r}")
+    check_is_fitted(grid, "pi_")
     _, logh, log_prior = grid._model()
     logh = np.asarray(logh, dtype=np.float64)                 # (W, L)
     L = logh.shape[1]

@@ -47,7 +47,9 @@ def power_of_two_scale(values):
     top = float(np.max(np.abs(values))) if np.size(values) else 0.0
     if top == 0.0 or 2.0**-500 < top < 2.0**500:
         return 1.0
-    return float(np.ldexp(1.0, -int(np.frexp(top)[1])))
+    # subnormal magnitudes (1e-320 ~ 2**-1063) would need a scale beyond the float range:
+    # 2**1000 brings them into the normal range, which is all the sums need
+    return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1000)))
 
 
 def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, num_threads=None):
@@ -97,7 +99,8 @@ def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, n
     mass = Q.sum(axis=0)
     if kind == "discrete":
         if y.ndim != 1:
-            raise ValueError(f"discrete labels must be 1-D, got shape {y.shape}")
+            raise ValueError(f"y must be 1-D for kind='discrete' (one label per document), got "
+                             f"shape {y.shape}")
         if classes is None:
             try:
                 classes = np.unique(y)
@@ -120,7 +123,8 @@ def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, n
         return gamma.reshape(tuple(extent) + (len(classes),))
     if kind == "continuous":
         if y.dtype.kind not in "biuf":
-            raise TypeError(f"continuous targets must be numeric, got dtype {y.dtype}")
+            raise ValueError(f"y must hold real numbers for kind='continuous', got dtype "
+                             f"{y.dtype}")
         Y = y.astype(np.float64).reshape(y.shape[0], -1)
         if not np.isfinite(Y).all():
             raise ValueError("y contains NaN or infinity")

@@ -502,7 +502,7 @@ class HistogramGMM(BaseEstimator):
         K = self.n_components * (2 if self.domain == "symmetric" else 1)
         check_memory(n_points * K * 8 * 6 + K * n_dims * (n_dims + 1) * 8 * 6,
                      f"{what}: {n_points} points x {K} components",
-                     "use fewer points at a time or fewer components")
+                     "use fewer points at a time or a smaller n_components")
 
     def _evaluate(self, points):
         check_is_fitted(self, "means_")

@@ -3,8 +3,8 @@ and the generative embeddings built on it (Bicego et al., Neurocomputing 2013)."
 from countgrid.topics._embeddings import (FisherScore, FreeEnergyScoreSpace, LLREmbedding,
                                           MixtureOfTopics, PosteriorDivergence, TOPEmbedding,
                                           fess_terms, fisher_score, posterior_divergence)
-from countgrid.topics._plsa import PLSA, select_n_components_bic
+from countgrid.topics._plsa import MAX_DOCUMENT_LENGTH, PLSA, select_n_components_bic
 
 __all__ = ["PLSA", "select_n_components_bic", "MixtureOfTopics", "FisherScore", "TOPEmbedding",
            "LLREmbedding", "FreeEnergyScoreSpace", "PosteriorDivergence", "fisher_score",
-           "fess_terms", "posterior_divergence"]
+           "fess_terms", "posterior_divergence", "MAX_DOCUMENT_LENGTH"]

@@ -34,7 +34,7 @@ from scipy.special import xlogy
 
 from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
 from countgrid._fitted import fitted_array
-from countgrid._param_validation import Interval, Options
+from countgrid._param_validation import InstanceOf, Interval, Options, validate_call_params
 from countgrid._per_class import check_documents, fit_groups
 from countgrid._validation import check_is_fitted
 from countgrid.topics._plsa import PLSA
@@ -99,6 +99,11 @@ class _Posterior:
         return M
 
 
+_PLSA_MODEL = [InstanceOf(PLSA, "a fitted PLSA")]
+
+
+@validate_call_params({"model": _PLSA_MODEL, "reduce": [Options(*_REDUCE)],
+                       "normalize_length": ["boolean"]})
 def fisher_score(model, X, reduce="none", normalize_length=False):
     """Fisher score ``dl(d)/dP(w|z) = n(d,w) P(z|d,w) / P(w|z)`` of a fitted PLSA.
 
@@ -132,6 +137,7 @@ def _fisher_block(post, reduce, normalize_length):
     return post.block(values, reduce)
 
 
+@validate_call_params({"model": _PLSA_MODEL, "reduce": [Options(*_REDUCE)]})
 def fess_terms(model, X, reduce="none"):
     """Free-energy terms ``[A, B, E]`` of a fitted PLSA, all >= 0.
 
@@ -167,6 +173,7 @@ def _topic_mass(model, X):
     return (post.n[:, None] * post.q).sum(axis=0)
 
 
+@validate_call_params({"model": _PLSA_MODEL, "topic_mass": ["array-like"]})
 def posterior_divergence(model, X, topic_mass):
     """Posterior-divergence features of a fitted PLSA (our construction), ``3 Z`` dims.
 
@@ -181,8 +188,19 @@ def posterior_divergence(model, X, topic_mass):
     -------
     ndarray of shape (n_samples, 3 Z), non-negative
     """
+    check_is_fitted(model, "components_")
+    try:
+        s = np.asarray(topic_mass, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"topic_mass must be a 1-D array of real numbers, got "
+                        f"{type(topic_mass).__name__}") from None
+    Z = model.components_.shape[0]
+    if s.shape != (Z,):
+        raise ValueError(f"topic_mass must have shape ({Z},) (one mass per topic of the "
+                         f"model), got {s.shape}")
+    if not (np.isfinite(s).all() and (s >= 0).all()):
+        raise ValueError("topic_mass must hold finite non-negative numbers")
     post = _Posterior(model, X)
-    s = np.asarray(topic_mass, dtype=np.float64)
     r = post.n[:, None] * post.q                      # (nnz, Z)
     rz = np.zeros((post.D, post.Z))
     np.add.at(rz, post.rows, r)

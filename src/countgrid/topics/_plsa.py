@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._counts import Counts
+from countgrid._counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
 from countgrid._em_loop import EMMonitor
 from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
 from countgrid._memory import check_memory
@@ -20,7 +20,7 @@ from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.topics import _plsa_kernels
 
-__all__ = ["PLSA", "select_n_components_bic"]
+__all__ = ["PLSA", "select_n_components_bic", "MAX_DOCUMENT_LENGTH"]
 
 
 def _docs_pass(counts, phi, phib, theta, n_iter, tol, nt):
@@ -166,7 +166,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         self._validate_params()
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
-        counts = Counts(X, dtype)
+        counts = check_document_lengths(Counts(X, dtype))
         D, W = counts.csr.shape
         K = int(self.n_components)
         # theta and its copies (D x K), phi and the statistics (W x K), per-entry q (nnz x K)
@@ -310,7 +310,8 @@ class PLSA(TransformerMixin, BaseEstimator):
     def _fold_in(self, X):
         check_is_fitted(self, "components_")
         phi = np.ascontiguousarray(np.asarray(self.components_).T)
-        counts = Counts(X, phi.dtype, n_features=self.n_features_in_, owner="PLSA")
+        counts = check_document_lengths(Counts(X, phi.dtype, n_features=self.n_features_in_,
+                                       owner="PLSA"))
         nt = effective_n_threads(self.num_threads)
         theta = np.full((counts.csr.shape[0], phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
         _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)
@@ -386,12 +387,19 @@ def select_n_components_bic(X, candidates, n_obs="tokens", **params):
     table : dict
         ``{n_components: bic}`` for every candidate.
     """
+    if n_obs not in ("tokens", "documents"):
+        raise ValueError(f"n_obs must be 'tokens' or 'documents', got {n_obs!r}")
+    if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__iter__"):
+        raise TypeError(f"candidates must be an iterable of ints (numbers of topics), got "
+                        f"{type(candidates).__name__}")
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError("candidates is empty")
     table, best, best_bic = {}, None, np.inf
     for k in candidates:
-        model = PLSA(n_components=int(k), **params).fit(X)
+        # PLSA's own checks name n_components for a non-integer or non-positive candidate
+        model = PLSA(n_components=k, **params).fit(X)
         table[int(k)] = model.bic(X, n_obs=n_obs)
-        if table[int(k)] < best_bic:
+        if best is None or table[int(k)] < best_bic:
             best, best_bic = model, table[int(k)]
-    if best is None:
-        raise ValueError("candidates is empty")
     return best, table
