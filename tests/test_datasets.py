@@ -114,3 +114,45 @@ def test_load_shared_corpus_matches_bundled_source():
     assert d.X.shape == (2780, 27992)
     assert list(d.label_names) == list(load_news20_3class().label_names)
     assert "texts_utf8" in d.extras
+
+
+def _save_parts(path, **over):
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 0], [4, 0, 0]], dtype=np.float64))
+    parts = dict(data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape),
+                 format=np.array("csr"), y=np.array([0, 1, 0]))
+    parts.update(over)
+    np.savez(path, **{k: v for k, v in parts.items() if v is not None})
+    return path
+
+
+@pytest.mark.parametrize("over, match", [
+    (dict(indices=np.array([0, 2, 7, 0])), r"c\.npz.*indices outside \[0, 3\)"),
+    (dict(indptr=np.array([0, 2, 1, 4])), r"c\.npz.*indptr is not non-decreasing"),
+    (dict(indptr=None), r"c\.npz.*\['indptr'\] are missing"),
+    (dict(shape=np.array([10**12, 3])), r"c\.npz.*indptr has length 4"),
+    (dict(shape=np.array([3, 3, 1])), r"c\.npz: shape must hold two integers"),
+    (dict(format=np.array("coo")), r"c\.npz: unsupported sparse format 'coo'"),
+    (dict(data=np.array([1.0, np.nan, 3.0, 4.0])), r"c\.npz: data contains NaN"),
+    (dict(data=np.array([1, 2, 3, 4]).astype(complex)), r"c\.npz: data must be .* real"),
+    (dict(y=np.array([0, 1])), r"c\.npz: y has shape \(2,\), expected \(3,\)"),
+])
+def test_load_npz_corpus_checks_every_part(tmp_path, over, match):
+    with pytest.raises(ValueError, match=match):
+        load_npz_corpus(_save_parts(tmp_path / "c.npz", **over))
+
+
+def test_load_npz_corpus_keeps_signed_values_and_checks_arguments(tmp_path):
+    # the microarray files of ../shared/data hold signed intensities
+    d = load_npz_corpus(_save_parts(tmp_path / "c.npz", data=np.array([1.0, -2.0, 3.0, 4.0])))
+    assert d.X[0, 2] == -2.0
+    with pytest.raises(TypeError, match="path must be"):
+        load_npz_corpus(None)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        load_npz_corpus(tmp_path)
+    with pytest.raises(TypeError, match="dtype"):
+        load_npz_corpus(tmp_path / "c.npz", dtype="nope")
+    with pytest.raises(ValueError, match="dtype"):
+        load_npz_corpus(tmp_path / "c.npz", dtype=complex)
+    (tmp_path / "empty.npz").write_bytes(b"")
+    with pytest.raises(ValueError, match="empty.npz is not a readable .npz corpus"):
+        load_npz_corpus(tmp_path / "empty.npz")

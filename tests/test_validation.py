@@ -498,3 +498,45 @@ def test_not_fitted_error_is_sklearns_once_sklearn_is_loaded():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_function_arguments_are_validated_like_parameters():
+    from countgrid.embeddings import fisher_score
+    from countgrid.plotting import text_word_grid
+
+    cg = CountingGrid((4, 4), (2, 2), n_iter=2, random_state=0, num_threads=1).fit(_X())
+    names = [f"w{i}" for i in range(8)]
+    with pytest.raises(ValueError, match="'n_words' parameter of text_word_grid"):
+        text_word_grid(cg, names, n_words=0)
+    with pytest.raises(TypeError, match="'n_words' parameter of text_word_grid"):
+        text_word_grid(cg, names, n_words=2.7)
+    with pytest.raises(TypeError, match="grid must be a counting grid"):
+        text_word_grid(countgrid.PLSA(2), names)
+    with pytest.raises(TypeError, match="'model' parameter of fisher_score"):
+        fisher_score(cg, _X())
+    plsa = countgrid.PLSA(2, n_iter=2, random_state=0).fit(_X())
+    with pytest.raises(TypeError, match="'normalize_length' parameter of fisher_score"):
+        fisher_score(plsa, _X(), normalize_length="no")
+
+
+@pytest.mark.parametrize("make", [lambda: countgrid.PLSA(2, n_iter=2, random_state=0),
+                                  lambda: CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1,
+                                                       random_state=0)])
+def test_documents_beyond_max_length_are_refused(make):
+    from countgrid.topics import MAX_DOCUMENT_LENGTH
+
+    X = _X().toarray()
+    model = make().fit(X)
+    huge = X * (2 * MAX_DOCUMENT_LENGTH / X.sum(axis=1).max())
+    with pytest.raises(ValueError, match="X has a document of total count .* beyond "
+                                         "MAX_DOCUMENT_LENGTH"):
+        make().fit(huge)
+    with pytest.raises(ValueError, match="MAX_DOCUMENT_LENGTH"):
+        model.score_samples(huge)
+    ok = X * (0.5 * MAX_DOCUMENT_LENGTH / X.sum(axis=1).max())
+    assert np.isfinite(model.score_samples(ok)).all()
+
+
+def test_load_names_a_path_of_the_wrong_type():
+    with pytest.raises(TypeError, match="path must be a file name"):
+        countgrid.io.load(None)
