@@ -15,7 +15,7 @@ from cython cimport floating
 from libc.stdint cimport int64_t
 
 cimport countgrid.kernels._ckernels as ck
-from countgrid._common cimport check_interrupt, check_status
+from countgrid._common cimport check_canonical_csr, check_interrupt, check_status
 
 ck.countgrid_import()
 
@@ -82,8 +82,8 @@ def jt_gram_csr(const int64_t[::1] xptr, const int64_t[::1] xind, const floating
                 const int64_t[::1] yptr, const int64_t[::1] yind, const floating[::1] yval,
                 Py_ssize_t D, double q, bint symmetric, int num_threads,
                 Py_ssize_t tile_rows, Py_ssize_t tile_cols):
-    """The same for canonical CSR matrices (int64 indices, sorted, no duplicates; the
-    caller validated their structure)."""
+    """The same for canonical CSR matrices (int64 indices, sorted, no duplicates); the
+    structure is checked here (O(nnz)) before the C kernel merges rows."""
     cdef Py_ssize_t n = xptr.shape[0] - 1, m = n if symmetric else yptr.shape[0] - 1
     cdef Py_ssize_t r0, r1, c0, c1
     cdef int status = 0
@@ -95,6 +95,9 @@ def jt_gram_csr(const int64_t[::1] xptr, const int64_t[::1] xind, const floating
     _check_tiles(tile_rows, tile_cols, symmetric)
     if xind.shape[0] != xval.shape[0] or (not symmetric and yind.shape[0] != yval.shape[0]):
         raise ValueError("indices and data have different lengths")
+    check_canonical_csr(xptr, xind, D, _WHAT)
+    if not symmetric:
+        check_canonical_csr(yptr, yind, D, _WHAT)
     K = np.zeros((max(n, 0), max(m, 0)), dtype=np.float32 if floating is float else np.float64)
     if n <= 0 or m <= 0:
         return K
