@@ -210,3 +210,18 @@ def test_lsi_bad_input():
     assert np.isfinite(lsi.transform(X * 1e300)).all()
     np.testing.assert_allclose(lsi.transform(X * 1e300), lsi.transform(X), rtol=1e-12)
     assert isinstance(countgrid.LSI(1), LSI)
+
+
+def test_lsi_fitted_state_is_checked():
+    import copy
+
+    model = LSI(2, random_state=0).fit(_counts())
+    model._check_fitted_state()
+    for attr, value, match in [("components_", model.components_[:, :3], "components_ has shape"),
+                               ("idf_", -model.idf_, "idf_ holds negative"),
+                               ("singular_values_", model.singular_values_[:1],
+                                "singular_values_ has shape")]:
+        bad = copy.deepcopy(model)
+        setattr(bad, attr, value)
+        with pytest.raises(ValueError, match=match):
+            bad._check_fitted_state()

@@ -540,3 +540,19 @@ def test_documents_beyond_max_length_are_refused(make):
 def test_load_names_a_path_of_the_wrong_type():
     with pytest.raises(TypeError, match="path must be a file name"):
         countgrid.io.load(None)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**1000, 1e300, 1e-320])
+def test_regressor_score_is_scale_free(scale):
+    X = _X()
+    y = np.linspace(1.0, 3.0, X.shape[0])
+    m = countgrid.CountingGridRegressor(EXTENT, WINDOW, n_iter=2, num_threads=1,
+                                        random_state=0).fit(X, y)
+    ref = m.score(X, y)
+    ms = countgrid.CountingGridRegressor(EXTENT, WINDOW, n_iter=2, num_threads=1,
+                                         random_state=0).fit(X, y * scale)
+    assert np.isfinite(ms.score(X, y * scale))
+    if scale < 1e-300:   # subnormal targets and predictions keep ~10 bits: close, not equal
+        assert abs(ms.score(X, y * scale) - ref) < 0.01
+    else:
+        np.testing.assert_allclose(ms.score(X, y * scale), ref, rtol=1e-6)

@@ -13,6 +13,7 @@ import inspect
 import numpy as np
 
 from countgrid import io
+from countgrid._numeric import power_of_two_scale
 from countgrid._param_validation import validate_params
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
@@ -290,6 +291,10 @@ class RegressorMixin:
         """Coefficient of determination R^2 of ``predict(X)``."""
         y_true = np.asarray(y, dtype=np.float64)
         y_pred = np.asarray(self.predict(X), dtype=np.float64)
+        # squares of targets near 1e308 overflow and near 1e-320 vanish: an exact power of
+        # two brings both into range (R^2 is scale-free)
+        scale = power_of_two_scale(np.concatenate([y_true.ravel(), y_pred.ravel()]))
+        y_true, y_pred = y_true * scale, y_pred * scale
         ss_res = np.sum((y_true - y_pred) ** 2)
         ss_tot = np.sum((y_true - y_true.mean()) ** 2)
         if ss_tot == 0:

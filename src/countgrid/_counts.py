@@ -70,7 +70,8 @@ def check_counts(X, dtype, n_features=None, name="X", owner=None):
         X, is_sparse = Xc, True
     else:
         arr = as_numeric_array(X, name)
-        raw, arr = arr, np.ascontiguousarray(arr, dtype=dtype)
+        with np.errstate(over="ignore"):    # values too large for float32: named below
+            raw, arr = arr, np.ascontiguousarray(arr, dtype=dtype)
         _check_values(arr, name, raw)
         X, is_sparse = arr, False
     check_sizes(X.shape, name, n_features, owner)

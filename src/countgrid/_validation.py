@@ -37,14 +37,15 @@ def resolve_dtype(dtype, X=None):
     return np.dtype(xdtype) if xdtype in _FLOAT_DTYPES else np.dtype(np.float64)
 
 
-def as_numeric_array(X, name):
-    """``numpy.asarray(X)`` holding real numbers, 2-D (the dense side of the input rules,
-    with scikit-learn's error conventions so that its estimator checks recognise them).
+def as_real_array(X, name):
+    """``numpy.asarray(X)`` holding real numbers, of any shape (the dtype side of the input
+    rules, with scikit-learn's error conventions).
 
-    Object arrays of numbers become float64; anything else non-numeric is a TypeError,
-    complex numbers a ValueError ("Complex data not supported"), a 1-D or 3-D array a
-    ValueError that says how to reshape.
+    Object arrays of numbers become float64; sparse input and anything else non-numeric is
+    a TypeError, complex numbers a ValueError ("Complex data not supported").
     """
+    if sp.issparse(X):
+        raise TypeError(f"{name} must be a dense array; sparse input is not supported here")
     if isinstance(X, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got {type(X).__name__}")
     try:
@@ -60,6 +61,15 @@ def as_numeric_array(X, name):
         raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return arr
+
+
+def as_numeric_array(X, name):
+    """:func:`as_real_array`, 2-D (the dense side of the input rules, with scikit-learn's
+    error conventions so that its estimator checks recognise them): a 1-D or 3-D array is a
+    ValueError that says how to reshape.
+    """
+    arr = as_real_array(X, name)
     if arr.ndim != 2:
         raise ValueError(
             f"Expected a 2-D array for {name} of shape (n_samples, n_features), got shape "
@@ -108,7 +118,8 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
     if values.size and not np.isfinite(values).all():
         raise ValueError(f"{name} contains NaN or infinity")
     if nonnegative and values.size and values.min() < 0:
-        raise ValueError(f"{name} must be non-negative; found the value {values.min()!r}")
+        raise ValueError(f"Negative values in data passed to {name}: {name} must be "
+                         f"non-negative, found {values.min()!r}")
     if sp.issparse(M):
         M.eliminate_zeros()
     return M

@@ -8,9 +8,10 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import check_counts
+from countgrid._fitted import fitted_array, fitted_int
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval
-from countgrid._validation import check_is_fitted, check_random_state
+from countgrid._validation import as_real_array, check_is_fitted, check_random_state
 
 __all__ = ["tfidf", "idf_weights", "LSI"]
 
@@ -66,12 +67,7 @@ def tfidf(X, idf=None):
     if idf is None:
         idf = idf_weights(X)
     else:
-        if isinstance(idf, (str, bytes)) or sp.issparse(idf):
-            raise TypeError(f"idf must be a 1-D array of floats, got {type(idf).__name__}")
-        idf = np.asarray(idf)
-        if idf.dtype.kind not in "biuf":
-            raise TypeError(f"idf must hold real numbers, got dtype {idf.dtype}")
-        idf = idf.astype(np.float64)
+        idf = as_real_array(idf, "idf").astype(np.float64)
         if idf.shape != (X.shape[1],):
             raise ValueError(f"idf has shape {idf.shape}; X has {X.shape[1]} words")
         if not np.isfinite(idf).all():
@@ -136,6 +132,16 @@ class LSI(TransformerMixin, BaseEstimator):
     def __init__(self, n_components=100, random_state=None):
         self.n_components = n_components
         self.random_state = random_state
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        m = fitted_int(self, "n_features_in_", 1)
+        V = fitted_array(self, "components_", shape=(None, m))
+        k = V.shape[0]
+        if not 1 <= k <= m:
+            raise ValueError(f"components_ has {k} rows for {m} features")
+        fitted_array(self, "singular_values_", shape=(k,), nonnegative=True)
+        fitted_array(self, "idf_", shape=(m,), nonnegative=True)
 
     def fit(self, X, y=None):
         """Fit the idf weights and the SVD basis on the counts ``X``.

@@ -1,5 +1,6 @@
 """HistogramGMM on hostile input (issue 13): far and non-finite points, histograms of any
 weight magnitude, degenerate histograms, interrupted fits, predict and sample."""
+import copy
 from fractions import Fraction
 
 import numpy as np
@@ -96,7 +97,7 @@ def test_non_finite_points_are_named(method, bad):
 
 @pytest.mark.parametrize("points,exc", [("ab", TypeError), (np.ones((2, 3)), ValueError),
                                         (np.array(1.0), ValueError),
-                                        (np.ones((2, 2), dtype=complex), TypeError),
+                                        (np.ones((2, 2), dtype=complex), ValueError),
                                         ([[1.0, 2.0], [3.0]], TypeError)])
 def test_bad_points(points, exc):
     with pytest.raises(exc, match="points"):
@@ -240,3 +241,26 @@ def test_memory_estimate_before_evaluating_many_points(monkeypatch):
     W, c = _histogram()
     with pytest.raises(MemoryError, match="components"):
         HistogramGMM(10 ** 12, random_state=0).fit(W, [c, c])
+
+
+def test_fitted_state_is_checked_on_load(tmp_path):
+    from countgrid import io
+
+    g = _model()
+    path = tmp_path / "g.npz"
+    io.save(g, path)
+    assert np.array_equal(io.load(path).means_, g.means_)
+    for attr, value, match in [("weights_", g.weights_ * 2, "weights_ must sum to 1"),
+                               ("means_", g.means_[:1], "means_ has shape"),
+                               ("covariances_", -g.covariances_, "positive definite"),
+                               ("covariances_", g.covariances_ * np.nan, "NaN")]:
+        bad = copy.deepcopy(g)
+        setattr(bad, attr, value)
+        with pytest.raises(ValueError, match=match):
+            bad._check_fitted_state()
+
+
+def test_object_arrays_of_numbers_are_points():
+    g = _model()
+    pts = np.array([[0.0, 1.0], [0.5, -0.5]])
+    np.testing.assert_array_equal(g.predict_proba(pts.astype(object)), g.predict_proba(pts))

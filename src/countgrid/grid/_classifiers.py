@@ -3,13 +3,13 @@ section 2.3) and the one-grid-per-class generative classifier (docs/counting_gri
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from countgrid._numeric import power_of_two_scale
 from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
-from countgrid.grid._label_embedding import (embedding_from_stats, power_of_two_scale,
-                                              readout_matrix)
+from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
 from countgrid.grid._torus import check_grid, grid_size
 
 _GRID_PARAMS = ("extent", "window", "n_iter", "tol", "pseudocount", "posterior_floor",
@@ -63,7 +63,7 @@ class _EmbeddingReadout(_GridEstimator):
         X = check_documents(X, owner=type(self).__name__)   # X first, as check_X_y
         Y, fill = self._targets(y)
         if Y.shape[0] != n_samples(X):
-            raise ValueError(f"y has {Y.shape[0]} entries but X has {n_samples(X)} rows")
+            raise ValueError(f"y has {Y.shape[0]} entries but X has {n_samples(X)} samples")
         grid = self._new_grid().fit(X)
         L = grid_size(grid.pi_.shape[:-1])
         M = np.zeros((Y.shape[1], L))
@@ -178,7 +178,7 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
         if y is None:
             raise ValueError(f"y must hold real numbers (the regression targets), got {kind}")
         if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinity")
+            raise ValueError("y contains NaN, infinity or missing values (None)")
         # embedded in units of a power of two (exact): targets near 1e308 would overflow
         # the sums of eq. 10; gamma_ is stored in the units of y
         self._target_scale = power_of_two_scale(y)

@@ -8,7 +8,8 @@ from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
 from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
-from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
+                                   resolve_dtype)
 from countgrid.grid import _grid_kernels
 from countgrid.grid._em import (BLOCK_ELEMENTS, blocked_estep, grid_counts, posteriors,
                                  run_em)
@@ -190,9 +191,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                 out[:, c0:c0 + block.shape[0]] = block.T
             return out
         else:
-            pi = np.asarray(init_pi)
-            if pi.dtype.kind not in "biuf":
-                raise TypeError(f"init_pi must hold real numbers, got dtype {pi.dtype}")
+            pi = as_real_array(init_pi, "init_pi")
             if pi.shape not in (tuple(extent) + (n_features,), (L, n_features)):
                 raise ValueError(f"init_pi has shape {pi.shape}; expected "
                                  f"{tuple(extent) + (n_features,)} or {(L, n_features)}")

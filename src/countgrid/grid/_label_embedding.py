@@ -1,6 +1,7 @@
 """Label embedding on a counting grid (paper section 2.3, eqs. 9-10)."""
 import numpy as np
 
+from countgrid._numeric import power_of_two_scale
 from countgrid._threads import effective_n_threads
 from countgrid.grid._torus import check_grid, grid_size, window_sums
 
@@ -37,19 +38,6 @@ def _check_posteriors(posteriors, L):
     if not np.isfinite(Q).all() or (Q < 0).any():
         raise ValueError("posteriors must be finite and non-negative")
     return Q
-
-
-def power_of_two_scale(values):
-    """1, or the power of two that brings the largest magnitude of ``values`` near 1 when it
-    is beyond 2**500 or below 2**-500.  Scaling by a power of two is exact, so targets near
-    the float64 limits (1e308) can be summed in eq. 10 without overflow, and ordinary ones
-    give bit-identical results."""
-    top = float(np.max(np.abs(values))) if np.size(values) else 0.0
-    if top == 0.0 or 2.0**-500 < top < 2.0**500:
-        return 1.0
-    # subnormal magnitudes (1e-320 ~ 2**-1063) would need a scale beyond the float range:
-    # 2**1000 brings them into the normal range, which is all the sums need
-    return float(np.ldexp(1.0, min(-int(np.frexp(top)[1]), 1000)))
 
 
 def embed_labels(posteriors, y, extent, window, kind="discrete", classes=None, num_threads=None):

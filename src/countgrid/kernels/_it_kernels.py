@@ -45,7 +45,7 @@ _MIN_TILE = 64
 #: the dense one), see _same_format.
 _DENSIFY_BYTES = 2 ** 26
 _RANGE_ADVICE = ("rescale the input (weighted=None and weighted='A' are invariant to a "
-                 "common scale) or use float64")
+                 "common scale)")
 
 
 def _arraylike(M, name):
@@ -462,7 +462,8 @@ def _finish(K, dtype, what):
     """``K`` (float64) in ``dtype``, or a ValueError if it leaves that dtype's range."""
     top = np.abs(K).max(initial=0.0)
     if not np.isfinite(top) or top > np.finfo(dtype).max:
-        raise ValueError(f"{what} exceeds the range of {np.dtype(dtype)}: {_RANGE_ADVICE}")
+        advice = _RANGE_ADVICE + (" or use float64" if np.dtype(dtype) == np.float32 else "")
+        raise ValueError(f"{what} exceeds the range of {np.dtype(dtype)}: {advice}")
     return K.astype(dtype, copy=False)
 
 

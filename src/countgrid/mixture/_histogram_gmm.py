@@ -13,18 +13,14 @@ from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator
 from countgrid._em_loop import EMMonitor
+from countgrid._fitted import fitted_array, fitted_bool, fitted_int
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
-from countgrid._validation import check_is_fitted, check_random_state
+from countgrid._validation import as_real_array, check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
 
 
-def _asarray(a, name):
-    try:
-        return np.asarray(a)
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 _LOG_2PI = np.log(2.0 * np.pi)
 #: Points whose direct log-joints stay below this magnitude use them as they are (see
 #: HistogramGMM._log_resp_norm).
@@ -165,12 +161,7 @@ class HistogramGMM(BaseEstimator):
     @staticmethod
     def _check_histogram(weights, bin_centers):
         """Flattened ``(x, p)``: bin coordinates (n_bins, d) and normalised weights."""
-        if isinstance(weights, (str, bytes)):
-            raise TypeError("weights must be an array of non-negative numbers")
-        W = _asarray(weights, "weights")
-        if W.dtype.kind not in "biuf":
-            raise TypeError(f"weights must hold real numbers, got dtype {W.dtype}")
-        W = W.astype(np.float64)
+        W = as_real_array(weights, "weights").astype(np.float64)
         if W.ndim == 0 or W.size == 0:
             raise ValueError(f"weights must be a non-empty array, got shape {W.shape}")
         if not np.isfinite(W).all():
@@ -189,18 +180,14 @@ class HistogramGMM(BaseEstimator):
                                  f"({W.ndim}), got {len(bin_centers)}")
             axes = []
             for a, c in enumerate(bin_centers):
-                c = _asarray(c, f"bin_centers[{a}]")
-                if c.dtype.kind not in "biuf":
-                    raise TypeError(f"bin_centers[{a}] must hold real numbers, got dtype {c.dtype}")
+                c = as_real_array(c, f"bin_centers[{a}]")
                 if c.ndim != 1 or c.shape[0] != W.shape[a]:
                     raise ValueError(f"bin_centers[{a}] must be 1-D of length {W.shape[a]}, "
                                      f"got shape {c.shape}")
                 axes.append(c.astype(np.float64))
             X = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
         else:
-            X = _asarray(bin_centers, "bin_centers")
-            if X.dtype.kind not in "biuf":
-                raise TypeError(f"bin_centers must hold real numbers, got dtype {X.dtype}")
+            X = as_real_array(bin_centers, "bin_centers")
             if X.ndim != W.ndim + 1 or X.shape[:-1] != W.shape or X.shape[-1] < 1:
                 raise ValueError(f"bin_centers must have shape weights.shape + (n_dims,) = "
                                  f"{W.shape} + (n_dims,), got {X.shape}")
@@ -225,12 +212,7 @@ class HistogramGMM(BaseEstimator):
                              "overflow float64; rescale bin_centers or raise reg_covar")
 
     def _check_points(self, points, name="points"):
-        if isinstance(points, (str, bytes)):
-            raise TypeError(f"{name} must be an array of real numbers, got "
-                            f"{type(points).__name__}")
-        X = _asarray(points, name)
-        if X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        X = as_real_array(points, name)
         if X.ndim < 1 or X.shape[-1] != self.n_dims_:
             raise ValueError(f"{name} must have shape (..., {self.n_dims_}), got {X.shape}")
         X = X.astype(np.float64)
@@ -485,6 +467,29 @@ class HistogramGMM(BaseEstimator):
         self._set_fitted(means, covs, w, monitor.history, monitor.n_updates,
                          monitor.converged, d)
         return self
+
+    def _check_fitted_state(self):
+        """Fitted attributes consistent with each other and the parameters (called by
+        countgrid.io.load): K components in n_dims_ dimensions, symmetric positive-definite
+        covariances, mixing weights that sum to 1."""
+        K = int(self.n_components)
+        d = fitted_int(self, "n_dims_", 1)
+        fitted_array(self, "means_", shape=(K, d))
+        covs = fitted_array(self, "covariances_", shape=(K, d, d))
+        weights = fitted_array(self, "weights_", shape=(K,), nonnegative=True)
+        if not abs(float(np.sum(weights)) - 1.0) <= 1e-6:
+            raise ValueError(f"weights_ must sum to 1, got {float(np.sum(weights))!r}")
+        if not np.allclose(covs, np.swapaxes(covs, 1, 2), rtol=1e-10, atol=0.0):
+            raise ValueError("covariances_ must be symmetric")
+        try:
+            np.linalg.cholesky(covs.astype(np.float64))
+        except np.linalg.LinAlgError:
+            raise ValueError("covariances_ must be positive definite") from None
+        fitted_array(self, "log_likelihood_", ndim=1)
+        fitted_int(self, "n_iter_", 0)
+        fitted_bool(self, "converged_")
+        if self.domain == "symmetric" and d % 2:
+            raise ValueError(f"n_dims_ must be even for domain='symmetric', got {d}")
 
     def _set_fitted(self, means, covs, weights, history, n_iter, converged, n_dims):
         self.means_ = means
