@@ -556,3 +556,10 @@ def test_regressor_score_is_scale_free(scale):
         assert abs(ms.score(X, y * scale) - ref) < 0.01
     else:
         np.testing.assert_allclose(ms.score(X, y * scale), ref, rtol=1e-6)
+
+
+def test_integer_parameters_beyond_int64_are_refused():
+    with pytest.raises(ValueError, match="'cd_steps' parameter of RAP .* beyond 2\\*\\*63 - 1"):
+        countgrid.RAP(2, cd_steps=10**30).fit(_X())
+    with pytest.raises(ValueError, match="'n_iter' parameter of PLSA"):
+        countgrid.PLSA(2, n_iter=2**63).fit(_X())

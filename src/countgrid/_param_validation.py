@@ -39,6 +39,9 @@ class Constraint:
         return self.description
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
@@ -59,7 +62,8 @@ def _is_finite(value):
 class Interval(Constraint):
     """Numbers of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``left`` and
     ``right`` (None: unbounded); ``closed`` is "both", "left", "right" or "neither".
-    Booleans are not numbers here, and real values must be finite."""
+    Booleans are not numbers here, real values must be finite, and integers must fit in
+    int64 (they reach C as such; no count of iterations or sizes needs more)."""
 
     def __init__(self, kind, left, right, closed="both"):
         if kind not in (numbers.Integral, numbers.Real):
@@ -73,6 +77,8 @@ class Interval(Constraint):
         if not self.type_matches(value):
             return False
         if self.kind is numbers.Real and not _is_finite(value):
+            return False
+        if self.kind is numbers.Integral and not -_INT64_MAX <= value <= _INT64_MAX:
             return False
         if self.left is not None:
             if value < self.left or (value == self.left and self.closed in ("right", "neither")):
@@ -260,6 +266,8 @@ def validate_params(constraints, params, owner):
             continue
         accepted = " or ".join(str(c) for c in specs)
         message = f"The {name!r} parameter of {owner} must be {accepted}; got {value!r}."
+        if _is_int(value) and abs(value) > _INT64_MAX:
+            message += " Integers beyond 2**63 - 1 are not supported."
         if any(c.type_matches(value) for c in specs):
             raise ValueError(message)
         raise TypeError(message)
