@@ -39,24 +39,38 @@ cdef inline int csr_entries(const index_t[::1] indices, const floating[::1] data
     return 0
 
 
-cdef inline int check_canonical_csr(const index_t[::1] indptr, const index_t[::1] indices,
-                                    Py_ssize_t n_cols, str what) except -1:
-    """ValueError unless indptr/indices describe a canonical CSR matrix with n_cols columns:
-    indptr starts at 0, never decreases and ends within indices; every row's indices are
-    strictly increasing and in [0, n_cols).  O(nnz), for kernels that merge sorted rows
-    and cannot check their input cheaply themselves."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, nnz = indices.shape[0], r, a
+cdef inline int check_indptr(const index_t[::1] indptr, Py_ssize_t nnz, str what) except -1:
+    """indptr starts at 0, never decreases and ends inside the nnz stored entries (O(n))."""
+    cdef Py_ssize_t i, n = indptr.shape[0] - 1
     cdef int bad = 0
     if n < 0:
         raise ValueError(f"{what}: indptr is empty (corrupt sparse matrix)")
     with nogil:
         if indptr[0] != 0 or indptr[n] > nnz:
             bad = 1
+        else:
+            for i in range(n):
+                if indptr[i + 1] < indptr[i]:
+                    bad = 1
+                    break
+    if bad:
+        raise ValueError(f"{what}: indptr must start at 0, never decrease and end inside the "
+                         f"{nnz} stored entries (corrupt sparse matrix)")
+    return 0
+
+
+cdef inline int check_canonical_csr(const index_t[::1] indptr, const index_t[::1] indices,
+                                    Py_ssize_t n_cols, str what) except -1:
+    """ValueError unless indptr/indices describe a canonical CSR matrix with n_cols columns:
+    :func:`check_indptr`, and every row's indices strictly increasing and in [0, n_cols).
+    O(nnz), for kernels that merge sorted rows and cannot check their input cheaply
+    themselves."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, r, a
+    cdef int bad = 0
+    check_indptr(indptr, indices.shape[0], what)
+    with nogil:
         r = 0
         while not bad and r < n:
-            if indptr[r + 1] < indptr[r]:
-                bad = 1
-                break
             a = indptr[r]
             while a < indptr[r + 1]:
                 if indices[a] < 0 or indices[a] >= n_cols or (

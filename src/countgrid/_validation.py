@@ -37,6 +37,17 @@ def resolve_dtype(dtype, X=None):
     return np.dtype(xdtype) if xdtype in _FLOAT_DTYPES else np.dtype(np.float64)
 
 
+def asarray_or_sparse(M, name):
+    """``M`` unchanged if sparse or an ndarray, else ``numpy.asarray(M)``; a TypeError naming
+    the argument when it cannot be converted (ragged lists)."""
+    if sp.issparse(M) or isinstance(M, np.ndarray):
+        return M
+    try:
+        return np.asarray(M)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
+
+
 def as_real_array(X, name):
     """``numpy.asarray(X)`` holding real numbers, of any shape (the dtype side of the input
     rules, with scikit-learn's error conventions).

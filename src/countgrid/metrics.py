@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._memory import check_memory
-from countgrid._validation import check_matrix
+from countgrid._validation import asarray_or_sparse, check_matrix
 
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve"]
 
@@ -24,18 +24,6 @@ over the queries; ``n_retrieved`` (the cut-offs 1, 2, 4, ..., n_corpus);
 ``auc``, the area under precision as a function of recall (see
 :func:`precision_recall_curve_retrieval`).
 """
-
-
-def _arraylike(M, name):
-    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
-    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
-    lets NumPy's ValueError through)."""
-    if sp.issparse(M) or isinstance(M, np.ndarray):
-        return M
-    try:
-        return np.asarray(M)
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 
 
 def _pow2_rows(A):
@@ -90,8 +78,8 @@ def cosine_similarity(A, B):
     S : ndarray of shape (n_a, n_b), float64
         Rows of any finite magnitude give the cosine of the rows rescaled to unit norm.
     """
-    A = check_matrix(_arraylike(A, "A"), "A", np.float64)
-    B = check_matrix(_arraylike(B, "B"), "B", np.float64)
+    A = check_matrix(asarray_or_sparse(A, "A"), "A", np.float64)
+    B = check_matrix(asarray_or_sparse(B, "B"), "B", np.float64)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"A has {A.shape[1]} columns and B has {B.shape[1]}")
     check_memory(A.shape[0] * B.shape[0] * 16, f"a {A.shape[0]} x {B.shape[0]} similarity "
@@ -154,12 +142,12 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
         raise TypeError(f"batch_size must be a positive int, got {batch_size!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    Q = check_matrix(_arraylike(query_codes, "query_codes"), "query_codes", np.float64)
-    C = check_matrix(_arraylike(corpus_codes, "corpus_codes"), "corpus_codes", np.float64)
+    Q = check_matrix(asarray_or_sparse(query_codes, "query_codes"), "query_codes", np.float64)
+    C = check_matrix(asarray_or_sparse(corpus_codes, "corpus_codes"), "corpus_codes", np.float64)
     if Q.shape[1] != C.shape[1]:
         raise ValueError(f"query_codes has {Q.shape[1]} columns but corpus_codes has "
                          f"{C.shape[1]}")
-    yq, yc = _arraylike(query_labels, "query_labels"), _arraylike(corpus_labels, "corpus_labels")
+    yq, yc = asarray_or_sparse(query_labels, "query_labels"), asarray_or_sparse(corpus_labels, "corpus_labels")
     if yq.ndim != 1 or yq.shape[0] != Q.shape[0]:
         raise ValueError(f"query_labels must have shape ({Q.shape[0]},), got {yq.shape}")
     if yc.ndim != 1 or yc.shape[0] != C.shape[0]:

@@ -341,9 +341,11 @@ def test_plot_checks_labels():
 def test_absurd_sizes_raise_memory_error_with_advice(monkeypatch):
     X = counts()
     for kw in (dict(grid_shape=(10**5, 10**5)), dict(grid_shape=(2**40, 2**40)),
-               dict(n_basis=10**8), dict(n_basis=2**80)):
+               dict(n_basis=10**8), dict(n_basis=2**62)):
         with pytest.raises(MemoryError, match="smaller grid_shape or n_basis"):
             ZIPGTM(**kw).fit(X)
+    with pytest.raises(ValueError, match="n_basis.*beyond 2\\*\\*63 - 1"):
+        ZIPGTM(n_basis=2**80).fit(X)
     g = fitted()
     monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "256K")
     big = sp.random(20000, 12, density=0.1, format="csr", random_state=0)

@@ -414,9 +414,11 @@ def test_set_params_after_fit_does_not_change_predictions():
 # ------------------------------------------------------------------ memory
 def test_absurd_sizes_raise_memory_error_with_advice(monkeypatch):
     X = corpus(20, 6)
-    for K in (10**9, 2**70):
+    for K in (10**9, 2**62):
         with pytest.raises(MemoryError, match="hidden units"):
             RAP(K).fit(X)
+    with pytest.raises(ValueError, match="n_components.*beyond 2\\*\\*63 - 1"):
+        RAP(2**70).fit(X)
     monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "64K")
     with pytest.raises(MemoryError, match="fewer hidden units"):
         RAP(400, n_epochs=1).fit(X)

@@ -18,7 +18,8 @@ from cython cimport floating
 from libc.stdint cimport int64_t
 
 cimport countgrid.gtm._ckernels as ck
-from countgrid._common cimport check_interrupt, check_status, csr_entries, index_t
+from countgrid._common cimport (check_indptr, check_interrupt, check_status, csr_entries,
+                               index_t)
 
 # multiply-adds per thread between two interrupt checks (about 10-50 ms)
 cdef Py_ssize_t _block_work = 1 << 24
@@ -34,26 +35,6 @@ def block_work(work=None):
             raise ValueError("work must be >= 1")
         _block_work = work
     return old
-
-
-cdef int _check_indptr(const index_t[::1] indptr, Py_ssize_t nnz, str what) except -1:
-    """indptr starts at 0, never decreases and ends inside the nnz stored entries."""
-    cdef Py_ssize_t i, n = indptr.shape[0] - 1
-    cdef int bad = 0
-    if n < 0:
-        raise ValueError(f"{what}: indptr is empty")
-    with nogil:
-        if indptr[0] != 0 or indptr[n] > nnz:
-            bad = 1
-        else:
-            for i in range(n):
-                if indptr[i + 1] < indptr[i]:
-                    bad = 1
-                    break
-    if bad:
-        raise ValueError(f"{what}: indptr must start at 0, never decrease and end inside the "
-                         f"{nnz} stored entries (corrupt sparse arrays)")
-    return 0
 
 
 cdef list _blocks(const index_t[::1] indptr, Py_ssize_t K, int num_threads):
@@ -95,7 +76,7 @@ def estep_csr(const index_t[::1] indptr, const index_t[::1] indices, const float
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
     csr_entries(indices, data, &ip, &dp)
-    _check_indptr(indptr, indices.shape[0], "estep_csr")
+    check_indptr(indptr, indices.shape[0], "estep_csr")
     resp_arr = np.empty((n_rows, K), dtype=np.float64)
     ll_arr = np.empty(n_rows, dtype=np.float64)
     if n_rows == 0:
@@ -127,7 +108,7 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
     csr_entries(indices, data, &ip, &dp)
-    _check_indptr(indptr, indices.shape[0], "accumulate_csc")
+    check_indptr(indptr, indices.shape[0], "accumulate_csc")
     RT_arr = np.zeros((n_features, K), dtype=np.float64)
     CT_arr = np.zeros((n_features, K), dtype=np.float64)
     if n_features == 0:

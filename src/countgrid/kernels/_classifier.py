@@ -15,8 +15,9 @@ import scipy.sparse as sp
 from countgrid._base import BaseEstimator, ClassifierMixin
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
-from countgrid._validation import check_is_fitted, check_matrix, check_sizes, encode_labels
-from countgrid.kernels._it_kernels import (_arraylike, _check_blocks, _columns, _log2_masses,
+from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix, check_sizes,
+                                   encode_labels)
+from countgrid.kernels._it_kernels import (_check_blocks, _columns, _log2_masses,
                                            _probabilities, jensen_tsallis_kernel, log_q)
 
 __all__ = ["ITKernelClassifier"]
@@ -264,7 +265,7 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
     def _check_X(self, X, fitting=False):
         """Validate X before anything touches it; returns CSR or a C array (float64)."""
         nonnegative = self.embedding is not None or self.kernel != "linear"
-        X = check_matrix(_arraylike(X, "X"), "X", np.float64, nonnegative=nonnegative)
+        X = check_matrix(asarray_or_sparse(X, "X"), "X", np.float64, nonnegative=nonnegative)
         check_sizes(X.shape, "X", None if fitting else self.n_features_in_,
                     owner=type(self).__name__)
         return X

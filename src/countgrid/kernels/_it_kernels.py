@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options, validate_params
 from countgrid._threads import effective_n_threads
-from countgrid._validation import check_matrix
+from countgrid._validation import asarray_or_sparse, check_matrix
 from countgrid.kernels import _itkernels
 
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
@@ -46,18 +46,6 @@ _MIN_TILE = 64
 _DENSIFY_BYTES = 2 ** 26
 _RANGE_ADVICE = ("rescale the input (weighted=None and weighted='A' are invariant to a "
                  "common scale)")
-
-
-def _arraylike(M, name):
-    """M unchanged if sparse or an ndarray, else ``np.asarray(M)``; a TypeError naming the
-    argument when it cannot be converted (ragged lists; countgrid._validation.check_matrix
-    lets NumPy's ValueError through)."""
-    if sp.issparse(M) or isinstance(M, np.ndarray):
-        return M
-    try:
-        return np.asarray(M)
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 
 
 def log_q(x, q):
@@ -384,9 +372,9 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
                          "use weighted=None")
     q, t = float(q), float(t)
     nt = effective_n_threads(num_threads)
-    A = check_matrix(_arraylike(A, "A"), "A", nonnegative=True)
+    A = check_matrix(asarray_or_sparse(A, "A"), "A", nonnegative=True)
     if B is not None:
-        B = check_matrix(_arraylike(B, "B"), "B", nonnegative=True)
+        B = check_matrix(asarray_or_sparse(B, "B"), "B", nonnegative=True)
         if B.shape[1] != A.shape[1]:
             raise ValueError(f"A has {A.shape[1]} features but B has {B.shape[1]}")
         if B.dtype != A.dtype:
