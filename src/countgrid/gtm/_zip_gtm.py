@@ -331,6 +331,11 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         else:
             _, s, vt = np.linalg.svd(Y - mu, full_matrices=False)
             s, vt = s[:2], vt[:2]
+        # singular vectors have arbitrary signs, which differ between LAPACK (dense) and
+        # ARPACK (sparse): make each one's largest-magnitude entry positive, so dense and
+        # sparse counts give the same map, not its mirror image
+        vt = vt * np.where(vt[np.arange(vt.shape[0]), np.abs(vt).argmax(axis=1)] < 0,
+                           -1.0, 1.0)[:, None]
         # standardised latent coordinates; an axis without spread (a side of one point, a
         # single latent point) contributes nothing
         sd = latent.std(axis=0)

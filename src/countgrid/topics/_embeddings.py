@@ -133,7 +133,14 @@ def _fisher_block(post, reduce, normalize_length):
     n = post.n
     if normalize_length:
         n = n / np.maximum(post.lengths[post.rows], 1e-300)
-    values = n[:, None] * post.q / post.phi[:, post.cols].T
+    phi = post.phi[:, post.cols].T
+    with np.errstate(over="ignore"):
+        values = n[:, None] * post.q / phi
+    if not np.isfinite(values).all():
+        raise ValueError(f"the Fisher score n(d,w) P(z|d,w) / P(w|z) of X exceeds the "
+                         f"float64 range (counts up to {float(n.max()):.3g} over word "
+                         f"probabilities down to {float(phi.min()):.3g}): rescale the counts "
+                         "of X")
     return post.block(values, reduce)
 
 

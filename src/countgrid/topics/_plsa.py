@@ -9,6 +9,7 @@ each recomputing the posteriors ``P(z|d,w)`` it needs.
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
@@ -28,6 +29,41 @@ def _docs_pass(counts, phi, phib, theta, n_iter, tol, nt):
     loglik = np.empty(X.shape[0])
     _plsa_kernels.plsa_docs(X.indptr, X.indices, X.data, phi, phib, theta, n_iter, tol, loglik, nt)
     return loglik
+
+
+# Counts beyond these bounds are rescaled by an exact power of two before EM: the kernels
+# form n(d,w) / sum_z P(z|d) P(w|z), which overflows for huge counts (1e150 with a small
+# denominator) long before the log-likelihood does (docs/robustness.md, "Numerical range").
+_SAFE_COUNTS = (2.0**-64, 2.0**64)
+
+
+def _count_exponent(values):
+    """0, or the power of two that brings the largest of ``values`` into [0.5, 1) when it
+    lies outside _SAFE_COUNTS."""
+    top = float(np.max(values)) if np.size(values) else 0.0
+    if top == 0.0 or _SAFE_COUNTS[0] <= top <= _SAFE_COUNTS[1]:
+        return 0
+    return -int(np.frexp(top)[1])
+
+
+def _row_exponents(csr):
+    """Per-document exponents of :func:`_count_exponent` (folding-in is invariant to a
+    document's scale, so each is rescaled on its own)."""
+    exps = np.zeros(csr.shape[0], dtype=np.int64)
+    nonempty = np.flatnonzero(np.diff(csr.indptr) > 0)
+    if nonempty.size:
+        top = np.maximum.reduceat(csr.data, csr.indptr[nonempty]).astype(np.float64)
+        far = (top > _SAFE_COUNTS[1]) | (top < _SAFE_COUNTS[0])
+        exps[nonempty[far]] = -np.frexp(top[far])[1]
+    return exps
+
+
+class _ScaledCounts:
+    """The CSR view the EM passes read, with every row's counts times 2**exps (exact)."""
+
+    def __init__(self, csr, exps):
+        data = np.ldexp(csr.data, np.repeat(exps, np.diff(csr.indptr))).astype(csr.dtype)
+        self.csr = sp.csr_matrix((data, csr.indices, csr.indptr), shape=csr.shape)
 
 
 def _words_pass(counts, theta, phib, nt):
@@ -167,6 +203,18 @@ class PLSA(TransformerMixin, BaseEstimator):
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
         counts = check_document_lengths(Counts(X, dtype))
+        # one exact power of two for all documents (and the smoothing, so that the M-step
+        # is unchanged): P(w|z) and P(z|d) are those of the original counts
+        exp = _count_exponent(counts.csr.data)
+        smoothing = float(self.smoothing)
+        if exp > 0 and smoothing > 0:
+            # tiny counts: no further than keeps the scaled smoothing in range (it then
+            # dominates the statistics anyway)
+            exp = min(exp, 1000 - int(np.frexp(smoothing)[1]))
+        if exp:
+            counts = Counts(_ScaledCounts(counts.csr, np.full(counts.n_samples, exp)).csr,
+                            dtype)
+            smoothing = float(np.ldexp(smoothing, exp))
         D, W = counts.csr.shape
         K = int(self.n_components)
         # theta and its copies (D x K), phi and the statistics (W x K), per-entry q (nnz x K)
@@ -178,18 +226,19 @@ class PLSA(TransformerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         theta, phi = self._initial(rng, counts, K, dtype)
         if self.tempered:
-            theta, phi, beta = self._temper(counts, theta, phi, rng, nt)
+            theta, phi, beta = self._temper(counts, theta, phi, rng, nt, smoothing)
         else:
             beta = 1.0
         theta, phi, history, done, converged = self._em(counts, theta, phi, beta, nt,
-                                                        int(self.n_iter))
-        self._set_fitted(theta, phi, history, beta, done, converged)
+                                                        int(self.n_iter), smoothing, exp)
+        self._set_fitted(theta, phi, history, beta, done, converged, exp)
         return self
 
-    def _set_fitted(self, theta, phi, history, beta, done, converged):
+    def _set_fitted(self, theta, phi, history, beta, done, converged, exp=0):
         self.components_ = np.ascontiguousarray(phi.T)
         self.doc_topic_ = theta
-        self.log_likelihood_ = np.asarray(history, dtype=np.float64)
+        # the log-likelihood is linear in the counts: back to the units of X
+        self.log_likelihood_ = np.ldexp(np.asarray(history, dtype=np.float64), -exp)
         self.beta_ = float(beta)
         self.n_iter_ = int(done)
         self.converged_ = bool(converged)
@@ -219,40 +268,41 @@ class PLSA(TransformerMixin, BaseEstimator):
         phi /= phi.sum(axis=0, keepdims=True)
         return np.ascontiguousarray(theta, dtype=dtype), np.ascontiguousarray(phi, dtype=dtype)
 
-    def _m_step(self, acc):
-        acc = acc.astype(np.float64) + self.smoothing
+    @staticmethod
+    def _m_step(acc, smoothing):
+        acc = acc.astype(np.float64) + smoothing
         totals = acc.sum(axis=0)
         totals[totals <= 0] = 1.0
         return acc / totals
 
-    def _step(self, counts, theta, phi, beta, nt):
+    def _step(self, counts, theta, phi, beta, nt, smoothing):
         """One EM iteration; returns (theta, phi, loglik at entry)."""
         phib = phi if beta == 1.0 else np.ascontiguousarray(phi ** beta, dtype=phi.dtype)
         acc = _words_pass(counts, theta, phib, nt)
         loglik = _docs_pass(counts, phi, phib, theta, 1, 0.0, nt)
-        new_phi = np.ascontiguousarray(self._m_step(acc), dtype=phi.dtype)
+        new_phi = np.ascontiguousarray(self._m_step(acc, smoothing), dtype=phi.dtype)
         return theta, new_phi, float(loglik.sum())
 
     def _loglik(self, counts, theta, phi, nt):
         return float(_docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt).sum())
 
-    def _em(self, counts, theta, phi, beta, nt, n_iter):
+    def _em(self, counts, theta, phi, beta, nt, n_iter, smoothing, exp=0):
         """EM iterations; history[i] is the log-likelihood after i + 1 updates."""
         monitor = EMMonitor("PLSA", n_iter, self.tol, verbose=self.verbose)
         for it in range(n_iter):
             # the log-likelihood at entry is that of the parameters after `it` updates
-            theta, phi, loglik_at_entry = self._step(counts, theta, phi, beta, nt)
+            theta, phi, loglik_at_entry = self._step(counts, theta, phi, beta, nt, smoothing)
             if it > 0 and monitor.record(loglik_at_entry, n_updates=it):
                 break
             # checkpoint for Ctrl-C: the next step updates theta in place, phi is new
             self._checkpoint(lambda th=theta.copy(), ph=phi, done=it + 1, hist=list(
-                monitor.history): (self._set_fitted(th, ph, hist, beta, done, False),
+                monitor.history): (self._set_fitted(th, ph, hist, beta, done, False, exp),
                                    f"the model after {done} EM updates")[1])
         done = it + 1
         history = monitor.history + [self._loglik(counts, theta, phi, nt)]
         return theta, phi, history, done, monitor.finish()
 
-    def _temper(self, counts, theta, phi, rng, nt):
+    def _temper(self, counts, theta, phi, rng, nt, smoothing):
         """Tempered EM on a token split (docs/topics.md, "Tempered EM"): best model and beta."""
         X = counts.csr
         held = rng.binomial(X.data.astype(np.int64) if np.allclose(X.data, np.round(X.data))
@@ -274,7 +324,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         while beta >= self.beta_min:
             improved_here = False
             for _ in range(int(self.n_iter)):
-                theta, phi, _ = self._step(train_counts, theta, phi, beta, nt)
+                theta, phi, _ = self._step(train_counts, theta, phi, beta, nt, smoothing)
                 score = heldout(theta, phi)
                 if score > best[0] + self.tol * abs(best[0]):
                     best = (score, theta.copy(), phi.copy(), beta)
@@ -313,10 +363,12 @@ class PLSA(TransformerMixin, BaseEstimator):
         counts = check_document_lengths(Counts(X, phi.dtype, n_features=self.n_features_in_,
                                        owner="PLSA"))
         nt = effective_n_threads(self.num_threads)
+        exps = _row_exponents(counts.csr)
+        work = _ScaledCounts(counts.csr, exps) if exps.any() else counts
         theta = np.full((counts.csr.shape[0], phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
-        _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)
-        loglik = _docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt)
-        return theta, loglik, counts
+        _docs_pass(work, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol), nt)
+        loglik = _docs_pass(work, phi, None, theta.copy(), 0, 0.0, nt)
+        return theta, np.ldexp(loglik, -exps), counts
 
     def transform(self, X):
         """Topic mixtures ``P(z|d)`` of new documents by folding-in (docs/topics.md, "Folding-in").
