@@ -166,7 +166,7 @@ _GROUP_SPAN = 8
 #: float32 input whose masses span more than this factor (log2) is computed in float64
 #: (the R-ulp loss above is 1e-6 at R = 16 in float32); below it, in float32 as before.
 _FLOAT32_SPAN = 4
-#: Entries of one chunk of far pairs (_far_rows): bounds the temporary arrays.
+#: Pair-coordinates of one chunk of _far_log_kb: bounds its temporary arrays.
 _FAR_CHUNK = 2 ** 16
 
 
@@ -237,7 +237,7 @@ def _weighted_kernel(A, B, q, weighted, nt):
     K = np.zeros((n_a, n_b))
     for gi in np.unique(ga[oka]):
         ia = np.flatnonzero(ga == gi)
-        for gj in range(gi if symmetric else gi - 1, gi + 2):
+        for gj in range(gi if symmetric else max(gi - 1, 0), gi + 2):   # zero rows: -1
             jb = np.flatnonzero(gb == gj)
             if jb.size == 0:
                 continue
