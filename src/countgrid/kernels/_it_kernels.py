@@ -154,9 +154,20 @@ def _log2_masses(M):
         return np.log2(total) - e
 
 
-#: Rows whose masses lie within a factor 2**span of each other are compared on one common
-#: scale in the weighted kernels (see _weighted_kernel).
-_GROUP_SPAN = {np.dtype(np.float32): 32, np.dtype(np.float64): 256}
+#: Weighted kernels (docs/kernels.md, "Numerical range"): rows are grouped by the log2 of
+#: their mass in groups of this span, and a pair of rows in groups at most one apart (mass
+#: ratio below 2**(2 * span)) is computed by the C kernel on the common power-of-two scale
+#: of its two groups; farther pairs by _far_log_kb.  The C kernel's closed form forms
+#: x_d + y_d, so a pair of mass ratio R is accurate to about R ulp (a light measure on its
+#: heavy partner's scale), and for 1 < q < 3/2 a measure 2**k below the scale loses about
+#: 2**(k (q - 1)) ulp (the linear terms of its expm1 form cancel): both stay below ~1e-11
+#: for ratios below 2**16 in float64.
+_GROUP_SPAN = 8
+#: float32 input whose masses span more than this factor (log2) is computed in float64
+#: (the R-ulp loss above is 1e-6 at R = 16 in float32); below it, in float32 as before.
+_FLOAT32_SPAN = 4
+#: Pair-coordinates of one chunk of _far_log_kb: bounds its temporary arrays.
+_FAR_CHUNK = 2 ** 16
 
 
 def _rows(M, idx):
@@ -165,62 +176,160 @@ def _rows(M, idx):
     return M[idx]
 
 
+def _block_ka(sub_a, sub_b, q, nt):
+    """k^A_q between the rows of sub_a and sub_b (None: sub_a with itself) on one common
+    power-of-two scale that brings their largest entry into [0.5, 1)."""
+    e = _global_exponent(sub_a, sub_b)
+    sub_a = _times_pow2(sub_a, e)
+    sub_b = None if sub_b is None else _times_pow2(sub_b, e)
+    ma = np.asarray(sub_a.sum(axis=1), dtype=np.float64).ravel()
+    mb = ma if sub_b is None else np.asarray(sub_b.sum(axis=1), dtype=np.float64).ravel()
+    Ks = _kernel_b(sub_a, sub_b, q, nt).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Ks /= np.power(ma[:, None] + mb[None, :], q)     # zero rows: masked later
+    return Ks
+
+
+def _to_b(K, la, lb, q):
+    """k^B_q = k^A_q * 2**(q log2(w_x + w_y)), in place (entries beyond the float range
+    become inf: _finish names them)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.exp2(q * np.logaddexp2(la[:, None], lb[None, :]))
+        np.multiply(K, scale, out=K, where=K != 0)
+    return K
+
+
 def _weighted_kernel(A, B, q, weighted, nt):
     """k^A_q or k^B_q = (w_x + w_y)^q k^A_q on validated, matched A and B (float64).
 
-    k^A_q is invariant to a common rescaling of both measures, so each pair of rows is
-    computed after multiplying both by one power of two that brings the larger of them to
-    a maximum in [0.5, 1).  Rows are grouped by mass (groups spanning a factor
-    ``2**_GROUP_SPAN``), one scale per pair of groups: then no mass, kernel value or
-    denominator ``(w_x + w_y)^q`` overflows or underflows (a measure far smaller than its
-    partner only loses contributions below the range of the dtype, docs/kernels.md,
-    "Numerical range").  k^B_q is k^A_q times ``2**(q log2(w_x + w_y))``.
+    k^A_q is invariant to a common rescaling of both measures.  Rows are grouped by mass
+    (groups spanning a factor ``2**_GROUP_SPAN``); the pairs of two groups at most one
+    apart are computed by the C kernel after multiplying both by one power of two that
+    brings their largest entry into [0.5, 1), so that no mass, kernel value or
+    denominator ``(w_x + w_y)^q`` overflows or underflows.  Pairs of rows farther apart
+    in mass are computed term by term in the log domain (_far_log_kb), where neither the
+    ratio of the masses nor its q-th power can under- or overflow.  When all masses lie
+    within two groups this is one C call, as for rows of similar masses (real data).
+    docs/kernels.md, "Numerical range".
     """
     symmetric = B is None
     la = _log2_masses(A)
     lb = la if symmetric else _log2_masses(B)
     n_a, n_b = la.shape[0], lb.shape[0]
-    finite = np.concatenate([la[np.isfinite(la)], lb[np.isfinite(lb)]])
-    if finite.size == 0:
+    oka, okb = np.isfinite(la), np.isfinite(lb)
+    if not oka.any() or not okb.any():
         return np.zeros((n_a, n_b))
-    span = _GROUP_SPAN[np.dtype(A.dtype)]
-    lo = finite.min()
-    with np.errstate(invalid="ignore"):
-        ga = np.where(np.isfinite(la), np.floor((la - lo) / span), 0).astype(np.int64)
-        gb = ga if symmetric else np.where(np.isfinite(lb), np.floor((lb - lo) / span),
-                                           0).astype(np.int64)
-    groups_a, groups_b = np.unique(ga), np.unique(gb)
-    single = groups_a.size == 1 and groups_b.size == 1
-    K = None if single else np.zeros((n_a, n_b))
-    for gi in groups_a:
-        ia = None if single else np.flatnonzero(ga == gi)
-        for gj in groups_b:
-            if symmetric and gj < gi:
+    lo = min(la[oka].min(), lb[okb].min())
+    hi = max(la[oka].max(), lb[okb].max())
+    if A.dtype == np.float32 and hi - lo >= _FLOAT32_SPAN:
+        A = A.astype(np.float64)                     # exact
+        B = None if symmetric else B.astype(np.float64)
+    if hi - lo < 2 * _GROUP_SPAN:
+        K = _block_ka(A, B, q, nt)
+        return _to_b(K, la, lb, q) if weighted == "B" else K
+    ga = np.full(n_a, -1, dtype=np.int64)
+    ga[oka] = np.floor((la[oka] - lo) / _GROUP_SPAN)
+    if symmetric:
+        gb = ga
+    else:
+        gb = np.full(n_b, -1, dtype=np.int64)
+        gb[okb] = np.floor((lb[okb] - lo) / _GROUP_SPAN)
+    K = np.zeros((n_a, n_b))
+    for gi in np.unique(ga[oka]):
+        ia = np.flatnonzero(ga == gi)
+        for gj in range(gi if symmetric else max(gi - 1, 0), gi + 2):   # zero rows: -1
+            jb = np.flatnonzero(gb == gj)
+            if jb.size == 0:
                 continue
-            jb = None if single else np.flatnonzero(gb == gj)
             diagonal = symmetric and gi == gj
-            sub_a = _rows(A, ia)
-            sub_b = None if diagonal else _rows(A if symmetric else B, jb)
-            e = _global_exponent(sub_a, sub_b)
-            sub_a = _times_pow2(sub_a, e)
-            sub_b = None if sub_b is None else _times_pow2(sub_b, e)
-            ma = np.asarray(sub_a.sum(axis=1), dtype=np.float64).ravel()
-            mb = ma if sub_b is None else np.asarray(sub_b.sum(axis=1),
-                                                     dtype=np.float64).ravel()
-            Ks = _kernel_b(sub_a, sub_b, q, nt).astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                Ks /= np.power(ma[:, None] + mb[None, :], q)     # zero rows: masked later
-            if single:
-                K = Ks
-            else:
-                K[np.ix_(ia, jb)] = Ks
-                if symmetric and not diagonal:
-                    K[np.ix_(jb, ia)] = Ks.T
-    if weighted == "B":
-        with np.errstate(over="ignore", invalid="ignore"):
-            scale = np.exp2(q * np.logaddexp2(la[:, None], lb[None, :]))
-            np.multiply(K, scale, out=K, where=K != 0)
+            Ks = _block_ka(_rows(A, ia), None if diagonal else _rows(A if symmetric else B, jb),
+                           q, nt)
+            if weighted == "B":
+                Ks = _to_b(Ks, la[ia], lb[jb], q)
+            K[np.ix_(ia, jb)] = Ks
+            if symmetric and not diagonal:
+                K[np.ix_(jb, ia)] = Ks.T
+    Bs = A if symmetric else B
+    for i in np.flatnonzero(oka):
+        far = okb & (np.abs(gb - ga[i]) > 1)
+        if symmetric:
+            far[:i] = False
+        jb = np.flatnonzero(far)
+        if jb.size == 0:
+            continue
+        lk = _far_log_kb(_row_support(A, i), Bs, jb, q)
+        if weighted == "A":
+            lk -= q * math.log(2.0) * np.logaddexp2(la[i], lb[jb])
+        with np.errstate(over="ignore", under="ignore"):
+            K[i, jb] = np.exp(lk)
+        if symmetric:
+            K[jb, i] = K[i, jb]
     return K
+
+
+def _row_support(M, i):
+    """Columns and values (float64) of the positive entries of row i."""
+    if sp.issparse(M):
+        lo, hi = M.indptr[i], M.indptr[i + 1]
+        cols, vals = M.indices[lo:hi], M.data[lo:hi]
+        keep = vals > 0
+        return cols[keep], vals[keep].astype(np.float64)
+    cols = np.flatnonzero(M[i] > 0)
+    return cols, M[i, cols].astype(np.float64)
+
+
+def _far_log_kb(support, Y, jb, q):
+    """``ln k^B_q(x, y)`` for one measure x (``support``: its positive entries) and the rows
+    ``jb`` of Y (-inf where they share no coordinate), for any masses.
+
+    Per common coordinate, with ``a <= b`` the two entries and ``r = a/b``,
+    ``(a + b)^q - a^q - b^q = (q - 1) b^q r^m psi(r)``, ``m = min(q, 1)``, where
+    ``psi = (1 + r) expm1((q - 1) log1p r) / ((q - 1) r) * w - expm1(z)/|q - 1|``,
+    ``z = |q - 1| ln r <= 0``, ``w = 1`` (q >= 1) or ``e^z`` (q < 1); at q = 1 the limits
+    ``(1 + r) log1p(r)/r - ln r``.  Both terms of psi are >= 0 (no cancellation) and of
+    moderate size, so each term is ``exp(q ln b + m ln r + ln psi)`` and the sum over
+    coordinates is taken in the log domain: ratios, powers and masses beyond the float
+    range (e.g. ``(1e-300/1e300)^q``, not small for small q) stay exact.
+    """
+    cols, u = support
+    out = np.full(jb.size, -np.inf)
+    if cols.size == 0:
+        return out
+    step = max(1, _FAR_CHUNK // cols.size)
+    m = min(q, 1.0)
+    mu = abs(q - 1.0)
+    for c0 in range(0, jb.size, step):
+        rows = jb[c0:c0 + step]
+        if sp.issparse(Y):
+            V = np.asarray(Y[rows][:, cols].toarray(), dtype=np.float64)
+        else:
+            V = np.asarray(Y[np.ix_(rows, cols)], dtype=np.float64)
+        ok = V > 0
+        V = np.where(ok, V, 1.0)
+        a, b = np.minimum(u, V), np.maximum(u, V)
+        with np.errstate(under="ignore"):
+            r = a / b
+        lnb = np.log(b)
+        normal = r >= np.finfo(np.float64).tiny
+        lnr = np.where(normal, np.log(np.where(normal, r, 1.0)), np.log(a) - lnb)
+        rc = np.maximum(r, 1e-300)          # (1 + r) log1p(r)/r -> 1 as r -> 0
+        if q == 1.0:
+            psi = (1.0 + rc) * np.log1p(rc) / rc - lnr
+        else:
+            g1 = (1.0 + rc) * np.expm1((q - 1.0) * np.log1p(rc)) / ((q - 1.0) * rc)
+            z = mu * lnr
+            if q < 1.0:
+                g1 *= np.exp(z)
+            psi = g1 - np.expm1(z) / mu
+        L = q * lnb + m * lnr + np.log(psi)
+        L[~ok] = -np.inf
+        top = L.max(axis=1)
+        fin = np.isfinite(top)
+        top = np.where(fin, top, 0.0)
+        total = np.exp(L - top[:, None]).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            out[c0:c0 + step] = np.where(fin, top + np.log(total), -np.inf)
+    return out
 
 
 def _support_counts(A, B):
