@@ -116,9 +116,10 @@ def assert_fitted_finite(est):
         assert np.isfinite(value).all(), f"fitted {key} holds NaN/inf: {value!r}"
 
 
-def close(a, b, rtol):
+def close(a, b, rtol, floor=np.finfo(np.float64).tiny):
     """``a`` and ``b`` agree to ``rtol`` relative to the largest magnitude of ``b`` (norm-wise,
-    so that entries near 0 after cancellation do not demand relative accuracy)."""
+    so that entries near 0 after cancellation do not demand relative accuracy), or to
+    ``floor`` if that is larger."""
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return False
@@ -130,12 +131,12 @@ def close(a, b, rtol):
     fa, fb = a[np.isfinite(a)].astype(np.float64), b[np.isfinite(b)].astype(np.float64)
     if fa.size == 0:
         return True
-    top = max(np.abs(fb).max(), np.finfo(np.float64).tiny)
+    top = max(np.abs(fb).max(), floor)
     return bool(np.all(np.abs(fa - fb) <= rtol * top))
 
 
-def assert_close(a, b, rtol, what):
-    assert close(a, b, rtol), (f"{what}: not equal to rtol={rtol:g}\n{np.asarray(a)!r}\n"
+def assert_close(a, b, rtol, what, floor=np.finfo(np.float64).tiny):
+    assert close(a, b, rtol, floor), (f"{what}: not equal to rtol={rtol:g}\n{np.asarray(a)!r}\n"
                                f"{np.asarray(b)!r}")
 
 
@@ -216,3 +217,89 @@ def test_estimator_fit_and_inference_invariants(name, data):
         check_output(est, method, out, n_q)
         permuted = infer(est, method, query.make(query.values[perm]))
         assert_close(permuted, out[perm], 1e-12, f"{method} of permuted rows")
+
+
+def fitted_or_error(name, X, y, target):
+    """The fitted estimator, or the exception class its fit raised."""
+    est = make_estimator(name)
+    try:
+        return fit_estimator(name, est, X, y, target)
+    except (ValueError, TypeError, MemoryError) as exc:
+        assert names_an_argument(exc, argument_names(est)), f"unclear error: {exc!r}"
+        return type(exc)
+
+
+def outputs_or_errors(est, Q):
+    out = {}
+    for method in inference_methods(est):
+        try:
+            value = infer(est, method, Q)
+        except (ValueError, MemoryError) as exc:
+            value = type(exc)
+        if value is not None:
+            out[method] = value
+    return out
+
+
+def assert_same_model(est, ref, rtol, what):
+    """Same fitted attributes: arrays to ``rtol`` of their largest entry or of 1 (fitted
+    parameters are O(1) or scale with the counts; a coefficient that is 0 up to rounding
+    may differ by rounding), everything else equal."""
+    a, b = fitted_state(est), fitted_state(ref)
+    assert a.keys() == b.keys(), what
+    for key in a:
+        va, vb = a[key], b[key]
+        va = va.toarray() if sp.issparse(va) else va        # a stored training matrix
+        vb = vb.toarray() if sp.issparse(vb) else vb
+        if isinstance(va, np.ndarray):
+            assert va.dtype == vb.dtype or rtol > 1e-9, f"{what}: {key} {va.dtype} {vb.dtype}"
+            assert_close(va, vb, rtol, f"{what}: fitted {key}", floor=1.0)
+        elif isinstance(va, float):
+            assert_close(va, vb, rtol, f"{what}: fitted {key}", floor=1.0)
+        elif not hasattr(va, "get_params"):
+            assert type(va) is type(vb) and va == vb, f"{what}: fitted {key} {va!r} {vb!r}"
+
+
+def assert_same_outputs(out, ref, rtol, what):
+    assert out.keys() == ref.keys(), what
+    for method in out:
+        if isinstance(ref[method], type):
+            assert out[method] is ref[method], f"{what}: {method} {out[method]} {ref[method]}"
+        else:
+            assert not isinstance(out[method], type), f"{what}: {method} raised {out[method]}"
+            assert_close(out[method], ref[method], rtol, f"{what}: {method}")
+
+
+@pytest.mark.parametrize("name", _COUNT_ESTIMATORS)
+@_settings(6)
+@given(data=st.data())
+def test_estimator_same_result_in_every_container(name, data):
+    """The same values give the same model and outputs in every container and scipy.sparse
+    format (to 1e-12 of the largest entry: dense inputs may take BLAS paths), and float32
+    values the model of the float64 ones loosely."""
+    case, y, target, query = data.draw(fit_inputs(name, containers=("ndarray",)),
+                                       label="inputs")
+    ref = fitted_or_error(name, case.X, y, target)
+    if isinstance(ref, type):
+        event("refused")
+        for container in CONTAINERS:
+            assert fitted_or_error(name, case.make(case.values, container), y, target) is ref
+        return
+    event("fitted")
+    ref_out = outputs_or_errors(ref, query.X)
+    for container in CONTAINERS:
+        est = fitted_or_error(name, case.make(case.values, container), y, target)
+        what = f"{container} of {case.dtype}"
+        assert not isinstance(est, type), f"{what} refused, ndarray fitted"
+        assert_same_model(est, ref, 1e-12, what)
+        assert_same_outputs(outputs_or_errors(est, query.make(query.values, container)),
+                            ref_out, 1e-12, what)
+    # float32: the same counts rounded to float32 (not beyond its range), a loose match
+    values32 = case.values.astype(np.float32)
+    if case.dtype != "float32" and np.isfinite(values32).all() and (
+            values32[case.values > 0] > np.finfo(np.float32).tiny).all():
+        event("float32 compared")
+        est = fitted_or_error(name, case.make(values32, dtype="float32"), y, target)
+        assert not isinstance(est, type), "float32 refused, float64 fitted"
+        assert_same_model(est, ref, 1e-4, "float32")
+        assert_same_outputs(outputs_or_errors(est, query.X), ref_out, 1e-4, "float32")
