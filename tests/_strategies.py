@@ -108,3 +108,36 @@ def labels(draw, n, max_classes=3):
     if kind == "str":
         return np.array(["ham", "spam", "eggs"])[codes]
     return codes * 3 - 1
+
+
+@st.composite
+def histograms(draw):
+    """``(weights, bin_centers, domain)`` for HistogramGMM: 1 to 3 axes of 1 to 8 bins,
+    Poisson-like weights (zeros allowed) scaled by a power of ten in 1e-300..1e250, bin
+    centres as per-axis arrays or in full, with a random offset and spacing."""
+    n_dims = draw(st.integers(1, 3), label="n_dims")
+    shape = tuple(draw(st.lists(st.integers(1, 8), min_size=n_dims, max_size=n_dims),
+                       label="bins per axis"))
+    seed = draw(st.integers(0, 2 ** 32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    k = draw(st.one_of(st.just(0), st.integers(-300, 250)), label="weight exponent")
+    weights = rng.poisson(draw(st.sampled_from([0.5, 3.0]), label="rate"), shape) * 10.0 ** k
+    domain = draw(st.sampled_from(["euclidean", "symmetric", "circular"]), label="domain")
+    spacing = 10.0 ** draw(st.one_of(st.just(0), st.integers(-100, 100)), label="spacing")
+    if domain == "circular":
+        spacing = min(spacing, 2 * np.pi / 8)
+    axes = [np.sort(rng.uniform(0, 2 * np.pi)
+                    + spacing * (np.arange(n) + rng.uniform(-0.2, 0.2, n))) for n in shape]
+    if draw(st.booleans(), label="centres in full"):
+        centres = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+    else:
+        centres = axes
+    return weights, centres, domain
+
+
+def points(draw, n_dims, max_rows=8):
+    """Query points: standard normal, some scaled by powers of ten up to 1e300."""
+    n = draw(st.integers(1, max_rows), label="n_points")
+    seed = draw(st.integers(0, 2 ** 32 - 1), label="points seed")
+    k = draw(st.one_of(st.just(0), st.integers(-300, 300)), label="points exponent")
+    return np.random.default_rng(seed).normal(size=(n, n_dims)) * 10.0 ** k

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
-from _strategies import CONTAINERS, count_cases, labels
+from _strategies import CONTAINERS, count_cases, histograms, labels, points
 from _synthetic import fitted_state
 from test_common import CASES, INFERENCE
 
@@ -303,3 +303,96 @@ def test_estimator_same_result_in_every_container(name, data):
         assert not isinstance(est, type), "float32 refused, float64 fitted"
         assert_same_model(est, ref, 1e-4, "float32")
         assert_same_outputs(outputs_or_errors(est, query.X), ref_out, 1e-4, "float32")
+
+
+# ---------------------------------------------------------------------------------------
+# determinism: the same seed gives the same model, whatever the thread count
+
+#: estimators whose dense input may take BLAS matrix products, whose last bits may depend on
+#: the thread count (docs/counting_grids.md and docs/zip_gtm.md, "Determinism"): with dense
+#: input they are compared to 1e-10, with sparse input bit for bit like every other
+_BLAS_WITH_DENSE = {"CountingGrid", "CountingGridClassifier", "CountingGridRegressor",
+                    "GenerativeCountingGridClassifier", "CountingGridPosterior",
+                    "CountingGridFESS", "ZIPGTM"}
+
+
+def assert_identical(est, ref, what):
+    assert_same_model(est, ref, 0.0, what)
+
+
+@pytest.mark.parametrize("name", _COUNT_ESTIMATORS)
+@_settings(5)
+@given(data=st.data())
+def test_determinism_seed_and_threads(name, data):
+    """Fitting twice with the same random_state gives the same bits; so does num_threads=2
+    against 1 (docs: counting_grids.md, rap.md, zip_gtm.md, topics PLSA num_threads, the
+    kernels' "Input, memory and interrupts"), but for the BLAS paths of dense input."""
+    case, y, target, query = data.draw(
+        fit_inputs(name, containers=("ndarray", "csr_matrix"), dtypes=("int64", "float64"),
+                   min_rows=2), label="inputs")
+    first = fitted_or_error(name, case.X, y, target)
+    assume(not isinstance(first, type))
+    second = fitted_or_error(name, case.X, y, target)
+    assert_identical(second, first, "second fit")
+    out = outputs_or_errors(first, query.X)
+    assert_same_outputs(outputs_or_errors(second, query.X), out, 0.0, "second fit")
+    if "num_threads" not in first.get_params(deep=False):
+        return
+    est = make_estimator(name, num_threads=2)
+    threaded = fit_estimator(name, est, case.X, y, target)
+    # inference threads too: the fitted twin with num_threads=2
+    out2 = outputs_or_errors(threaded, query.X)
+    if name in _BLAS_WITH_DENSE and case.container == "ndarray":
+        event("dense input, BLAS: compared to 1e-10")
+        assert_same_model(threaded, first, 1e-10, "num_threads=2")
+        assert_same_outputs(out2, out, 1e-10, "num_threads=2")
+    else:
+        assert_identical(threaded, first, "num_threads=2")
+        assert_same_outputs(out2, out, 0.0, "num_threads=2")
+
+
+# ---------------------------------------------------------------------------------------
+# HistogramGMM: fitted to histograms (weights and bin centres), evaluated at points
+
+
+def _gmm(domain):
+    return make_estimator("HistogramGMM").set_params(domain=domain)
+
+
+@_settings(40)
+@given(data=st.data())
+def test_histogram_gmm_invariants(data):
+    """fit refuses clearly or gives finite parameters (weights_ summing to 1, symmetric
+    positive-definite covariances), and the same bits again for the weights scaled by any
+    power of two that keeps them normal floats (they are normalised; 2**0: determinism);
+    predict_proba, predict and score_samples keep their invariants at any point,
+    permutation-equivariant."""
+    weights, centres, domain = data.draw(histograms(), label="histogram")
+    est = _gmm(domain)
+    names = argument_names(est, "weights", "bin_centers")
+    try:
+        est.fit(weights, centres)
+    except (ValueError, TypeError, MemoryError) as exc:
+        event(f"fit refused: {re.sub(r'[0-9]+', '#', str(exc))[:40]}")
+        assert names_an_argument(exc, names), f"unclear error: {exc!r}"
+        return
+    event(f"fitted {domain}")
+    assert_fitted_finite(est)
+    np.testing.assert_allclose(est.weights_.sum(), 1.0, atol=1e-12)
+    assert (est.weights_ >= 0).all()
+    covs = est.covariances_
+    assert_close(covs, np.swapaxes(covs, 1, 2), 1e-14, "symmetric covariances")
+    assert (np.linalg.eigvalsh(covs) > 0).all()
+    positive = weights[weights > 0]
+    lo, hi = np.frexp(positive.min())[1], np.frexp(positive.max())[1]
+    e2 = data.draw(st.integers(-1021 - lo, 1024 - hi), label="power of two")  # stays normal
+    assert_identical(_gmm(domain).fit(np.ldexp(weights, e2), centres), est,
+                     f"weights * 2**{e2}")
+    P = points(data.draw, est.n_dims_)
+    perm = np.asarray(data.draw(st.permutations(range(P.shape[0])), label="permutation"))
+    for method in ("predict_proba", "predict", "score_samples"):
+        out = getattr(est, method)(P)
+        check_output(est, method, out, P.shape[0])
+        if method == "predict":
+            assert ((out >= 0) & (out < est.n_components)).all()
+        assert_close(getattr(est, method)(P[perm]), out[perm], 1e-12, f"{method} permuted")
