@@ -34,6 +34,12 @@ EXPONENTS = {"float64": (-300, 250), "float32": (-44, 36), "int64": (0, 17),
              "int32": (0, 8), "uint8": (0, 1), "bool": (0, 0)}
 
 
+def extremes_or_between(lo, hi):
+    """An integer in [lo, hi]: one of the two ends a third of the time (where the float
+    range ends), else anything between."""
+    return st.one_of(st.sampled_from([lo, hi]), st.integers(lo, hi), st.integers(lo, hi))
+
+
 def in_container(values, dtype, container):
     """``values`` (float64 ndarray) cast to ``dtype`` and put in ``container``."""
     A = np.asarray(values).astype(dtype)
@@ -78,7 +84,8 @@ def poisson_counts(draw, n_rows, n_features):
 def count_cases(draw, min_rows=1, max_rows=30, min_features=1, max_features=15,
                 n_features=None, dtypes=DTYPES, containers=tuple(CONTAINERS), scaled=True):
     """A :class:`CountCase`: Poisson-like counts of a random shape, dtype, container and
-    scale (a power of ten over the dtype's range, 10**0 half of the time)."""
+    scale (a power of ten over the dtype's range, its ends often, 10**0 half of the
+    time)."""
     n_rows = draw(st.integers(min_rows, max_rows), label="n_rows")
     if n_features is None:
         n_features = draw(st.integers(min_features, max_features), label="n_features")
@@ -87,7 +94,7 @@ def count_cases(draw, min_rows=1, max_rows=30, min_features=1, max_features=15,
     exponent = 0
     if scaled:
         lo, hi = EXPONENTS[dtype]
-        exponent = draw(st.one_of(st.just(0), st.integers(lo, hi)), label="exponent")
+        exponent = draw(st.one_of(st.just(0), extremes_or_between(lo, hi)), label="exponent")
     C = poisson_counts(draw, n_rows, n_features)
     if dtype == "bool":
         C = (C > 0).astype(np.float64)
@@ -120,7 +127,7 @@ def histograms(draw):
                        label="bins per axis"))
     seed = draw(st.integers(0, 2 ** 32 - 1), label="seed")
     rng = np.random.default_rng(seed)
-    k = draw(st.one_of(st.just(0), st.integers(-300, 250)), label="weight exponent")
+    k = draw(st.one_of(st.just(0), extremes_or_between(-300, 250)), label="weight exponent")
     weights = rng.poisson(draw(st.sampled_from([0.5, 3.0]), label="rate"), shape) * 10.0 ** k
     domain = draw(st.sampled_from(["euclidean", "symmetric", "circular"]), label="domain")
     spacing = 10.0 ** draw(st.one_of(st.just(0), st.integers(-100, 100)), label="spacing")
@@ -139,5 +146,5 @@ def points(draw, n_dims, max_rows=8):
     """Query points: standard normal, some scaled by powers of ten up to 1e300."""
     n = draw(st.integers(1, max_rows), label="n_points")
     seed = draw(st.integers(0, 2 ** 32 - 1), label="points seed")
-    k = draw(st.one_of(st.just(0), st.integers(-300, 300)), label="points exponent")
+    k = draw(st.one_of(st.just(0), extremes_or_between(-300, 300)), label="points exponent")
     return np.random.default_rng(seed).normal(size=(n, n_dims)) * 10.0 ** k
