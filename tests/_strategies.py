@@ -148,3 +148,55 @@ def points(draw, n_dims, max_rows=8):
     seed = draw(st.integers(0, 2 ** 32 - 1), label="points seed")
     k = draw(st.one_of(st.just(0), extremes_or_between(-300, 300)), label="points exponent")
     return np.random.default_rng(seed).normal(size=(n, n_dims)) * 10.0 ** k
+
+
+#: powers of ten the rows of a measure may be scaled by: every magnitude down to the
+#: subnormal numbers
+ROW_EXPONENTS = {"float64": (-320, 307), "float32": (-44, 37)}
+
+
+@st.composite
+def measures(draw, n_features=None, min_rows=0, max_rows=8, max_features=8,
+             dtypes=("float32", "float64"), containers=tuple(CONTAINERS), any_magnitude=True,
+             signed=False):
+    """A :class:`CountCase` of non-negative (``signed``: real) rows for the kernels and
+    metrics: 0 rows or features included, zeros, zero rows, every row scaled by its own
+    power of ten (``any_magnitude``: across the dtype's range, subnormal numbers
+    included).  ``exponent`` is None."""
+    n_rows = draw(st.integers(min_rows, max_rows), label="n_rows")
+    if n_features is None:
+        n_features = draw(st.integers(0, max_features), label="n_features")
+    dtype = draw(st.sampled_from(dtypes), label="dtype")
+    container = draw(st.sampled_from(containers), label="container")
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1), label="seed"))
+    density = draw(st.sampled_from([1.0, 0.6, 0.3]), label="density")
+    V = rng.random((n_rows, n_features)) * (rng.random((n_rows, n_features)) < density)
+    if draw(st.booleans(), label="small integers"):
+        V = np.ceil(V * 5)
+    if n_rows > 1 and draw(st.booleans(), label="zero rows"):
+        V[rng.random(n_rows) < 0.3] = 0
+    if signed:
+        V *= rng.choice([-1.0, 1.0], size=V.shape)
+    if any_magnitude and draw(st.booleans(), label="rows of any magnitude"):
+        lo, hi = ROW_EXPONENTS[dtype]
+        exps = draw(st.lists(extremes_or_between(lo, hi), min_size=n_rows, max_size=n_rows),
+                    label="row exponents")
+        V = V * 10.0 ** np.array(exps, dtype=np.float64)[:, None]
+    values = V.astype(dtype).astype(np.float64)
+    if n_rows == 0 and container == "list":
+        container = "ndarray"           # [] has no second axis
+    return CountCase(values, dtype, container, None)
+
+
+def normal_power_of_two(draw, values, dtype, label):
+    """An exponent k such that ``values * 2**k`` is exact in ``dtype``: no entry overflows,
+    and downwards (k < 0) every non-zero entry stays a normal number.  0 when ``values`` is
+    all zero."""
+    positive = np.abs(values[values != 0])
+    if positive.size == 0:
+        return 0
+    info = np.finfo(dtype)
+    lo = np.frexp(positive.min())[1]
+    hi = np.frexp(positive.max())[1]
+    return draw(extremes_or_between(min(0, info.minexp + 1 - lo), info.maxexp - hi),
+                label=label)

@@ -25,8 +25,10 @@ import hypothesis
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
+
 from _strategies import (CONTAINERS, CountCase, count_cases, extremes_or_between, histograms,
-                         labels, points)
+                         labels, measures, normal_power_of_two, points)
 from _synthetic import fitted_state
 from test_common import CASES, INFERENCE
 
@@ -491,6 +493,18 @@ FOUND = {
     "PLSA: transform NaN for documents * 2**989": lambda: check_plsa_scale(
         np.array([[0.0, 1, 1], [0, 1, 0]]), np.array([[1.0, 0, 0], [3, 3, 1]]),
         np.full(2, 2.0 ** 989)),
+    # k^A_q = k^B_q / (w_x + w_y)^q for 1 < q < 3/2 (the expm1 form of k^B_q, whose linear
+    # terms cancel only in exact arithmetic) of a measure far lighter than the heaviest of
+    # its mass group (_GROUP_SPAN, src/countgrid/kernels/_it_kernels.py): k^A(x, x) is
+    # ln_q 2 = 0.5877 for every x, computed -3.8e8
+    "kernels: k^A_q(x, x) at q=1.49 with a row 1e50 times lighter": lambda: check_gram(
+        _case([[1e-50], [1.0]]), dict(q=1.49, weighted="A", exponentiated=False, t=1.0)),
+    # pairs of measures whose masses differ beyond the float range are set to 0, but for
+    # small q k^A_q is about (w_light/w_heavy)^q / (1 - q), not small (0.9986 here):
+    # the Gram matrix has an eigenvalue -0.41
+    "kernels: k^A_q at q=1e-6 of measures 1e600 apart": lambda: check_gram(
+        _case([[1e-300], [1e300], [1.0]]), dict(q=1e-6, weighted="A", exponentiated=False,
+                                                t=1.0)),
     # ZIPGTM's PCA start takes the singular vectors of LAPACK (dense) or ARPACK (sparse)
     # without fixing their signs: the map of dense counts is the mirror of the CSR one
     "ZIPGTM: dense and CSR counts give mirrored maps": lambda: check_same_in_every_container(
@@ -502,3 +516,125 @@ FOUND = {
 @pytest.mark.parametrize("example", sorted(FOUND))
 def test_found_examples(example):
     FOUND[example]()
+
+
+# ---------------------------------------------------------------------------------------
+# Information-theoretic kernels (docs/kernels.md)
+
+Q_VALUES = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 1 - 1e-7, 1 + 1e-7]),
+                     st.floats(0.0, 2.0))
+
+
+@st.composite
+def kernel_params(draw):
+    q = draw(Q_VALUES, label="q")
+    weighted = draw(st.sampled_from([None, "A", "B"]), label="weighted")
+    exponentiated = weighted is None and draw(st.booleans(), label="exponentiated")
+    t = draw(st.one_of(st.just(1.0), st.floats(0.01, 10.0)), label="t") if exponentiated \
+        else 1.0
+    return dict(q=q, weighted=weighted, exponentiated=exponentiated, t=t)
+
+
+def gram(A, B=None, num_threads=1, **params):
+    """The Gram matrix, or None when the value leaves the output dtype's range, which
+    only k^B_q of huge measures and exp(-t T_q) may (docs/kernels.md, "Numerical range")."""
+    try:
+        return jensen_tsallis_kernel(A, B, num_threads=num_threads, **params)
+    except ValueError as exc:
+        assert "exceeds the range" in str(exc) and (
+            params.get("weighted") == "B" or params.get("exponentiated")), repr(exc)
+        event("kernel beyond the dtype's range")
+        return None
+
+
+def out_dtype(*cases):
+    """float32 when every input is a float32 array or sparse matrix (lists are float64)."""
+    f32 = all(c.dtype == "float32" and c.container != "list" for c in cases)
+    return np.dtype(np.float32 if f32 else np.float64)
+
+
+def kernel_rtol(dtype):
+    return 2e-5 if dtype == np.float32 else 1e-11
+
+
+def lnq2(q):
+    """ln_q(2) = expm1((1 - q) ln 2) / (1 - q), accurate near q = 1."""
+    return np.log(2.0) if q == 1 else np.expm1((1 - q) * np.log(2.0)) / (1 - q)
+
+
+def probability_rows(V):
+    """Rows of V divided by their sums (exactly rescaled first: any magnitude)."""
+    V = np.asarray(V, dtype=np.float64)
+    top = np.abs(V).max(axis=1, initial=0.0)
+    S = np.ldexp(V, -np.frexp(top)[1][:, None])
+    mass = S.sum(axis=1, keepdims=True)
+    return np.divide(S, mass, out=np.zeros_like(S), where=mass > 0)
+
+
+def expected_diagonal(V, q, weighted, exponentiated, t):
+    """k(x, x) of docs/kernels.md: ln_q(2) sum_d p_d^q for k_JT,q and k^A_q (q = 0: the
+    support size), (2 w)^q times that for k^B_q, exp(-t ln_q(2) (1 - sum_d p_d^q)) for
+    the exponentiated kernel; 0 for rows of zero mass."""
+    P = probability_rows(V)
+    s = (P > 0).sum(axis=1) if q == 0 else (P ** q).sum(axis=1)
+    if q == 0 and not exponentiated:
+        d = s.astype(np.float64)
+    elif exponentiated:
+        d = np.exp(-t * lnq2(q) * (1 - s))
+    else:
+        d = lnq2(q) * s
+        if weighted == "B":
+            top = np.abs(V).max(axis=1, initial=0.0)
+            e = np.frexp(top)[1]
+            mass = np.ldexp(V, -e[:, None]).sum(axis=1)
+            with np.errstate(divide="ignore", over="ignore"):
+                d = d * np.exp2(q * (1 + np.log2(mass) + e))
+    return np.where(np.abs(V).max(axis=1, initial=0.0) > 0, d, 0.0)
+
+
+def check_gram(case, params):
+    """K(A): exactly symmetric, of the documented dtype, finite for rows of any magnitude,
+    non-negative (to rounding), positive semi-definite (Cauchy-Schwarz and eigenvalues),
+    zero rows and columns for rows of zero mass, the diagonal of docs/kernels.md; q = 0
+    counts the common support, q = 1 lies in [0, ln 2]; the JS kernel is the q = 1 kernel."""
+    K = gram(case.X, **params)
+    if K is None:
+        return
+    V, n = case.values, case.values.shape[0]
+    dtype = out_dtype(case)
+    rtol = kernel_rtol(dtype)
+    assert K.shape == (n, n) and K.dtype == dtype, (K.shape, K.dtype)
+    assert np.isfinite(K).all(), K
+    np.testing.assert_array_equal(K, K.T)
+    assert (K >= -rtol * np.abs(K).max(initial=0)).all(), K
+    zero = ~(V > 0).any(axis=1)
+    assert (K[zero] == 0).all() and (K[:, zero] == 0).all()
+    K64 = K.astype(np.float64)
+    d = np.diag(K64)
+    # entries that are subnormal numbers of the output dtype are exact to its spacing only
+    sub = 4 * float(np.finfo(dtype).smallest_subnormal)
+    expected = expected_diagonal(V, **params)
+    assert (np.abs(d - expected) <= rtol * np.abs(expected) + sub).all(), (
+        f"diagonal\n{d!r}\nexpected\n{expected!r}")
+    # |K_ij| <= sqrt(K_ii K_jj), to rounding of the largest entry (a light measure paired
+    # with a heavy one is computed on the heavy one's scale)
+    root = np.sqrt(d + sub)
+    slack = 4 * rtol * np.abs(K64).max(initial=0.0) + sub
+    assert (K64 <= np.outer(root, root) * (1 + 4 * rtol) + slack).all(), (
+        f"Cauchy-Schwarz (positive semi-definite)\n{K64!r}")
+    if n:
+        top = np.abs(K64).max()
+        if np.isfinite(top ** 2 * n) and top > 0:
+            assert np.linalg.eigvalsh(K64 / top).min() >= -10 * n * rtol
+    if params["q"] == 0 and not params["exponentiated"]:
+        support = (V > 0).astype(np.float64)
+        np.testing.assert_array_equal(K, support @ support.T)
+    if params["q"] == 1 and params["weighted"] is None and not params["exponentiated"]:
+        assert (K64 <= np.log(2) * (1 + rtol)).all()
+        np.testing.assert_array_equal(jensen_shannon_kernel(case.X, num_threads=1), K)
+
+
+@_settings(60)
+@given(data=st.data())
+def test_kernel_gram_matrix_invariants(data):
+    check_gram(data.draw(measures(), label="A"), data.draw(kernel_params(), label="params"))
