@@ -26,6 +26,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
+from countgrid.metrics import cosine_similarity
+from countgrid.retrieval import idf_weights, tfidf
 
 from _strategies import (CONTAINERS, CountCase, count_cases, extremes_or_between, histograms,
                          labels, measures, normal_power_of_two, points)
@@ -505,6 +507,14 @@ FOUND = {
     "kernels: k^A_q at q=1e-6 of measures 1e600 apart": lambda: check_gram(
         _case([[1e-300], [1e300], [1.0]]), dict(q=1e-6, weighted="A", exponentiated=False,
                                                 t=1.0)),
+    # a light measure paired with a heavy one is computed on the heavy one's scale: k^B_q is
+    # exact to rounding of k(heavy, heavy) only, different in K(A, B) and K(B, A); here
+    # K(B, A) comes out beyond the float32 range (float64: -5.1e32, exact 1.1e14) while
+    # K(A, B) is returned
+    "kernels: k^B_q(A, B) returned but K(B, A) refused as beyond float32": lambda: (
+        check_kernel_pair(_case([[0.6369617]], "float32"),
+                          _case([[7.00649232e-45], [2.69786725e+36]], "float32"),
+                          dict(q=1.375, weighted="B", exponentiated=False, t=1.0))),
     # ZIPGTM's PCA start takes the singular vectors of LAPACK (dense) or ARPACK (sparse)
     # without fixing their signs: the map of dense counts is the mirror of the CSR one
     "ZIPGTM: dense and CSR counts give mirrored maps": lambda: check_same_in_every_container(
@@ -638,3 +648,205 @@ def check_gram(case, params):
 @given(data=st.data())
 def test_kernel_gram_matrix_invariants(data):
     check_gram(data.draw(measures(), label="A"), data.draw(kernel_params(), label="params"))
+
+
+def kernel_scale(A, B, params):
+    """The largest k(x, x) over the rows of A and B (docs/kernels.md), the scale of the
+    rounding of K(A, B): a light measure paired with a heavy one is computed on the heavy
+    one's scale, so its entries are accurate to that scale only (inf when that overflows,
+    the smallest normal float when it is 0)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        top = max(expected_diagonal(A, **params).max(initial=0.0),
+                  expected_diagonal(B, **params).max(initial=0.0))
+    return float(top) if top > 0 else np.finfo(np.float64).tiny
+
+
+def check_kernel_pair(a, b, params):
+    """K(A, B) in any containers and formats (sparse, dense, mixed, lists) is K of the dense
+    arrays (to rounding: a sparse/dense pair may be computed in CSR), K(B, A).T, the same
+    bits with two threads; zero rows give zero rows, K(A, A) is the symmetric K(A)."""
+    # lists are float64 whatever the values were
+    dense = [c.make(c.values, container="ndarray",
+                    dtype="float64" if c.container == "list" else c.dtype) for c in (a, b)]
+    ref = gram(*dense, **params)
+    K = gram(a.X, b.X, **params)
+    assert (K is None) == (ref is None), "only one of them beyond the range"
+    if K is None:
+        return
+    dtype = out_dtype(a, b)
+    rtol = kernel_rtol(dtype)
+    assert K.shape == (a.values.shape[0], b.values.shape[0]) and K.dtype == dtype
+    assert np.isfinite(K).all()
+    # |K_ij| <= sqrt(K_ii K_jj): entries are compared to rtol of that bound
+    scale = kernel_scale(a.values, b.values, params)
+    assert_close(K, ref, rtol, "K(A, B) against the dense pair", floor=scale)
+    KT = gram(b.X, a.X, **params)
+    assert KT is not None, "K(B, A) beyond the range, K(A, B) not"
+    assert_close(KT.T, K, rtol, "K(B, A).T", floor=scale)
+    np.testing.assert_array_equal(gram(a.X, b.X, num_threads=2, **params), K)
+    assert (K[~(a.values > 0).any(axis=1)] == 0).all()
+    assert (K[:, ~(b.values > 0).any(axis=1)] == 0).all()
+    KA = gram(a.X, **params)
+    if KA is not None:
+        assert_close(gram(a.X, a.X, **params), KA, kernel_rtol(KA.dtype), "K(A, A) and K(A)",
+                     floor=kernel_scale(a.values, a.values, params))
+
+
+@_settings(40)
+@given(data=st.data())
+def test_kernel_pairs_in_every_format(data):
+    a = data.draw(measures(), label="A")
+    b = data.draw(measures(n_features=a.values.shape[1]), label="B")
+    check_kernel_pair(a, b, data.draw(kernel_params(), label="params"))
+
+
+def check_kernel_scaling(case, params, row_exponents, common):
+    """The rescalings the definitions are invariant to (docs/kernels.md), by powers of two
+    that are exact in the dtype, change no bit: any positive row scaling for probability
+    vectors (weighted=None, the exponentiated kernels) and the Boolean kernel (q = 0), a
+    common scaling for k^A_q; k^B_q(cx, cy) = c^q k^B_q(x, y)."""
+    K = gram(case.X, **params)
+    q, weighted = params["q"], params["weighted"]
+    if weighted is None or q == 0:
+        scaled = np.ldexp(case.values, np.asarray(row_exponents, dtype=int)[:, None])
+        np.testing.assert_array_equal(gram(case.make(scaled), **params), K)
+    scaled = np.ldexp(case.values, common)
+    K2 = gram(case.make(scaled), **params)
+    if weighted == "B" and q != 0:
+        # compared where K and K2 are normal numbers of their dtype (subnormal kernel
+        # values are exact to the subnormal spacing only)
+        if K is not None and K2 is not None and K.size:
+            tiny = np.finfo(K.dtype).tiny
+            with np.errstate(over="ignore"):
+                expected = K.astype(np.float64) * np.exp2(common * q)
+            ok = (np.abs(K) >= tiny) & (np.abs(expected) >= tiny) & np.isfinite(expected)
+            if np.all(ok | (K == 0)):
+                assert_close(K2[ok], expected[ok], kernel_rtol(K.dtype),
+                             f"k^B_q of 2**{common} x",
+                             floor=kernel_scale(scaled, scaled, params))
+    elif K is not None:
+        np.testing.assert_array_equal(K2, K)
+
+
+@_settings(40)
+@given(data=st.data())
+def test_kernel_rescaling(data):
+    case = data.draw(measures(containers=("ndarray", "csr_matrix", "coo_array")), label="A")
+    rows = [normal_power_of_two(data.draw, v[None, :], case.dtype, f"row {i} exponent")
+            for i, v in enumerate(case.values)]
+    common = normal_power_of_two(data.draw, case.values, case.dtype, "common exponent")
+    check_kernel_scaling(case, data.draw(kernel_params(), label="params"), rows, common)
+
+
+@_settings(30)
+@given(data=st.data())
+def test_kernel_block_sums(data):
+    """blocks/block_weights: the weighted sum of the kernels of the column blocks
+    (docs/topics.md, "Block structure and per-block kernel sums")."""
+    a = data.draw(measures(max_features=9, any_magnitude=False), label="A")
+    assume(a.values.shape[1] > 0)
+    b = data.draw(measures(n_features=a.values.shape[1], any_magnitude=False), label="B")
+    params = data.draw(kernel_params(), label="params")
+    m = a.values.shape[1]
+    cuts = sorted(data.draw(st.sets(st.integers(1, m - 1), max_size=3), label="cuts")) \
+        if m > 1 else []
+    edges = [0, *cuts, m]
+    widths = np.diff(edges).tolist()
+    w = data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(widths),
+                           max_size=len(widths)), label="block weights")
+    K = gram(a.X, b.X, blocks=widths, block_weights=w, **params)
+    parts = [gram(a.make(a.values[:, s:e]), b.make(b.values[:, s:e]), **params)
+             for s, e in zip(edges[:-1], edges[1:])]
+    if K is None or any(p is None for p in parts):
+        return
+    expected = sum(wi * p.astype(np.float64) for wi, p in zip(w, parts))
+    assert_close(K, expected, kernel_rtol(K.dtype), "block sum",
+                 floor=kernel_scale(a.values, b.values, params))
+
+
+# ---------------------------------------------------------------------------------------
+# retrieval metrics: cosine similarity, idf weights and tf-idf (countgrid.metrics,
+# countgrid.retrieval)
+
+@_settings(40)
+@given(data=st.data())
+def test_cosine_similarity(data):
+    """cos(A, B): float64 of shape (n_a, n_b), finite, in [-1, 1], cos(B, A).T, 1 on the
+    diagonal of cos(A, A) for non-zero rows and 0 for zero rows, the same in every format,
+    and unchanged (up to sign) when rows are scaled by any exact power of two."""
+    a = data.draw(measures(signed=True), label="A")
+    b = data.draw(measures(n_features=a.values.shape[1], signed=True), label="B")
+    S = cosine_similarity(a.X, b.X)
+    assert S.shape == (a.values.shape[0], b.values.shape[0]) and S.dtype == np.float64
+    assert np.isfinite(S).all() and (np.abs(S) <= 1 + 1e-15).all(), S
+    ref = cosine_similarity(*(c.make(c.values, container="ndarray") for c in (a, b)))
+    assert_close(S, ref, 1e-14, "cos in these formats and dense", floor=1.0)
+    assert_close(cosine_similarity(b.X, a.X).T, S, 1e-14, "cos(B, A).T", floor=1.0)
+    zero_a, zero_b = ~(a.values != 0).any(axis=1), ~(b.values != 0).any(axis=1)
+    assert (S[zero_a] == 0).all() and (S[:, zero_b] == 0).all()
+    d = np.diag(cosine_similarity(a.X, a.X))
+    np.testing.assert_allclose(d, np.where(zero_a, 0.0, 1.0), atol=1e-15)
+    k = np.array([normal_power_of_two(data.draw, v[None, :], a.dtype, f"row {i} exponent")
+                  for i, v in enumerate(a.values)], dtype=int)
+    sign = np.array(data.draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=len(k),
+                                       max_size=len(k)), label="signs"))
+    scaled = cosine_similarity(a.make(np.ldexp(a.values, k[:, None]) * sign[:, None]), b.X)
+    assert_close(scaled, sign[:, None] * S, 1e-15, "cos of rescaled rows", floor=1.0)
+
+
+@_settings(40)
+@given(data=st.data())
+def test_idf_and_tfidf(data):
+    """idf: finite, in [0, log2(n_documents)], 0 for unseen words, a function of the
+    support only (unchanged by any positive rescaling of the counts) and of no row order;
+    tfidf: sparse iff X is, finite, non-negative, rows summing to at most log2(n), zero
+    rows for empty documents, unchanged by positive row scalings (exactly for powers of
+    two), equivariant under row and column permutations, the same in every format."""
+    case = data.draw(count_cases(), label="X")
+    V, n = case.values, case.values.shape[0]
+    idf = idf_weights(case.X)
+    assert idf.shape == (V.shape[1],) and np.isfinite(idf).all()
+    assert (idf >= 0).all() and (idf <= np.log2(n) + 1e-12).all()
+    assert (idf[~(V > 0).any(axis=0)] == 0).all()
+    support = (V > 0).astype(np.float64) * data.draw(st.sampled_from([1.0, 3.0, 1e-300, 1e300]),
+                                                     label="support scale")
+    np.testing.assert_array_equal(idf_weights(support), idf)
+    rows = np.asarray(data.draw(st.permutations(range(n)), label="row permutation"))
+    cols = np.asarray(data.draw(st.permutations(range(V.shape[1])), label="column permutation"))
+    np.testing.assert_array_equal(idf_weights(case.make(V[rows])), idf)
+    T = tfidf(case.X)
+    assert sp.issparse(T) == sp.issparse(case.X)
+    Td = T.toarray() if sp.issparse(T) else np.asarray(T)
+    assert Td.shape == V.shape and np.isfinite(Td).all() and (Td >= 0).all()
+    assert (Td.sum(axis=1) <= np.log2(n) * (1 + 1e-12) + 1e-300).all()
+    assert (Td[~(V > 0).any(axis=1)] == 0).all()
+    dense = lambda M: M.toarray() if sp.issparse(M) else np.asarray(M)   # noqa: E731
+    ref = dense(tfidf(case.make(V, container="ndarray")))
+    assert_close(Td, ref, 1e-15, "tfidf in this format and dense", floor=1.0)
+    assert_close(dense(tfidf(case.make(V[rows][:, cols]))), Td[rows][:, cols], 1e-15,
+                 "tfidf of permuted rows and columns", floor=1.0)
+    if case.dtype.startswith("float"):
+        k = np.array([normal_power_of_two(data.draw, v[None, :], case.dtype, f"row {i}")
+                      for i, v in enumerate(V)], dtype=int)
+        np.testing.assert_array_equal(dense(tfidf(case.make(np.ldexp(V, k[:, None])))), Td)
+    # with given weights (a query against a training corpus)
+    np.testing.assert_array_equal(dense(tfidf(case.X, idf=idf)), Td)
+
+
+# ---------------------------------------------------------------------------------------
+# no rows or no features: every estimator's fit (and tfidf) refuses X with a ValueError
+# naming it, in every container (a list cannot hold zero rows of m features)
+
+@pytest.mark.parametrize("shape, container", [
+    (shape, c) for shape in [(0, 4), (5, 0), (0, 0)] for c in sorted(CONTAINERS)
+    if not (c == "list" and shape[0] == 0)])
+def test_empty_counts_are_refused(shape, container):
+    X = CONTAINERS[container](np.zeros(shape, dtype=np.int64))
+    for name in _COUNT_ESTIMATORS:
+        est = make_estimator(name)
+        y = np.arange(shape[0]) % 2
+        with pytest.raises(ValueError, match=r"\bX\b"):
+            fit_estimator(name, est, X, y, y * 1.0)
+    for function in (tfidf, idf_weights):
+        with pytest.raises(ValueError, match=r"\bX\b"):
+            function(X)
