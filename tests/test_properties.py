@@ -308,6 +308,14 @@ def assert_same_outputs(out, ref, rtol, what, name=None):
                          floor=1.0 if bounded else np.finfo(np.float64).tiny)
 
 
+#: Same-dtype containers agree to 1e-12 except where the dense path is a different
+#: computation: ZIPGTM's dense E/M-steps go through BLAS in another summation order than the
+#: sparse C kernels, and its IRLS M-step amplifies that to ~1e-10 in a few iterations
+#: (docs/zip_gtm.md, "Determinism"); float32 counts give a float32 model, whose rounding
+#: is carried on the same way.
+_CONTAINER_RTOL = {"ZIPGTM": {"float32": 1e-4}.get}
+
+
 def check_same_in_every_container(name, case, y, target, query):
     """The same values give the same model and outputs in every container and scipy.sparse
     format (to 1e-12 of the largest entry: dense inputs may take BLAS paths), and float32
@@ -324,9 +332,10 @@ def check_same_in_every_container(name, case, y, target, query):
         est = fitted_or_error(name, case.make(case.values, container), y, target)
         what = f"{container} of {case.dtype}"
         assert not isinstance(est, type), f"{what} refused, ndarray fitted"
-        assert_same_model(est, ref, 1e-12, what)
+        rtol = _CONTAINER_RTOL[name](case.dtype, 1e-8) if name in _CONTAINER_RTOL else 1e-12
+        assert_same_model(est, ref, rtol, what)
         assert_same_outputs(outputs_or_errors(est, query.make(query.values, container)),
-                            ref_out, 1e-12, what, name)
+                            ref_out, rtol, what, name)
     # float32: the same counts rounded to float32 (not beyond its range), a loose match
     values32 = case.values.astype(np.float32)
     if case.dtype != "float32" and np.isfinite(values32).all() and (

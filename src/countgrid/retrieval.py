@@ -96,6 +96,10 @@ def tfidf(X, idf=None):
     return X * inv[:, None] * idf[None, :]
 
 
+#: tf-idf matrices up to this many entries (8 MiB dense) get the dense SVD (see LSI).
+_DENSE_SVD_ENTRIES = 2**20
+
+
 class LSI(TransformerMixin, BaseEstimator):
     """Latent semantic indexing: truncated SVD of the tf-idf matrix (paper section 3.2).
 
@@ -107,13 +111,17 @@ class LSI(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default=100
-        At most ``min(n_samples, n_features)`` of the training counts.  Below that the
-        basis comes from ``scipy.sparse.linalg.svds`` (Lanczos); at ``min(...)`` itself,
-        or if the Lanczos iteration fails, from a dense SVD.  When the tf-idf matrix is
+        At most ``min(n_samples, n_features)`` of the training counts.  The basis comes
+        from a dense SVD (LAPACK) when the tf-idf matrix has at most ``2**20`` entries,
+        when ``n_components = min(...)`` or when the Lanczos iteration fails, otherwise
+        from ``scipy.sparse.linalg.svds`` (Lanczos).  When the tf-idf matrix is
         all zero (X all zero, or every word in every document: idf = 0) the singular
         values are 0, the basis is the first unit vectors and a warning says so.
     random_state : None, int or numpy.random.Generator
         Seeds the start vector of the Lanczos iteration (``scipy.sparse.linalg.svds``).
+        Small matrices use the dense SVD, which is deterministic even when singular
+        values tie (Lanczos then returns an arbitrary basis of the tied subspace, which
+        can differ between runs with the same start vector).
 
     Attributes
     ----------
@@ -182,7 +190,7 @@ class LSI(TransformerMixin, BaseEstimator):
 
     def _svd(self, T, k):
         """Top-k singular values and right singular vectors of the tf-idf matrix."""
-        if k < min(T.shape):
+        if k < min(T.shape) and T.shape[0] * T.shape[1] > _DENSE_SVD_ENTRIES:
             rng = check_random_state(self.random_state)
             v0 = rng.uniform(-1.0, 1.0, size=min(T.shape))
             try:

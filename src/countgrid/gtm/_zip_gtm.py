@@ -34,6 +34,10 @@ _MAX_ETA = math.log(np.finfo(np.float64).max)
 
 
 # --------------------------------------------------------------------------- estimator
+#: count matrices up to this many entries (8 MiB dense) get the dense SVD for the PCA start
+_DENSE_PCA_ENTRIES = 2**20
+
+
 class ZIPGTM(TransformerMixin, BaseEstimator):
     """Generative topographic mapping of count data with a zero-inflated Poisson model.
 
@@ -304,6 +308,12 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         principal components of log(1 + t) (the usual GTM start), at most up to e times the
         largest count."""
         N = X.shape[0]
+        # one draw whatever the path, so that the rest of the fit sees the same generator
+        v0 = rng.uniform(-1.0, 1.0, size=min(X.shape))
+        # small matrices take the dense SVD whatever their format: LAPACK is deterministic
+        # when singular values tie, ARPACK returns an arbitrary basis of the tied plane
+        if is_sparse and X.shape[0] * X.shape[1] <= _DENSE_PCA_ENTRIES:
+            X, is_sparse = X.toarray(), False
         Y = X.copy() if is_sparse else np.asarray(X, dtype=np.float64)
         if is_sparse:
             Y = Y.astype(np.float64)
@@ -319,7 +329,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             scale = float(Y.data.max())
             for c in (1.0, scale):
                 try:
-                    _, s, vt = svds(_centred_operator(Y, mu, c), k=2, random_state=rng)
+                    _, s, vt = svds(_centred_operator(Y, mu, c), k=2, v0=v0)
                     s = s * c
                     break
                 except (ArpackError, ArpackNoConvergence):
