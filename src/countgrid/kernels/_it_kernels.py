@@ -557,7 +557,8 @@ def _columns(M, start, stop):
 
 def _finish(K, dtype, what):
     """``K`` (float64) in ``dtype``, or a ValueError if it leaves that dtype's range."""
-    top = np.abs(K).max(initial=0.0)
+    # two read-only passes instead of an |K| temporary the size of the Gram matrix
+    top = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))
     if not np.isfinite(top) or top > np.finfo(dtype).max:
         advice = _RANGE_ADVICE + (" or use float64" if np.dtype(dtype) == np.float32 else "")
         raise ValueError(f"{what} exceeds the range of {np.dtype(dtype)}: {advice}")
@@ -576,9 +577,12 @@ def _jt_gram(A, B, q, weighted, exponentiated, t, nt):
     elif weighted is None:
         A = _probabilities(A)
         B = None if B is None else _probabilities(B)
-        # k_JT,q = 2^-q k^B_q on probability vectors (docs/kernels.md)
-        K = _kernel_b(A, B, q, nt).astype(np.float64)
-        K *= 2.0 ** -q
+        # k_JT,q = 2^-q k^B_q on probability vectors (docs/kernels.md), in the output dtype
+        # (as 0.1.0: no float64 round trip of the Gram matrix unless exponentiated)
+        K = _kernel_b(A, B, q, nt)
+        K *= K.dtype.type(2.0 ** -q)
+        if exponentiated:
+            K = K.astype(np.float64)
     else:
         K = _weighted_kernel(A, B, q, weighted, nt)
     what = "the kernel"
