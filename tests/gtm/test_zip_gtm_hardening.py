@@ -18,6 +18,7 @@ from countgrid import ZIPGTM
 from countgrid.exceptions import ConvergenceWarning
 from countgrid.gtm import MAX_COUNT, _gtm_kernels
 from countgrid.gtm._glm import zip_terms
+from _interrupt import sigint_latency
 from _reference.gtm import accumulate_reference, estep_reference
 
 pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
@@ -416,21 +417,10 @@ def test_ctrl_c_is_honoured_inside_a_long_e_step():
     t0 = time.perf_counter()
     g.predict_proba(X[:4000])
     tenth = time.perf_counter() - t0
-    sent = []
-
-    def interrupt():
-        sent.append(time.perf_counter())
-        os.kill(os.getpid(), signal.SIGINT)
-
     old = _gtm_kernels.block_work(1 << 14)
-    timer = threading.Timer(min(0.4, 2 * tenth), interrupt)
     try:
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            g.predict_proba(X)
-        latency = time.perf_counter() - sent[0]
+        latency = sigint_latency(lambda: g.predict_proba(X), min(0.4, 2 * tenth))
     finally:
-        timer.cancel()
         _gtm_kernels.block_work(old)
     assert latency < tenth, (latency, tenth)
 
