@@ -211,7 +211,7 @@ def _rewrite_header(path, out, change):
     header = json.loads(str(arrays["__countgrid__"]))
     change(header)
     del arrays["__countgrid__"]
-    if header.get("format_version") == 2:        # a crafted file with a valid checksum
+    if header.get("format_version") in (2, 3):   # a crafted file with a valid checksum
         header["sha256"] = countgrid.io._digest(header, arrays)
     arrays["__countgrid__"] = np.array(json.dumps(header))
     np.savez_compressed(out, **arrays)
@@ -391,7 +391,15 @@ def test_invalid_parameters_are_refused(good_file, tmp_path, param, value):
     (lambda a: a.__setitem__("pi_", np.array(["a", "b"])), "pi_"),
 ])
 def test_inconsistent_fitted_state_is_refused(good_file, tmp_path, change, match):
-    p = _rewrite(good_file, tmp_path / "c.npz", change_arrays=change)
+    # a file that stores h_ (as format 1 and 2 files do), so that h_ itself can be damaged
+    h = countgrid.load(good_file).h_
+    with_h = _rewrite(good_file, tmp_path / "with_h.npz",
+                      change_header=lambda hd: (hd["model"].pop("derived"),
+                                                hd["model"]["arrays"].__setitem__("h_",
+                                                                                  "array")),
+                      change_arrays=lambda a: a.__setitem__("h_", h))
+    assert np.array_equal(countgrid.load(with_h).h_, h)
+    p = _rewrite(with_h, tmp_path / "c.npz", change_arrays=change)
     with pytest.raises(ValueError, match=match):
         countgrid.load(p)
 
@@ -419,3 +427,57 @@ def test_format_1_files_without_checksum_still_load(good_file, tmp_path):
         header.pop("sha256")
     p = _rewrite(good_file, tmp_path / "v1.npz", change_header=to_v1, keep_checksum=True)
     assert np.array_equal(countgrid.load(p).pi_, countgrid.load(good_file).pi_)
+
+
+# ---------------------------------------------------------------- derived arrays (format 3)
+def test_counting_grid_file_leaves_out_h_and_recomputes_it_bit_for_bit(data, tmp_path):
+    X, _ = data
+    for dtype in (np.float64, np.float32):
+        cg = CountingGrid(EXTENT, WINDOW, n_iter=4, tol=0, dtype=dtype, random_state=1).fit(X)
+        path = tmp_path / f"cg_{np.dtype(dtype).name}.npz"
+        cg.save(path)
+        with np.load(path, allow_pickle=False) as f:
+            assert "h_" not in f.files and "pi_" in f.files
+            header = json.loads(str(f["__countgrid__"]))
+        assert header["model"]["derived"] == ["h_"]
+        loaded = countgrid.load(path)
+        assert loaded.h_.dtype == cg.h_.dtype
+        assert np.array_equal(loaded.h_.view(np.uint8), cg.h_.view(np.uint8))
+
+
+def test_h_that_is_not_a_function_of_pi_is_stored(data, tmp_path):
+    """A model whose h_ was edited (not what pi_ and window give) keeps its h_ in the file."""
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1).fit(X)
+    cg.h_ = cg.h_ * (1 + 1e-12)
+    path = tmp_path / "edited.npz"
+    cg.save(path)
+    with np.load(path, allow_pickle=False) as f:
+        assert "h_" in f.files
+    assert np.array_equal(countgrid.load(path).h_, cg.h_)
+
+
+def test_derived_entry_for_an_unknown_array_is_refused(data, tmp_path):
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1).fit(X)
+    cg.save(tmp_path / "ok.npz")
+    bad = _rewrite_header(tmp_path / "ok.npz", tmp_path / "bad.npz",
+                          lambda h: h["model"].__setitem__("derived", ["pi_"]))
+    with pytest.raises(ValueError, match="cannot recompute"):
+        countgrid.load(bad)
+    bad = _rewrite_header(tmp_path / "ok.npz", tmp_path / "bad2.npz",
+                          lambda h: h["model"].__setitem__("derived", "h_"))
+    with pytest.raises(ValueError, match="malformed"):
+        countgrid.load(bad)
+
+
+def test_model_files_are_about_the_size_of_pi(tmp_path):
+    """The file of a 32 x 32 grid over 2,000 words holds pi_ once (16.4 MB of float64,
+    8.2 MB of float32), not pi_ and h_ (issue 11: a 300-document model was 31 MB)."""
+    X = np.random.default_rng(0).poisson(0.3, size=(300, 2000))
+    for dtype, raw in ((np.float64, 8), (np.float32, 4)):
+        cg = CountingGrid((32, 32), (4, 4), n_iter=2, tol=0, dtype=dtype,
+                          random_state=0).fit(X)
+        path = tmp_path / "big.npz"
+        cg.save(path)
+        assert path.stat().st_size < 1.05 * raw * 32 * 32 * 2000

@@ -100,6 +100,9 @@ class BaseEstimator:
     _inference_options = ()
     _fitted_arrays = ()
     _fitted_estimators = ()
+    #: Fitted arrays that are a function of the others: model files leave them out when
+    #: ``_derive_array(name)`` recomputes them bit for bit (countgrid.io).
+    _derived_arrays = ()
     #: scikit-learn checks (``sklearn.utils.estimator_checks``) this estimator is known to
     #: fail, each with the reason: pass ``_sklearn_expected_failed_checks`` as
     #: ``check_estimator(est, expected_failed_checks=...)`` (tests/test_common.py does).
@@ -133,6 +136,10 @@ class BaseEstimator:
             if not _same_value(old, new):
                 raise ValueError(f"{name} was changed from {old!r} to {new!r} after fit; "
                                  f"fit again, or set {name}={old!r} back")
+
+    def _derive_array(self, name):
+        """Recompute the derived fitted array ``name`` from the other fitted attributes."""
+        raise ValueError(f"{type(self).__name__} cannot recompute {name}")
 
     def _checkpoint(self, apply):
         """Register the state to keep if the running ``fit`` is interrupted (Ctrl-C) now.
@@ -218,7 +225,7 @@ class BaseEstimator:
         )
 
     # persistence -----------------------------------------------------------
-    def save(self, path):
+    def save(self, path, corpus=None):
         """Save the estimator to a versioned ``.npz`` file (no pickle).
 
         Parameters
@@ -226,13 +233,17 @@ class BaseEstimator:
         path : str or path-like
             Destination file; ``countgrid.load(path)`` (or ``type(self).load(path)``)
             restores an equal estimator.
+        corpus : countgrid.text.Corpus, optional
+            The corpus the model was fitted with (vocabulary, document ids, titles,
+            metadata), stored in the same file; ``countgrid.io.load_corpus(path)`` reads
+            it back.
 
         Raises
         ------
         TypeError
             If the estimator is not saveable.
         """
-        io.save(self, path)
+        io.save(self, path, corpus=corpus)
 
     @classmethod
     def load(cls, path):

@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 
+from countgrid import _progress
 from countgrid.exceptions import ConvergenceWarning
 
 __all__ = ["EMMonitor"]
@@ -67,6 +68,8 @@ class EMMonitor:
             print(f"[{self.owner}{self.stage}] iteration {self.n_updates:4d}  {self.label} "
                   f"{value:.6e}{change}  ({now - self._tic:.3f} s)", flush=True)
             self._tic = now
+        _progress.report(self.owner, self.n_updates, self.n_iter, value, self.label,
+                         self.stage)
         if (self.tol > 0 and self.change is not None and len(self.history) >= 2
                 and self.n_updates >= self.min_iter and self.change < self.tol):
             self.converged = True

@@ -18,6 +18,13 @@ Loading trusts nothing in the file (docs/architecture.md, "Model files"):
   against each other (shapes, dtypes, ranges), so a crafted file cannot hand a kernel
   inconsistent sizes.
 
+Files store what cannot be recomputed (format 3, since 0.2.0): a fitted array an estimator
+declares derivable (``_derived_arrays``, e.g. a counting grid's window histograms ``h_``,
+a function of ``pi_``) is left out when recomputing it gives the same bits, and is
+recomputed by ``_derive_array`` at load time.  A file may also carry the corpus the model
+was fitted with (``save(est, path, corpus=...)``, read back by :func:`load_corpus`): its
+vocabulary, document ids, titles and metadata, under the same checksum.
+
 This module imports no estimator: every saveable estimator class registers itself when it
 is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
 in that registry.  Importing ``countgrid`` defines them all.
@@ -32,8 +39,9 @@ import numpy as np
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _HEADER_KEY = "__countgrid__"
+_CORPUS_PREFIX = "corpus:"
 
 
 # name in the file -> class; filled by BaseEstimator.__init_subclass__ (countgrid._base).
@@ -119,6 +127,9 @@ def _dump(est, prefix, arrays):
         if not hasattr(est, name):
             continue
         value = getattr(est, name)
+        if name in est._derived_arrays and _rederives(est, name, value):
+            meta.setdefault("derived", []).append(name)
+            continue
         arr = np.asarray(value)
         if arr.dtype.kind == "O":
             raise TypeError(f"cannot save the object array {name}")
@@ -134,6 +145,19 @@ def _dump(est, prefix, arrays):
         else:
             meta["children"][name] = _dump(value, f"{prefix}{name}/", arrays)
     return meta
+
+
+def _rederives(est, name, value):
+    """Whether ``est._derive_array(name)`` gives ``value`` bit for bit (then the file need
+    not store it)."""
+    if not isinstance(value, np.ndarray):
+        return False
+    try:
+        again = est._derive_array(name)
+    except (ValueError, TypeError, MemoryError):
+        return False
+    return (again.dtype == value.dtype and again.shape == value.shape
+            and np.array_equal(again.view(np.uint8), np.ascontiguousarray(value).view(np.uint8)))
 
 
 class _Corrupt(ValueError):
@@ -180,6 +204,17 @@ def _restore(meta, prefix, arrays, used):
             setattr(est, attr, arr)
         else:
             raise _Corrupt(f"unknown kind {kind!r} of {key}")
+    derived = meta.get("derived", [])
+    if not (isinstance(derived, list) and all(isinstance(d, str) for d in derived)):
+        raise _Corrupt(f"the entry of {name} has a malformed list of derived arrays")
+    unknown = set(derived) - set(cls._derived_arrays)
+    if unknown or set(derived) & set(array_kinds):
+        raise _Corrupt(f"{name} cannot recompute {sorted(unknown or set(derived))}")
+    for attr in derived:
+        try:
+            setattr(est, attr, est._derive_array(attr))
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise _Corrupt(f"cannot recompute {attr} of {name}: {exc}") from exc
     for attr, child in children.items():
         if isinstance(child, list):
             value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used)
@@ -211,12 +246,34 @@ def _digest(header, arrays):
     return h.hexdigest()
 
 
-def save(estimator, path):
-    """Save a countgrid estimator to ``path`` (a ``.npz`` file, no pickle)."""
+def save(estimator, path, corpus=None):
+    """Save a countgrid estimator to ``path`` (a ``.npz`` file, no pickle).
+
+    Parameters
+    ----------
+    estimator : a fitted or unfitted countgrid estimator
+    path : str, path-like or binary file object
+    corpus : countgrid.text.Corpus, optional
+        The corpus the model was fitted with, stored alongside (its counts too, so that
+        ``countgrid html model.npz`` can draw the documents); read it back with
+        :func:`load_corpus`.
+    """
     arrays = {}
     meta = _dump(estimator, "", arrays)
     header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
               "countgrid_version": __version__, "model": meta}
+    if corpus is not None:
+        if not callable(getattr(corpus, "to_dict", None)):
+            raise TypeError(f"corpus must be a countgrid.text.Corpus, got "
+                            f"{type(corpus).__name__}")
+        n_features = getattr(estimator, "n_features_in_", None)
+        if n_features is not None and corpus.n_terms != n_features:
+            raise ValueError(f"corpus has {corpus.n_terms} terms but the model was fitted "
+                             f"on {n_features} features")
+        parts = corpus.to_dict()
+        header["corpus"] = sorted(parts)
+        for key, value in parts.items():
+            arrays[_CORPUS_PREFIX + key] = np.asarray(value)
     if _HEADER_KEY in arrays:
         raise ValueError(f"reserved key {_HEADER_KEY}")
     header["sha256"] = _digest(header, arrays)
@@ -225,21 +282,8 @@ def save(estimator, path):
         np.savez_compressed(fh, **arrays)
 
 
-def load(path):
-    """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
-
-    Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
-    see the module docstring.
-
-    Raises
-    ------
-    ValueError
-        If the file is not a countgrid model, is damaged (checksum mismatch, truncated),
-        is inconsistent (undeclared or mis-shaped attributes, invalid parameters), or
-        was written by a newer format version.
-    TypeError
-        If ``path`` is neither a file name nor a binary file object.
-    """
+def _read(path):
+    """(header, arrays) of a model file, its checksum verified."""
     if not (isinstance(path, (str, bytes, os.PathLike))
             or (hasattr(path, "read") and hasattr(path, "seek"))):
         raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
@@ -277,6 +321,28 @@ def load(path):
     if version >= 2 and header.get("sha256") != _digest(header, arrays):
         raise ValueError(f"{path!s} is damaged: its SHA-256 checksum does not match its "
                          "content")
+    return header, arrays
+
+
+def load(path):
+    """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
+
+    Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
+    see the module docstring.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a countgrid model, is damaged (checksum mismatch, truncated),
+        is inconsistent (undeclared or mis-shaped attributes, invalid parameters), or
+        was written by a newer format version.
+    TypeError
+        If ``path`` is neither a file name nor a binary file object.
+    """
+    header, arrays = _read(path)
+    corpus_keys = _corpus_keys(path, header, arrays)
+    for key in corpus_keys:
+        del arrays[key]
     used = set()
     try:
         est = _restore(header.get("model"), "", arrays, used)
@@ -289,3 +355,38 @@ def load(path):
         raise ValueError(f"{path!s} is not a consistent countgrid model file: it holds arrays "
                          f"no attribute declares: {sorted(extra)[:5]}")
     return est
+
+
+def _corpus_keys(path, header, arrays):
+    names = header.get("corpus")
+    if names is None:
+        return []
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise ValueError(f"{path!s} is not a consistent countgrid model file: malformed "
+                         "corpus entry")
+    keys = [_CORPUS_PREFIX + n for n in names]
+    missing = [k for k in keys if k not in arrays]
+    if missing:
+        raise ValueError(f"{path!s} is not a consistent countgrid model file: it lacks "
+                         f"the corpus arrays {missing[:5]}")
+    return keys
+
+
+def load_corpus(path):
+    """The corpus saved with a model (``save(est, path, corpus=...)``), or None.
+
+    Returns
+    -------
+    countgrid.text.Corpus or None
+    """
+    header, arrays = _read(path)
+    keys = _corpus_keys(path, header, arrays)
+    if not keys:
+        return None
+    from countgrid.text import Corpus
+
+    parts = {k[len(_CORPUS_PREFIX):]: arrays[k] for k in keys}
+    try:
+        return Corpus.from_dict(parts)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path!s} holds a corpus that does not load: {exc}") from exc

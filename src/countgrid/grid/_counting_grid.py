@@ -127,6 +127,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     _parameter_constraints = GRID_PARAMETER_CONSTRAINTS
     _fitted_arrays = ("pi_", "h_", "log_likelihood_", "n_iter_", "converged_", "prior_",
                       "pseudocount_", "posterior_floor_", "n_features_in_")
+    _derived_arrays = ("h_",)
 
     def __init__(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
                  posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
@@ -285,6 +286,23 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         self.pseudocount_ = rho
         self.posterior_floor_ = floor
         self.n_features_in_ = Z
+
+    def _derive_array(self, name):
+        """``h_`` from ``pi_`` and ``window`` (model files need not store it)."""
+        if name != "h_":
+            return super()._derive_array(name)
+        pi = fitted_array(self, "pi_", nonnegative=True)
+        if pi.ndim < 2 or pi.dtype not in (np.float32, np.float64):
+            raise ValueError(f"pi_ must be a float array of shape extent + (n_features,), "
+                             f"got {pi.dtype} {pi.shape}")
+        extent, Z = tuple(pi.shape[:-1]), pi.shape[-1]
+        window = check_grid(extent, self.window)[1]
+        L = grid_size(extent)
+        pi_zl = np.ascontiguousarray(pi.reshape(L, Z).T)
+        h = np.empty_like(pi_zl)
+        _grid_kernels.histograms(pi_zl, extent, window, h, np.empty_like(pi_zl),
+                                 effective_n_threads(self.num_threads))
+        return np.ascontiguousarray(h.T).reshape(pi.shape)
 
     # ------------------------------------------------------------ inference
     def _model(self):

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import Counts
 from countgrid._memory import check_memory
@@ -450,6 +451,7 @@ class RAP(TransformerMixin, BaseEstimator):
                     snapshot = self._snapshot()
                     self._checkpoint(lambda snapshot=snapshot, epoch=epoch: self._restore(
                         snapshot, f"epoch {epoch} of {n_epochs}"))
+                _progress.report("RAP", epoch, n_epochs, unit="epoch")
                 if self.verbose:
                     print(f"[RAP] epoch {epoch}: {time.perf_counter() - t0:.3f} s")
         return self
