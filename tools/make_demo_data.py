@@ -19,9 +19,14 @@ file is not optimistically biased by the vocabulary.  The result is written
 with ``numpy.savez_compressed`` and holds only plain arrays (readable with
 ``allow_pickle=False``).
 
+It also writes the raw texts of the same posts, ``src/countgrid/data/news20_3class_texts.npz``
+(each cut after ``--max-chars`` characters at a word boundary), for the text-to-map demo of
+``countgrid demo`` (:func:`countgrid.datasets.load_news20_3class_texts`).
+
 Usage::
 
     python tools/make_demo_data.py [--source PATH] [--output PATH] [--n-words 2500]
+        [--texts-output PATH] [--max-chars 2000]
 """
 import argparse
 import os
@@ -36,6 +41,8 @@ DEFAULT_SOURCE = os.path.join(os.environ.get(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
     "news20_different.npz")
 DEFAULT_OUTPUT = os.path.join(HERE, os.pardir, "src", "countgrid", "data", "news20_3class.npz")
+DEFAULT_TEXTS_OUTPUT = os.path.join(HERE, os.pardir, "src", "countgrid", "data",
+                                    "news20_3class_texts.npz")
 
 # A small English stop list (function words and very common verbs/adverbs).
 STOP_WORDS = frozenset("""
@@ -155,6 +162,36 @@ def build(source, output, n_words=2500, min_df=5, max_df=0.5, verbose=True):
     return out
 
 
+def build_texts(source, output, max_chars=2000, verbose=True):
+    """Write the texts of the posts (cut after ``max_chars`` characters at a word
+    boundary) with their labels and split: the raw input of the text-to-map demo."""
+    z = np.load(source, allow_pickle=False)
+    blob, offsets = z["texts_utf8"], z["texts_offsets"]
+    texts = []
+    for i in range(len(offsets) - 1):
+        text = blob[offsets[i]:offsets[i + 1]].tobytes().decode("utf-8")
+        if len(text) > max_chars:
+            cut = text.rfind(" ", 0, max_chars)
+            text = text[:cut if cut > 0 else max_chars]
+        texts.append(text)
+    encoded = [t.encode("utf-8") for t in texts]
+    new_offsets = np.concatenate([[0], np.cumsum([len(e) for e in encoded])]).astype(np.int64)
+    description = (
+        f"{len(texts)} posts from 20 Newsgroups ({', '.join(z['label_names'])}), each cut "
+        f"after {max_chars} characters at a word boundary (tools/make_demo_data.py). Source: "
+        f"news20_different.npz -- {z['description']}")
+    out = {"texts_utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+           "texts_offsets": new_offsets, "y": np.asarray(z["y"]).astype(np.int8),
+           "label_names": np.asarray(z["label_names"]).astype(str),
+           "split": np.asarray(z["split"]).astype(np.int8),
+           "split_names": np.asarray(z["split_names"]).astype(str),
+           "description": np.asarray(description)}
+    np.savez_compressed(output, **out)
+    if verbose:
+        print(f"wrote {output}: {os.path.getsize(output) / 1024:.0f} KiB, {len(texts)} texts")
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--source", default=DEFAULT_SOURCE)
@@ -162,8 +199,11 @@ def main(argv=None):
     p.add_argument("--n-words", type=int, default=2500)
     p.add_argument("--min-df", type=int, default=5)
     p.add_argument("--max-df", type=float, default=0.5)
+    p.add_argument("--texts-output", default=os.path.normpath(DEFAULT_TEXTS_OUTPUT))
+    p.add_argument("--max-chars", type=int, default=2000)
     args = p.parse_args(argv)
     build(args.source, args.output, args.n_words, args.min_df, args.max_df)
+    build_texts(args.source, args.texts_output, args.max_chars)
     return 0
 
 

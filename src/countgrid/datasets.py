@@ -16,9 +16,14 @@ import scipy.sparse as sp
 
 from countgrid._sparse import _check_compressed
 
-__all__ = ["Dataset", "load_news20_3class", "load_npz_corpus"]
+__all__ = ["Dataset", "TextDataset", "load_news20_3class", "load_news20_3class_texts",
+           "load_npz_corpus"]
 
 _NEWS20_3CLASS = "news20_3class.npz"
+_NEWS20_3CLASS_TEXTS = "news20_3class_texts.npz"
+
+TextDataset = namedtuple("TextDataset", ["texts", "y", "label_names", "split", "description"])
+TextDataset.__doc__ = """Raw texts with labels: ``(texts, y, label_names, split, description)``."""
 
 
 class Dataset(namedtuple("Dataset", ["X", "y", "feature_names", "label_names"])):
@@ -221,3 +226,33 @@ def load_news20_3class(dtype=np.float64):
     # Read the bytes so this also works from a zipped installation.
     data = resource.read_bytes()
     return _read_npz(io.BytesIO(data), _check_dtype(dtype), _NEWS20_3CLASS)
+
+
+def load_news20_3class_texts():
+    """The texts of the bundled demo corpus: the same 2,780 posts as
+    :func:`load_news20_3class`, as text.
+
+    Each post is the text of the 20 Newsgroups "all-terms" distribution (subject line
+    first, then the body; letters only, lower case) cut after 2,000 characters at a word
+    boundary (``tools/make_demo_data.py``).  ``countgrid demo`` writes them as a folder of
+    text files and maps them.
+
+    Returns
+    -------
+    TextDataset
+        ``texts`` (list of 2,780 str), ``y`` (int8 labels 0..2), ``label_names``
+        (3 group names), ``split`` (0 = bydate train, 1 = test) and ``description``.
+
+    Examples
+    --------
+    >>> from countgrid.datasets import load_news20_3class_texts
+    >>> data = load_news20_3class_texts()
+    >>> len(data.texts), data.label_names.tolist()
+    (2780, ['alt.atheism', 'rec.sport.baseball', 'sci.space'])
+    """
+    raw = resources.files("countgrid").joinpath("data", _NEWS20_3CLASS_TEXTS).read_bytes()
+    with np.load(io.BytesIO(raw), allow_pickle=False) as z:
+        blob, offsets = z["texts_utf8"].tobytes(), z["texts_offsets"]
+        texts = [blob[offsets[i]:offsets[i + 1]].decode("utf-8")
+                 for i in range(len(offsets) - 1)]
+        return TextDataset(texts, z["y"], z["label_names"], z["split"], str(z["description"]))

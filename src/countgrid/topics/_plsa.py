@@ -11,6 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
 from countgrid._em_loop import EMMonitor
@@ -300,6 +301,7 @@ class PLSA(TransformerMixin, BaseEstimator):
                                    f"the model after {done} EM updates")[1])
         done = it + 1
         history = monitor.history + [self._loglik(counts, theta, phi, nt)]
+        _progress.report("PLSA", done, n_iter, history[-1])
         return theta, phi, history, done, monitor.finish()
 
     def _temper(self, counts, theta, phi, rng, nt, smoothing):

@@ -1,0 +1,5 @@
+import sys
+
+from countgrid.cli._main import main
+
+sys.exit(main())

@@ -1,0 +1,232 @@
+"""Argument types and checks shared by the verbs of the command line.
+
+Every argument and output file is checked before any work starts (docs/cli.md, "Errors"):
+an argparse type error or a :class:`UsageError` exits with status 2 and one line naming
+the argument.
+"""
+import argparse
+import math
+import os
+import re
+import tempfile
+import textwrap
+import warnings
+
+from countgrid._memory import check_memory
+from countgrid._threads import effective_n_threads
+
+MAX_GRID_CELLS = 2 ** 24
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing (exit status 2); the message names it."""
+
+
+def one_line(text):
+    return " ".join(str(text).split())
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Paragraphs are wrapped; indented lines (examples) are kept as written."""
+
+    def _fill_text(self, text, width, indent):
+        out = []
+        for block in text.split("\n\n"):
+            lines = block.splitlines()
+            if any(ln.startswith("  ") for ln in lines) or block.rstrip().endswith(":"):
+                out.append("\n".join(indent + ln for ln in lines))
+            else:
+                out.append(textwrap.fill(" ".join(block.split()), width,
+                                         initial_indent=indent, subsequent_indent=indent))
+        return "\n\n".join(out)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``countgrid fit: error: ... (see --help)``) and the
+    examples of the epilog kept as written."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {one_line(message)} "
+                     f"(see '{self.prog} --help')\n")
+
+
+def integer(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def positive_int(text):
+    v = integer(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return v
+
+
+def nonnegative_int(text):
+    v = integer(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return v
+
+
+def threads(text):
+    v = integer(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (omit it to use all cores; -1 is all "
+                                         "cores too)")
+    return v
+
+
+def fraction(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (0 < v < 1):
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return v
+
+
+def count_or_fraction(text):
+    """A document-frequency bound: an int (documents) or a float in [0, 1] (a fraction)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a count or a fraction, got {text!r}") \
+            from None
+    if not (0.0 <= v <= 1.0):
+        raise argparse.ArgumentTypeError(f"as a fraction must lie in [0, 1], got {text}")
+    return v
+
+
+def grid_shape(text):
+    """``32x32`` (or ``32,32``, ``16x16x4``; a single number is one-dimensional only when
+    written ``16x`` or ``(16,)``: ``16`` alone means a square ``16x16``)."""
+    parts = [p for p in re.split(r"[x×,*]", text.strip().strip("()").lower())]
+    if len(parts) == 2 and parts[1] == "":
+        parts = parts[:1]                       # "16x": a ring of 16 cells
+    elif len(parts) == 1:
+        parts = parts * 2                       # "16": a 16x16 grid, as users mean it
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must look like 32x32 (or 16x16x4), got {text!r}") \
+            from None
+    if any(s < 1 for s in shape):
+        raise argparse.ArgumentTypeError(f"sizes must be positive, got {text!r}")
+    if math.prod(shape) > MAX_GRID_CELLS:
+        raise argparse.ArgumentTypeError(f"{text} has {math.prod(shape)} cells; at most "
+                                         f"{MAX_GRID_CELLS} are supported")
+    return shape
+
+
+def check_window(extent, window, name="--window"):
+    if len(window) != len(extent):
+        if len(window) == 2 and window[0] == window[1] and len(extent) != 2:
+            window = (window[0],) * len(extent)
+        else:
+            raise UsageError(f"argument {name}: window {'x'.join(map(str, window))} and grid "
+                             f"{'x'.join(map(str, extent))} must have as many dimensions")
+    if any(w > e for w, e in zip(window, extent)):
+        raise UsageError(f"argument {name}: window {'x'.join(map(str, window))} is larger "
+                         f"than the grid {'x'.join(map(str, extent))}")
+    return window
+
+
+def check_grid_memory(extent, n_words=1, n_docs=1, name="--grid"):
+    """Refuse a grid that cannot fit: a few (cells x words) arrays and a block of
+    posteriors."""
+    cells = math.prod(extent)
+    try:
+        check_memory(8 * cells * (4 * n_words + min(n_docs, 4096)),
+                     f"a {'x'.join(map(str, extent))} counting grid over {n_words} words",
+                     f"choose a smaller {name} or fewer words (--max-features)")
+    except MemoryError as exc:
+        raise UsageError(f"argument {name}: {exc}") from None
+
+
+def resolve_threads(num_threads):
+    """The thread count; the cap of countgrid._threads is reported as a warning about
+    --threads."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        n = effective_n_threads(num_threads)
+    if caught and num_threads is not None:
+        warnings.warn(f"--threads {num_threads} is more than is useful here: using {n} "
+                      "threads", RuntimeWarning, stacklevel=2)
+    return n
+
+
+def check_input(path, name="INPUT"):
+    """An input path that exists (``-`` is stdin)."""
+    if path == "-":
+        return path
+    if not path.strip():
+        raise UsageError(f"argument {name}: the path is empty")
+    if not os.path.exists(path):
+        raise UsageError(f"argument {name}: {path} does not exist")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"argument {name}: {path} is not readable")
+    return path
+
+
+def check_output(path, extensions, name="--output/-o", example="out"):
+    """An output file we can write, with one of ``extensions`` (without dots; None:
+    any).  Checked for real before any work (access() says yes to root on read-only
+    places)."""
+    if not path.strip():
+        raise UsageError(f"argument {name}: the file name is empty")
+    if path == "-":
+        return path
+    if os.path.isdir(path):
+        ext = extensions[0] if extensions else "txt"
+        raise UsageError(f"argument {name}: {path} is a folder; give a file name such as "
+                         f"{os.path.join(path, example + '.' + ext)}")
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if extensions is not None and ext not in extensions:
+        raise UsageError(f"argument {name}: {path} should end in ."
+                         + " or .".join(extensions))
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise UsageError(f"argument {name}: the folder {folder} of {path} {what}")
+    try:
+        if os.path.exists(path):
+            with open(path, "ab"):
+                pass
+        else:
+            fd, probe = tempfile.mkstemp(prefix=".countgrid-", suffix=".tmp", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"argument {name}: cannot write {path}: "
+                         f"{exc.strerror or exc}") from None
+    return path
+
+
+def add_common(parser, threads_option=True, seed=True):
+    """-q/-v, --debug (and --threads, --seed) on a verb."""
+    group = parser.add_argument_group("general")
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="print only errors and the final summary")
+    group.add_argument("-v", "--verbose", action="count", default=0,
+                       help="print every iteration (repeat for more detail)")
+    if threads_option:
+        group.add_argument("--threads", type=threads, default=None,
+                           help="OpenMP threads (default: all CPUs available; -1: all CPUs)")
+    if seed:
+        group.add_argument("--seed", type=nonnegative_int, default=0,
+                           help="random seed: the same seed gives the same result "
+                                "(default: 0)")
+    group.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the Python traceback of a failure")

@@ -1,0 +1,57 @@
+"""``countgrid fit``: documents -> a model file (with its corpus)."""
+import time
+
+import numpy as np
+
+from countgrid.cli._args import add_common, check_output, resolve_threads
+from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
+from countgrid.cli._models import add_model_options, describe, make_estimator
+from countgrid.cli._output import size_text, write_atomically
+from countgrid.cli._progress import show_progress
+
+EXAMPLE = """\
+examples:
+  countgrid fit posts/ -o model.npz                          # 32x32 grid, window 5x5
+  countgrid fit posts/ -o model.npz --grid 48x48 --window 4x4 --seed 1
+  countgrid fit corpus.npz -o topics.npz --model plsa -k 50
+  countgrid html model.npz -o map.html
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("fit", help="learn a model from documents (raw text or counts)",
+                       description="Learn a counting grid (default), pLSA, RAP or ZIP-GTM from "
+                                   "documents and save it, with the corpus it was fitted on "
+                                   "(vocabulary, ids, titles, metadata), in one .npz file.",
+                       epilog=EXAMPLE)
+    p.add_argument("input", metavar="INPUT", help=INPUT_HELP)
+    p.add_argument("-o", "--output", required=True, help="the model file to write (.npz)")
+    add_model_options(p)
+    add_input_options(p)
+    add_common(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args, out):
+    output = check_output(args.output, ["npz"], example="model")
+    threads = resolve_threads(args.threads)
+    make_estimator(args, threads)            # option errors before reading anything
+    t0 = time.perf_counter()
+    corpus = read_documents(args, args.input)
+    X = corpus.counts
+    est = make_estimator(args, threads, n_words=corpus.n_terms, n_docs=len(corpus))
+    say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out, flush=True))
+    say(f"{len(corpus)} documents x {corpus.n_terms} words ({int(X.sum())} tokens) read in "
+        f"{time.perf_counter() - t0:.1f} s")
+    t1 = time.perf_counter()
+    with show_progress(quiet=args.quiet, verbose=args.verbose):
+        est.fit(X.astype(np.float32) if args.float32 else X)
+    say(f"fitted a {describe(est)} in {time.perf_counter() - t1:.1f} s")
+    ll = getattr(est, "log_likelihood_", None)
+    if ll is not None and np.size(ll):
+        say(f"final log-likelihood {float(np.ravel(ll)[-1]):.6e} "
+            f"({float(np.ravel(ll)[-1]) / max(float(X.sum()), 1.0):.4f} per token)")
+    write_atomically(output, lambda path: est.save(path, corpus=corpus))
+    print(f"wrote {output} ({size_text(output)})", file=out)
+    return 0

@@ -1,0 +1,79 @@
+"""``countgrid html``: the interactive offline map of a counting grid (one HTML file)."""
+import time
+
+from countgrid.cli._args import UsageError, add_common, check_output, positive_int
+from countgrid.cli._inputs import add_input_options, load_model, model_vocabulary
+from countgrid.cli._models import grid_of
+from countgrid.cli._output import size_text, write_atomically
+from countgrid.cli._transform import documents_for
+
+EXAMPLE = """\
+examples:
+  countgrid fit posts/ -o model.npz && countgrid html model.npz -o map.html
+  countgrid html model.npz -o map.html --color-by group --idf
+  countgrid html model.npz other_posts/ -o other.html --max-docs 20000
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("html", help="write the interactive map of a counting grid (one "
+                                    "offline HTML file)",
+                       description="Write one self-contained HTML file (no network, no "
+                                   "server): the grid's words cell by cell, zoom and pan "
+                                   "around the torus, word search, click a cell for the "
+                                   "documents there, colour by a metadata column.  "
+                                   "docs/map.md explains how to read it.",
+                       epilog=EXAMPLE)
+    p.add_argument("model", metavar="MODEL", help="a counting-grid model file written by "
+                                                  "'countgrid fit'")
+    p.add_argument("input", metavar="INPUT", nargs="?", default=None,
+                   help="documents to place on the map (default: those the model was "
+                        "fitted on)")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--color-by", default=None,
+                   help="metadata column to colour the cells by (categorical: a legend; "
+                        "numbers: a colour bar)")
+    p.add_argument("--idf", action="store_true",
+                   help="size words by probability x inverse document frequency")
+    p.add_argument("--n-words", type=positive_int, default=None,
+                   help="words stored per cell (default: the map's own)")
+    p.add_argument("--title", default=None, help="title of the page")
+    p.add_argument("--vocab", default=None, help="vocabulary file, one word per line")
+    add_input_options(p, vectorizer=False)
+    add_common(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args, out):
+    output = check_output(args.output, ["html", "htm"], example="map")
+    from countgrid import maps
+
+    t0 = time.perf_counter()
+    est, corpus = load_model(args.model)
+    if grid_of(est) is None:
+        raise UsageError(f"argument MODEL: the map is of counting grids; {args.model} holds "
+                         f"a {type(est).__name__} (try 'countgrid plot')")
+    words = model_vocabulary(est, corpus, args)
+    docs = None
+    if args.input is not None or corpus is not None:
+        docs = documents_for(args, est, corpus)
+    if args.color_by is not None and (docs is None or args.color_by not in docs.metadata):
+        have = [] if docs is None else list(docs.metadata)
+        raise UsageError(f"argument --color-by: the documents have no column "
+                         f"{args.color_by!r} (they have: {', '.join(have) or 'none'})")
+    options = dict(color_by=args.color_by, idf=args.idf, random_state=args.seed,
+                   max_docs=args.max_docs)
+    if args.n_words:
+        options["n_words"] = args.n_words
+    if args.title:
+        options["title"] = args.title
+    if docs is None:
+        write = lambda path: maps.write_html(est, path, feature_names=words, **options)  # noqa
+    else:
+        write = lambda path: maps.write_html(est, path, corpus=docs, **options)  # noqa
+    write_atomically(output, write)
+    n = 0 if docs is None else len(docs)
+    print(f"wrote {output} ({size_text(output)}, {n} documents) in "
+          f"{time.perf_counter() - t0:.1f} s: open it in a web browser", file=out)
+    return 0

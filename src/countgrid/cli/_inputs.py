@@ -1,0 +1,135 @@
+"""Reading the command line's inputs: documents (raw text or pre-vectorised, through
+:func:`countgrid.text.read_corpus`) and model files (with the corpus saved beside the
+model)."""
+import os
+
+import numpy as np
+
+from countgrid.cli._args import UsageError, check_input, count_or_fraction, nonnegative_int, \
+    positive_int
+
+INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
+              "with one document per line, .csv/.tsv (with --text-col), .jsonl (with "
+              "--text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
+              "(countgrid vectorize), a scipy .npz, .mtx, or a UCI docword.*.txt")
+
+
+def add_input_options(parser, vectorizer=True):
+    group = parser.add_argument_group("input")
+    group.add_argument("--format", default="auto",
+                       choices=["auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx",
+                                "uci"],
+                       help="input format (default: from the path)")
+    group.add_argument("--text-col", help="CSV/TSV column holding the text")
+    group.add_argument("--id-col", help="CSV/TSV column (or JSONL field) of document ids")
+    group.add_argument("--title-col", help="CSV/TSV column (or JSONL field) of titles")
+    group.add_argument("--link-col", help="CSV/TSV column (or JSONL field) of links (URLs)")
+    group.add_argument("--meta-cols", default=None,
+                       help="comma-separated CSV/TSV columns (or JSONL fields) kept as "
+                            "metadata, e.g. to colour the map by")
+    group.add_argument("--text-field", default="text", help="JSONL field holding the text "
+                                                            "(default: text)")
+    group.add_argument("--encoding", default="utf-8", help="text encoding (default: utf-8)")
+    group.add_argument("--max-docs", type=positive_int, default=None,
+                       help="use a seeded random sample of at most this many documents")
+    if vectorizer:
+        vec = parser.add_argument_group("vocabulary (raw text only; scikit-learn's "
+                                        "CountVectorizer)")
+        vec.add_argument("--min-df", type=count_or_fraction, default=2,
+                         help="drop words in fewer documents (count, or fraction; default 2)")
+        vec.add_argument("--max-df", type=count_or_fraction, default=0.5,
+                         help="drop words in more documents (fraction, or count; default 0.5)")
+        vec.add_argument("--max-features", type=nonnegative_int, default=None,
+                         help="keep at most this many words, the most frequent "
+                              "(default: all; 0 means all)")
+        vec.add_argument("--stop-words", default="english",
+                         help="'english' (default) or 'none'")
+        vec.add_argument("--no-lowercase", action="store_true",
+                         help="keep the case of words")
+        vec.add_argument("--token-pattern", default=None,
+                         help="regular expression of a token (default: scikit-learn's, words "
+                              "of 2+ letters or digits)")
+
+
+def _reader_options(args):
+    meta = None
+    if args.meta_cols:
+        meta = [c.strip() for c in args.meta_cols.split(",") if c.strip()]
+    options = dict(format=args.format, text_col=args.text_col, id_col=args.id_col,
+                   title_col=args.title_col, link_col=args.link_col, meta_cols=meta,
+                   text_field=args.text_field, encoding=args.encoding)
+    if hasattr(args, "min_df"):
+        stop = None if str(args.stop_words).lower() in ("none", "") else args.stop_words
+        options.update(min_df=args.min_df, max_df=args.max_df,
+                       max_features=args.max_features or None, stop_words=stop,
+                       lowercase=not args.no_lowercase, token_pattern=args.token_pattern)
+    return options
+
+
+def read_documents(args, path, vocabulary=None, name="INPUT"):
+    """The Corpus of ``path`` (raw text is vectorised; with ``vocabulary``, onto it)."""
+    from countgrid.text import read_corpus
+
+    check_input(path, name)
+    options = _reader_options(args)
+    if vocabulary is not None:
+        options["vocabulary"] = vocabulary
+        for key in ("min_df", "max_df", "max_features"):
+            options.pop(key, None)
+    corpus = read_corpus(path, **options)
+    if vocabulary is not None and list(corpus.vocabulary) != list(vocabulary):
+        corpus = align(corpus, vocabulary, path)
+    if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
+        corpus = corpus.sample(args.max_docs, random_state=getattr(args, "seed", 0))
+    return corpus
+
+
+def align(corpus, vocabulary, path):
+    """The corpus with its columns in the order of ``vocabulary`` (words it lacks count 0;
+    words the model does not know are dropped)."""
+    import scipy.sparse as sp
+
+    vocabulary = np.asarray(vocabulary)
+    where = {w: j for j, w in enumerate(corpus.vocabulary)}
+    cols = np.array([where.get(w, -1) for w in vocabulary])
+    known = cols >= 0
+    if not known.any():
+        raise ValueError(f"{path}: none of its {corpus.n_terms} words is in the model's "
+                         "vocabulary")
+    X = corpus.counts.tocsc()[:, np.where(known, cols, 0)].tocsr()
+    X = X @ sp.diags(known.astype(X.dtype))
+    X.eliminate_zeros()
+    from countgrid.text import Corpus
+
+    return Corpus(sp.csr_matrix(X), vocabulary, ids=corpus.ids, titles=corpus.titles,
+                  snippets=corpus.snippets, links=corpus.links, metadata=corpus.metadata,
+                  source=corpus.source)
+
+
+def load_model(path, name="MODEL"):
+    """(estimator, corpus or None) of a model file written by ``countgrid fit``."""
+    from countgrid import io
+
+    check_input(path, name)
+    if os.path.isdir(path):
+        raise UsageError(f"argument {name}: {path} is a folder, not a model file")
+    est = io.load(path)
+    return est, io.load_corpus(path)
+
+
+def model_vocabulary(est, corpus, args, name="--vocab"):
+    """The vocabulary of a model: its saved corpus's, else a ``--vocab`` file (one word per
+    line), else w0, w1, ..."""
+    n = getattr(est, "n_features_in_", None)
+    vocab_file = getattr(args, "vocab", None)
+    if vocab_file:
+        check_input(vocab_file, name)
+        with open(vocab_file, encoding="utf-8") as f:
+            words = np.array([ln.strip() for ln in f if ln.strip()])
+        if n is not None and len(words) != n:
+            raise UsageError(f"argument {name}: {vocab_file} has {len(words)} words, the "
+                             f"model {n}")
+        return words
+    if corpus is not None:
+        return np.asarray(corpus.vocabulary)
+    return np.array([f"w{j}" for j in range(n or 0)])

@@ -1,0 +1,70 @@
+"""``countgrid transform``: documents -> positions, topic proportions or codes (CSV)."""
+import numpy as np
+
+from countgrid.cli._args import add_common, check_output
+from countgrid.cli._inputs import INPUT_HELP, add_input_options, load_model, read_documents
+from countgrid.cli._models import transform_table
+from countgrid.cli._output import write_table
+
+EXAMPLE = """\
+examples:
+  countgrid transform model.npz -o positions.csv            # the documents it was fitted on
+  countgrid transform model.npz new_posts/ -o new.csv        # new documents, same vocabulary
+"""
+
+
+def add_parser(sub):
+    p = sub.add_parser("transform", help="positions / topic proportions / codes of documents "
+                                         "(CSV)",
+                       description="Write one CSV row per document: for a counting grid the "
+                                   "window centre (row, col: 0-based cells of pi_) and the "
+                                   "log-likelihood; for pLSA the topic proportions; for RAP "
+                                   "the hidden coordinates; for ZIP-GTM the latent position.",
+                       epilog=EXAMPLE)
+    p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
+    p.add_argument("input", metavar="INPUT", nargs="?", default=None,
+                   help="documents to transform (default: those the model was fitted on); "
+                        + INPUT_HELP)
+    p.add_argument("-o", "--output", default="-", help="CSV file to write (default: stdout)")
+    p.add_argument("--anchor", choices=["center", "corner"], default="center",
+                   help="counting grids: a document's position is its window's centre "
+                        "(default) or first cell")
+    add_input_options(p, vectorizer=False)
+    add_common(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def documents_for(args, est, corpus):
+    """The corpus to work on: INPUT mapped onto the model's vocabulary, or the saved one."""
+    if args.input is None:
+        if corpus is None:
+            from countgrid.cli._args import UsageError
+            raise UsageError(f"argument INPUT: {args.model} holds no corpus (it was not "
+                             "written by 'countgrid fit'); give the documents")
+        if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
+            corpus = corpus.sample(args.max_docs, random_state=args.seed)
+        return corpus
+    vocabulary = None if corpus is None else corpus.vocabulary
+    return read_documents(args, args.input, vocabulary=vocabulary)
+
+
+def run(args, out):
+    output = check_output(args.output, ["csv", "txt"], example="positions")
+    from countgrid.cli._inputs import load_model as _load
+    est, corpus = _load(args.model)
+    docs = documents_for(args, est, corpus)
+    header, columns = transform_table(est, docs.counts, anchor=args.anchor)
+    rows = []
+    for i in range(len(docs)):
+        rows.append([docs.ids[i]] + [_fmt(c[i]) for c in columns])
+    write_table(output, ["id"] + header, rows)
+    if output != "-" and not args.quiet:
+        print(f"wrote {output} ({len(rows)} documents)", file=out)
+    return 0
+
+
+def _fmt(v):
+    if isinstance(v, (np.integer, int)):
+        return str(int(v))
+    return f"{float(v):.8g}"

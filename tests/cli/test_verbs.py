@@ -1,0 +1,226 @@
+"""The verbs of the command line on real text (bundled 20 Newsgroups posts written as a
+folder of files and as a CSV), each through the real entry point in a subprocess, with
+what they write checked against the Python API."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import countgrid
+from countgrid.datasets import load_news20_3class_texts
+
+TRACEBACK = "Traceback (most recent call last)"
+N_PER_GROUP = 60
+SMALL_GRID = ["--grid", "8x8", "--window", "3x3", "--n-iter", "4", "--coarse-iter", "2",
+              "--threads", "1", "--min-df", "3"]
+
+
+def run(args, cwd, timeout=300, env=None):
+    full_env = dict(os.environ, MPLBACKEND="Agg")
+    full_env.pop("COUNTGRID_DEBUG", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "countgrid.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, env=full_env,
+                          stdin=subprocess.DEVNULL)
+
+
+def ok(res):
+    assert res.returncode == 0, res.stderr
+    assert TRACEBACK not in res.stderr
+    return res
+
+
+def one_line_error(res, status, *names):
+    assert res.returncode == status, (res.returncode, res.stdout, res.stderr)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip() and "warning:" not in ln]
+    assert len(lines) == 1 and TRACEBACK not in res.stderr, res.stderr
+    for name in names:
+        assert name in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def posts(tmp_path_factory):
+    """180 posts, 60 per group, as posts/<group>/<n>.txt and as posts.csv."""
+    root = tmp_path_factory.mktemp("posts")
+    data = load_news20_3class_texts()
+    rows = []
+    for g, name in enumerate(data.label_names):
+        idx = np.flatnonzero(data.y == g)[:N_PER_GROUP]
+        folder = root / "posts" / str(name)
+        folder.mkdir(parents=True)
+        for i in idx:
+            (folder / f"{i:04d}.txt").write_text(data.texts[i], encoding="utf-8")
+            rows.append({"id": f"p{i}", "title": " ".join(data.texts[i].split()[:6]),
+                         "group": str(name), "length": len(data.texts[i]),
+                         "body": data.texts[i]})
+    with open(root / "posts.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return root
+
+
+@pytest.fixture(scope="module")
+def model(posts):
+    res = ok(run(["fit", "posts", "-o", "model.npz", "--seed", "3", *SMALL_GRID], posts))
+    assert "wrote model.npz" in res.stdout
+    return posts / "model.npz"
+
+
+def test_fit_raw_folder_saves_model_with_its_corpus(posts, model):
+    est = countgrid.load(model)
+    corpus = countgrid.io.load_corpus(model)
+    assert type(est).__name__ == "CountingGrid" and est.pi_.shape[:2] == (8, 8)
+    assert len(corpus) == 3 * N_PER_GROUP and corpus.n_terms == est.n_features_in_
+    assert est.window == (3, 3) and est.window_schedule == [((6, 6), 2)]
+    # the saved counts are those the model was fitted on: refitting them gives the model
+    again = countgrid.CountingGrid((8, 8), (3, 3), n_iter=4, window_schedule=[((6, 6), 2)],
+                                   random_state=3, num_threads=1).fit(corpus.counts)
+    assert np.array_equal(again.pi_, est.pi_)
+    # stop words are gone, ids are the relative paths, sorted
+    assert "the" not in set(corpus.vocabulary)
+    assert list(corpus.ids) == sorted(corpus.ids)
+    with np.load(model, allow_pickle=False) as f:
+        assert "h_" not in f.files               # recomputed at load (format 3)
+
+
+def test_fit_is_deterministic_across_thread_counts(posts, model):
+    ok(run(["fit", "posts", "-o", "model2.npz", "--seed", "3", *SMALL_GRID[:-3],
+            "--threads", "2", "--min-df", "3"], posts))
+    a, b = countgrid.load(model), countgrid.load(posts / "model2.npz")
+    assert np.array_equal(a.pi_, b.pi_)
+
+
+def test_transform_writes_window_centres_and_log_likelihoods(posts, model):
+    ok(run(["transform", "model.npz", "-o", "pos.csv"], posts))
+    with open(posts / "pos.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    est, corpus = countgrid.load(model), countgrid.io.load_corpus(model)
+    assert [r["id"] for r in rows] == list(corpus.ids)
+    corner = est.positions(corpus.counts)
+    centre = (corner + 1) % 8                     # window 3x3: centre = corner + 1
+    assert np.array_equal([[int(r["row"]), int(r["col"])] for r in rows], centre)
+    np.testing.assert_allclose([float(r["log_likelihood"]) for r in rows],
+                               est.score_samples(corpus.counts), rtol=1e-7)
+    # new documents in raw text are mapped onto the model's vocabulary
+    res = ok(run(["transform", "model.npz", "posts/sci.space", "--anchor", "corner"], posts))
+    lines = res.stdout.splitlines()
+    assert lines[0] == "id,row,col,log_likelihood" and len(lines) == 1 + N_PER_GROUP
+
+
+def test_top_words_are_the_cells_most_probable_words(posts, model):
+    res = ok(run(["top-words", "model.npz", "-n", "4"], posts))
+    lines = res.stdout.splitlines()
+    assert lines[0] == "row\tcol\twords" and len(lines) == 1 + 64
+    est, corpus = countgrid.load(model), countgrid.io.load_corpus(model)
+    row, col, words = lines[1 + 8 * 2 + 5].split("\t")
+    assert (row, col) == ("2", "5")
+    best = np.argsort(-est.pi_[2, 5], kind="stable")[:4]
+    assert words.split() == list(corpus.vocabulary[best])
+
+
+def test_vectorize_then_fit_equals_fit_on_raw_text(posts, model):
+    ok(run(["vectorize", "posts", "-o", "corpus.npz", "--min-df", "3"], posts))
+    ok(run(["fit", "corpus.npz", "-o", "from_corpus.npz", "--seed", "3", *SMALL_GRID],
+           posts))
+    assert np.array_equal(countgrid.load(posts / "from_corpus.npz").pi_,
+                          countgrid.load(model).pi_)
+
+
+def test_csv_input_with_columns_and_metadata(posts):
+    ok(run(["fit", "posts.csv", "--text-col", "body", "--id-col", "id", "--title-col",
+            "title", "--meta-cols", "group,length", "-o", "csv_model.npz", *SMALL_GRID],
+           posts))
+    corpus = countgrid.io.load_corpus(posts / "csv_model.npz")
+    assert corpus.ids[0] == "p" + str(int(corpus.ids[0][1:]))
+    assert set(corpus.metadata) >= {"group", "length"}
+    assert corpus.metadata["length"].dtype.kind == "f"
+    assert sorted(set(corpus.metadata["group"])) == [
+        "alt.atheism", "rec.sport.baseball", "sci.space"]
+
+
+@pytest.mark.parametrize("name, extra, head", [
+    ("plsa", ["--model", "plsa", "-k", "5", "--n-iter", "5"], "topic\twords"),
+    ("rap", ["--model", "rap", "-k", "8", "--n-iter", "2"], "unit\twords"),
+    ("zipgtm", ["--model", "zipgtm", "--grid", "4x5", "--n-iter", "3"], "node\tx\ty\twords"),
+])
+def test_other_models_fit_transform_and_top_words(posts, name, extra, head):
+    ok(run(["fit", "posts", "-o", f"{name}.npz", "--threads", "1", "--min-df", "3", *extra],
+           posts))
+    est = countgrid.load(posts / f"{name}.npz")
+    assert type(est).__name__ == {"plsa": "PLSA", "rap": "RAP", "zipgtm": "ZIPGTM"}[name]
+    res = ok(run(["top-words", f"{name}.npz"], posts))
+    assert res.stdout.splitlines()[0] == head
+    res = ok(run(["transform", f"{name}.npz"], posts))
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1 + 3 * N_PER_GROUP
+
+
+def test_evaluate_reports_cross_validated_accuracy_and_baseline(posts):
+    res = ok(run(["evaluate", "posts.csv", "--text-col", "body", "--label-col", "group",
+                  "--folds", "3", "--grid", "8x8", "--window", "3x3", "--n-iter", "5",
+                  "--coarse-iter", "0", "--threads", "1", "--min-df", "3"], posts))
+    out = res.stdout
+    assert out.count("fold ") == 3
+    acc = float(out.split("accuracy ")[1].split()[0])
+    nb = float(out.split("accuracy ")[2].split()[0])
+    assert 0.5 < acc <= 1.0 and 0.5 < nb <= 1.0      # three groups: chance is 1/3
+
+
+def test_html_map_of_the_saved_corpus(posts, model):
+    res = ok(run(["html", "model.npz", "-o", "map.html", "--color-by", "folder"], posts)
+             if "folder" in countgrid.io.load_corpus(model).metadata else
+             run(["html", "model.npz", "-o", "map.html"], posts))
+    assert "wrote map.html" in res.stdout
+    page = (posts / "map.html").read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert "<script src=" not in page and "cdn." not in page    # offline: nothing fetched
+
+
+@pytest.mark.parametrize("kind", ["words", "positions", "word", "likelihood"])
+def test_plot_kinds_write_pictures(posts, model, kind):
+    pytest.importorskip("matplotlib")
+    extra = ["--word", str(countgrid.io.load_corpus(model).vocabulary[0])] if kind == "word" \
+        else []
+    ok(run(["plot", "model.npz", "-o", f"{kind}.png", "--kind", kind, *extra], posts))
+    assert (posts / f"{kind}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------- errors
+@pytest.mark.parametrize("argv, status, names", [
+    (["fit", "nowhere", "-o", "m.npz"], 2, ["INPUT", "nowhere"]),
+    (["fit", "posts", "-o", "m.txt"], 2, ["--output", ".npz"]),
+    (["fit", "posts", "-o", "m.npz", "--grid", "8x8", "--window", "9x9"], 2, ["--window"]),
+    (["fit", "posts", "-o", "m.npz", "--grid", "axb"], 2, ["--grid"]),
+    (["fit", "posts", "-o", "m.npz", "--model", "plsa", "--window", "3x3"], 2, ["--window"]),
+    (["fit", "posts.csv", "-o", "m.npz", "--text-col", "nope"], 1, ["nope", "posts.csv"]),
+    (["fit", "posts.csv", "-o", "m.npz"], 1, ["text"]),
+    (["transform", "nowhere.npz"], 2, ["MODEL"]),
+    (["transform", "posts.csv"], 1, ["posts.csv"]),
+    (["html", "plsa_err.npz", "-o", "x.html"], 2, ["MODEL"]),
+    (["html", "model.npz", "-o", "x.html", "--color-by", "nope"], 2, ["--color-by", "nope"]),
+    (["top-words", "model.npz", "-o", "folder_out"], 2, ["--output"]),
+])
+def test_errors_are_one_line(posts, model, argv, status, names):
+    (posts / "folder_out").mkdir(exist_ok=True)
+    if "plsa_err.npz" in argv and not (posts / "plsa_err.npz").exists():
+        countgrid.PLSA(2, n_iter=2, random_state=0).fit(
+            np.random.default_rng(0).poisson(1, (20, 10))).save(posts / "plsa_err.npz")
+    one_line_error(run(argv, posts), status, *names)
+    assert not (posts / "m.npz").exists() and not (posts / "x.html").exists()
+
+
+def test_every_verb_has_an_example_in_its_help(tmp_path):
+    from countgrid.cli._main import VERBS, build_parser
+
+    parser = build_parser()
+    names = [a for a in parser._subparsers._group_actions[0].choices]
+    assert len(names) == len(VERBS)
+    for name in names:
+        res = ok(run([name, "--help"], tmp_path))
+        assert "example" in res.stdout and f"countgrid {name}" in res.stdout, name
