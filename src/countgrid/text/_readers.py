@@ -84,10 +84,9 @@ def _open_binary(path):
             raise OSError("there is no standard input to read from")
         return sys.stdin.buffer, False
     name = _name_of(path)
-    fh = open(name, "rb")
     if name.lower().endswith(".gz"):
-        return gzip.open(fh, "rb"), True
-    return fh, True
+        return gzip.open(name, "rb"), True
+    return open(name, "rb"), True
 
 
 def _check_encoding(encoding):
@@ -246,12 +245,15 @@ def _csv_records(lines, label, delimiter, text_col, id_col, title_col, link_col,
                  fields_box):
     previous = csv.field_size_limit()
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader((line for _, line in lines), delimiter=delimiter)
+    # strict: an unbalanced quote is an error, not the rest of the file swallowed in a field
+    reader = csv.reader((line for _, line in lines), delimiter=delimiter, strict=True)
+    hint = ("; a field that starts with a quote must end with one, and quotes inside it are "
+            "doubled")
     try:
         try:
             header = next((row for row in reader if row), None)
         except csv.Error as exc:
-            raise ValueError(f"{label}, line {reader.line_num}: {exc}") from None
+            raise ValueError(f"{label}, line {reader.line_num}: {exc}{hint}") from None
         if header is None:
             raise ValueError(f"{label} is empty: no header row, no documents")
         kind = "TSV" if delimiter == "\t" else "CSV"
@@ -275,7 +277,7 @@ def _csv_records(lines, label, delimiter, text_col, id_col, title_col, link_col,
             except StopIteration:
                 break
             except csv.Error as exc:
-                raise ValueError(f"{label}, line {reader.line_num}: {exc}") from None
+                raise ValueError(f"{label}, line {reader.line_num}: {exc}{hint}") from None
             if not row:
                 continue
             row_number += 1
@@ -321,7 +323,7 @@ def _jsonl_records(lines, label, text_field, id_col, title_col, link_col, meta_c
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{label}, line {number}: not valid JSON ({exc.msg} at column "
+            raise ValueError(f"{label}, line {number}: not valid JSON ({exc.msg}, column "
                              f"{exc.colno})") from None
         except RecursionError:
             raise ValueError(f"{label}, line {number}: JSON nested too deeply") from None
