@@ -1,4 +1,4 @@
-"""Text helpers: term selection for count models."""
+"""Term selection for count models (Luhn's resolving power)."""
 import numbers
 
 import numpy as np

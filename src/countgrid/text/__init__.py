@@ -1,0 +1,15 @@
+"""Text in: the corpus object, its readers and term selection.
+
+:class:`Corpus` keeps documents as counts with what a map of them needs (vocabulary, ids,
+titles, snippets, links, metadata) and saves without pickle; :func:`read_corpus` builds
+one from a folder of ``.txt`` files, a text/CSV/TSV/JSONL file, stdin or pre-vectorised
+counts (``.npz``, MatrixMarket, UCI bag-of-words); :func:`read_documents` returns the raw
+texts and fields before vectorising; :func:`select_by_resolving_power` selects terms.
+Vectorising raw text uses scikit-learn's ``CountVectorizer`` (``pip install
+countgrid[text]``).  The user's page: docs/text.md.
+"""
+from countgrid.text._corpus import Corpus
+from countgrid.text._readers import FORMATS, read_corpus, read_documents
+from countgrid.text._selection import select_by_resolving_power
+
+__all__ = ["Corpus", "FORMATS", "read_corpus", "read_documents", "select_by_resolving_power"]
