@@ -90,8 +90,9 @@ def test_fit_raw_folder_saves_model_with_its_corpus(posts, model):
 
 
 def test_fit_is_deterministic_across_thread_counts(posts, model):
-    ok(run(["fit", "posts", "-o", "model2.npz", "--seed", "3", *SMALL_GRID[:-3],
-            "--threads", "2", "--min-df", "3"], posts))
+    two_threads = [a if a != "1" or SMALL_GRID[i - 1] != "--threads" else "2"
+                   for i, a in enumerate(SMALL_GRID)]
+    ok(run(["fit", "posts", "-o", "model2.npz", "--seed", "3", *two_threads], posts))
     a, b = countgrid.load(model), countgrid.load(posts / "model2.npz")
     assert np.array_equal(a.pi_, b.pi_)
 
