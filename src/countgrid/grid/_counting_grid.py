@@ -11,9 +11,11 @@ from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
                                    resolve_dtype)
 from countgrid.grid import _grid_kernels
+from countgrid.grid._browse import cell_corners, check_cell, rank_scores
 from countgrid.grid._em import (BLOCK_ELEMENTS, blocked_estep, grid_counts, posteriors,
                                  run_em)
 from countgrid.grid._torus import check_grid, grid_size
+from countgrid.maps._html import write_html
 
 #: Constraints of the parameters CountingGrid shares with the estimators built on it.
 GRID_PARAMETER_CONSTRAINTS = {
@@ -414,3 +416,48 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         nt = effective_n_threads(self.num_threads)
         with limit_blas_threads(nt, active=not counts.is_sparse):
             return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt, visit)
+
+    # -------------------------------------------------- browsing (countgrid.maps)
+    def documents_near(self, X, cell, n_documents=10):
+        """Documents whose windows cover ``cell``, most covering first.
+
+        Document ``t`` scores ``s_t(cell) = sum over window corners k with cell in W_k of
+        q_t(k)`` (q_t: :meth:`transform`; grid._browse), the probability that its window
+        contains the cell; the interactive map (:meth:`to_html`) lists the same ranking.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        cell : tuple of int or int
+            0-based coordinates into ``pi_`` (``cell = (r, c)`` is ``pi_[r, c]``), or a flat
+            C-order index.
+        n_documents : int, default=10
+
+        Returns
+        -------
+        indices : ndarray of shape (min(n_documents, n_samples),), int64
+            Row indices of X by decreasing score, ties by lower index.
+        scores : ndarray of the same shape, float64
+        """
+        check_is_fitted(self, "pi_")
+        if not isinstance(n_documents, Integral) or isinstance(n_documents, bool):
+            raise TypeError(f"n_documents must be an int, got {n_documents!r}")
+        if n_documents < 1:
+            raise ValueError(f"n_documents must be >= 1, got {n_documents}")
+        extent = tuple(np.shape(self.pi_)[:-1])
+        _, window = check_grid(extent, self.window)
+        corners = cell_corners(check_cell(cell, extent), extent, window)
+        parts = []
+        self._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(
+            qb[:, corners].sum(axis=1, dtype=np.float64)))
+        scores = np.concatenate(parts) if parts else np.zeros(0)
+        order = rank_scores(scores, int(n_documents))
+        return order.astype(np.int64), scores[order]
+
+    def to_html(self, path, X=None, **kwargs):
+        """Write the interactive offline map of this 2-D grid to ``path``.
+
+        Calls :func:`countgrid.maps.write_html` (docs/map.md) with this grid; ``X`` gives the
+        documents listed when a cell is clicked.  Returns the path as a ``pathlib.Path``.
+        """
+        return write_html(self, path, X, **kwargs)

@@ -1,0 +1,409 @@
+"""What the interactive map embeds: plain arrays computed from a fitted 2-D grid.
+
+Every number the page shows comes from here, so that the tests can compare the page
+with Python (docs/map.md):
+
+- the most probable words of each cell, ``pi_[r, c]`` (optionally times an IDF weight);
+- for the search box, the cells where each word lives: cell ``i`` for word ``w`` when
+  ``pi_i(w) >= SEARCH_FRACTION * max_j pi_j(w)`` (:data:`SEARCH_FRACTION` = 1/2);
+- per document its location posterior ``q_t`` truncated to its largest entries (the
+  fewest that hold at least :data:`POSTERIOR_MASS` of it, at most
+  :data:`MAX_POSITIONS`), from which the page ranks the documents of a clicked cell by
+  ``s_t(cell)`` (countgrid.grid._browse) exactly as :func:`rank_documents` does here;
+  and its MAP window corner ``argmax_k q_t(k)``, outlined when the document is hovered;
+- colourings: per cell, the coverage-weighted class distribution (categorical metadata,
+  the classifier's label embedding ``gamma_``) or mean (numeric metadata) over documents,
+  ``sum_t s_t(i) y_t / sum_t s_t(i)``.
+"""
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid._counts import check_counts
+from countgrid._memory import check_memory
+from countgrid._validation import check_is_fitted, check_random_state
+from countgrid.grid._browse import cell_corners, check_cell, window_coverage
+from countgrid.grid._torus import check_grid
+
+__all__ = ["map_data", "rank_documents", "search_cells", "SEARCH_FRACTION",
+           "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS", "MAX_SNIPPET_CHARS"]
+
+#: A searched word lights the cells whose pi for it is at least this fraction of its maximum.
+SEARCH_FRACTION = 0.5
+#: Each document keeps the fewest largest posterior entries holding this much mass ...
+POSTERIOR_MASS = 1.0 - 1e-3
+#: ... but at most this many.
+MAX_POSITIONS = 32
+#: Categorical metadata keeps its most frequent levels; the rest are shown as "other".
+MAX_LEVELS = 20
+#: Snippets longer than this are cut (with an ellipsis) to bound the file size.
+MAX_SNIPPET_CHARS = 1000
+#: Documents listed for a clicked cell (as BrowseCloud's pin).
+LIST_LENGTH = 100
+
+
+def _strings(values, n, name, default):
+    if values is None:
+        return [default(i) for i in range(n)]
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of {n} strings, got a single string")
+    out = ["" if v is None else str(v) for v in values]
+    if len(out) != n:
+        raise ValueError(f"{name} has {len(out)} entries but X has {n} documents")
+    return out
+
+
+def _vocabulary(model, feature_names, Z):
+    if feature_names is None:
+        for attr in ("feature_names_in_", "vocabulary_"):
+            names = getattr(model, attr, None)
+            if names is not None and len(names) == Z:
+                feature_names = names
+                break
+        else:
+            return [f"f{j}" for j in range(Z)]
+    if isinstance(feature_names, dict):     # CountVectorizer.vocabulary_: word -> column
+        inv = [None] * len(feature_names)
+        for word, j in feature_names.items():
+            if not 0 <= j < len(inv):
+                raise ValueError(f"feature_names maps {word!r} to column {j}, out of range")
+            inv[j] = word
+        feature_names = inv
+    if isinstance(feature_names, (str, bytes)):
+        raise TypeError("feature_names must be a sequence of strings, got a single string")
+    names = [str(v) for v in feature_names]
+    if len(names) != Z:
+        raise ValueError(f"feature_names has {len(names)} entries; the grid has {Z} features")
+    return names
+
+
+def _resolve_grid(grid):
+    """(CountingGrid, label colouring or None)."""
+    if hasattr(grid, "grids_") and not hasattr(grid, "grid_"):
+        raise TypeError("a GenerativeCountingGridClassifier holds one grid per class; "
+                        "map one of its grids_ instead")
+    label = None
+    if hasattr(grid, "get_params") and "extent" in grid.get_params() and hasattr(
+            type(grid), "_readout"):
+        check_is_fitted(grid, "grid_")
+        gamma = np.asarray(grid.gamma_, dtype=np.float64)
+        classes = getattr(grid, "classes_", None)
+        label = (gamma, classes)
+        grid = grid.grid_
+    if not (hasattr(grid, "_visit_posteriors") and hasattr(grid, "get_params")):
+        raise TypeError(f"grid must be a fitted CountingGrid or CountingGridClassifier, got "
+                        f"{type(grid).__name__}")
+    check_is_fitted(grid, "pi_")
+    if np.ndim(grid.pi_) != 3:
+        raise ValueError(f"the map shows 2-D grids; this grid has extent "
+                         f"{tuple(np.shape(grid.pi_)[:-1])} ({np.ndim(grid.pi_) - 1}-D)")
+    return grid, label
+
+
+def search_cells(pi, fraction=SEARCH_FRACTION):
+    """The search rule: ``(offsets, cells)`` in CSR form, word ``w`` lighting
+    ``cells[offsets[w]:offsets[w + 1]]`` (ascending flat indices), the cells ``i`` with
+    ``pi[i, w] >= fraction * max_j pi[j, w]``; ``pi`` of shape (L, Z)."""
+    L, Z = pi.shape
+    offsets = np.zeros(Z + 1, dtype=np.int64)
+    parts = []
+    step = max(1, (1 << 22) // max(L, 1))
+    for j0 in range(0, Z, step):
+        sub = pi[:, j0:j0 + step]
+        words, cells = np.nonzero((sub >= fraction * sub.max(axis=0)).T)
+        offsets[j0 + 1:j0 + sub.shape[1] + 1] = np.bincount(words, minlength=sub.shape[1])
+        parts.append(cells)
+    np.cumsum(offsets, out=offsets)
+    return offsets, (np.concatenate(parts) if parts else np.zeros(0, np.int64))
+
+
+def rank_documents(data, cell, n_documents=LIST_LENGTH):
+    """The page's ranking of the documents of a pinned cell, from the embedded arrays.
+
+    Scores ``s_t(cell)`` of the truncated posteriors, summed in float64 in stored order
+    as the page does, so the result is the page's list exactly.  Returns (original row
+    indices, scores) of the documents with a positive score, best first, ties by lower
+    index; at most ``n_documents``.
+    """
+    extent = tuple(int(e) for e in data["extent"])
+    window = tuple(int(w) for w in data["window"])
+    covering = np.zeros(int(np.prod(extent)), dtype=bool)
+    covering[cell_corners(check_cell(cell, extent), extent, window)] = True
+    offsets, pos, q = data["doc_offsets"], data["doc_positions"], data["doc_posteriors"]
+    scores = np.zeros(len(offsets) - 1)
+    for t in range(len(offsets) - 1):
+        s = 0.0
+        for j in range(offsets[t], offsets[t + 1]):
+            if covering[pos[j]]:
+                s += float(q[j])
+        scores[t] = s
+    order = np.argsort(-scores, kind="stable")
+    order = order[scores[order] > 0][:n_documents]
+    return data["doc_index"][order].astype(np.int64), scores[order]
+
+
+def _metadata_columns(metadata, n, lumped):
+    """[(name, kind, codes or values, levels)] of the metadata columns; the names of the
+    categorical ones whose rarest levels were lumped into "other" are added to lumped."""
+    if metadata is None:
+        return []
+    if not isinstance(metadata, dict):
+        raise TypeError(f"metadata must be a dict name -> 1-D array, got "
+                        f"{type(metadata).__name__}")
+    out = []
+    for name, values in metadata.items():
+        arr = np.asarray(values)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(f"metadata[{name!r}] must be 1-D with {n} entries (one per "
+                             f"document); got shape {arr.shape}")
+        if arr.dtype.kind in "iuf":
+            vals = arr.astype(np.float64)
+            if np.isinf(vals).any():
+                raise ValueError(f"metadata[{name!r}] has infinite values")
+            out.append((str(name), "continuous", vals, None))
+        else:
+            labels = np.array(["(missing)" if v is None or (isinstance(v, float) and v != v)
+                               else str(v) for v in arr.tolist()], dtype=object)
+            levels, inverse, counts = np.unique(labels, return_inverse=True,
+                                                return_counts=True)
+            order = sorted(range(len(levels)), key=lambda k: (-counts[k], levels[k]))
+            keep = order[:MAX_LEVELS] if len(levels) <= MAX_LEVELS else order[:MAX_LEVELS - 1]
+            rank = np.full(len(levels), len(keep), dtype=np.int64)
+            rank[keep] = np.arange(len(keep))
+            names = [str(levels[k]) for k in keep]
+            if len(keep) < len(levels):
+                names.append("other")       # drawn grey: it is no class
+                lumped.add(str(name))
+            out.append((str(name), "categorical", rank[inverse.ravel()], names))
+    return out
+
+
+def _check_int(value, name, low, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, Integral) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an int{' or None' if allow_none else ''}, "
+                        f"got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
+             links=None, ids=None, metadata=None, color_by=None, n_words=10, idf=False,
+             max_docs=None, random_state=0, title="countgrid map"):
+    """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
+
+    Returns
+    -------
+    dict
+        Plain numpy arrays, lists of strings and scalars; the page decodes the same
+        values (keys documented in docs/map.md).
+    """
+    model, label = _resolve_grid(grid)
+    if corpus is not None:
+        X = corpus.counts if X is None else X
+        feature_names = getattr(corpus, "vocabulary", None) if feature_names is None \
+            else feature_names
+        titles = getattr(corpus, "titles", None) if titles is None else titles
+        snippets = getattr(corpus, "snippets", None) if snippets is None else snippets
+        links = getattr(corpus, "links", None) if links is None else links
+        ids = getattr(corpus, "ids", None) if ids is None else ids
+        metadata = getattr(corpus, "metadata", None) if metadata is None else metadata
+        metadata = metadata or None
+    n_words = _check_int(n_words, "n_words", 1)
+    max_docs = _check_int(max_docs, "max_docs", 1, allow_none=True)
+    if not isinstance(idf, (bool, np.bool_)):
+        raise TypeError(f"idf must be a bool, got {idf!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a str, got {type(title).__name__}")
+
+    pi = np.asarray(model.pi_)
+    extent = tuple(int(e) for e in pi.shape[:-1])
+    _, window = check_grid(extent, model.window)
+    L, Z = int(np.prod(extent)), pi.shape[-1]
+    pi2 = pi.reshape(L, Z)
+    vocabulary = _vocabulary(model, feature_names, Z)
+
+    # ---- documents (validated once, sampled when max_docs is exceeded)
+    n_total = 0
+    doc_index = np.zeros(0, dtype=np.int64)
+    if X is not None:
+        Xc, is_sparse = check_counts(X, np.float64, n_features=Z, owner="the map's grid")
+        n_total = Xc.shape[0]
+        doc_index = np.arange(n_total, dtype=np.int64)
+        if max_docs is not None and n_total > max_docs:
+            rng = check_random_state(random_state)
+            doc_index = np.sort(rng.choice(n_total, size=max_docs, replace=False))
+            Xc = Xc[doc_index]
+    for name, value in (("titles", titles), ("snippets", snippets), ("links", links),
+                        ("ids", ids), ("metadata", metadata)):
+        if X is None and value is not None:
+            raise ValueError(f"{name} describe documents: pass X (or corpus=) too")
+    if X is None and idf:
+        raise ValueError("idf=True weights words by their document frequency in X: pass X")
+    n = len(doc_index)
+
+    def pick(values):   # per-document sequences follow the sample
+        if values is None or n == n_total:
+            return values
+        values = list(values) if not isinstance(values, np.ndarray) else values
+        if len(values) != n_total:
+            return values       # the length check below names the argument
+        return [values[i] for i in doc_index]
+
+    titles = _strings(pick(titles), n, "titles", lambda i: f"document {doc_index[i]}")
+    ids = _strings(pick(ids), n, "ids", lambda i: str(doc_index[i]))
+    snippets = _strings(pick(snippets), n, "snippets", lambda i: "")
+    snippets = [s if len(s) <= MAX_SNIPPET_CHARS else s[:MAX_SNIPPET_CHARS - 1] + "\u2026"
+                for s in snippets]
+    links = None if links is None else _strings(pick(links), n, "links", None)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TypeError(f"metadata must be a dict name -> 1-D array, got "
+                        f"{type(metadata).__name__}")
+    lumped = set()
+    columns = _metadata_columns(None if metadata is None else
+                                {k: pick(np.asarray(v) if np.ndim(v) == 1 else v)
+                                 for k, v in metadata.items()}, n, lumped)
+
+    # ---- words: top words per cell and the search index
+    weights = pi2.astype(np.float64)
+    idf_weights = None
+    if idf:
+        df = (np.bincount(Xc.indices, minlength=Z) if is_sparse
+              else np.count_nonzero(Xc, axis=0))
+        if max_docs is not None and n < n_total:     # df of the whole corpus, not the sample
+            Xa, sparse_a = check_counts(X, np.float64, n_features=Z)
+            df = (np.bincount(Xa.indices, minlength=Z) if sparse_a
+                  else np.count_nonzero(Xa, axis=0))
+        idf_weights = np.log((1.0 + n_total) / (1.0 + df)) + 1.0   # scikit-learn's smooth idf
+        weights = weights * idf_weights
+    k = min(n_words, Z)
+    top = np.argpartition(-weights, k - 1, axis=1)[:, :k] if k < Z else \
+        np.tile(np.arange(Z), (L, 1))
+    topw = np.take_along_axis(weights, top, axis=1)
+    order = np.lexsort((top, -topw), axis=1)        # descending weight, ties by lower word
+    top = np.take_along_axis(top, order, axis=1)
+    topw = np.take_along_axis(topw, order, axis=1)
+    search_offsets, search_cells_ = search_cells(pi2)
+
+    # ---- documents: truncated posteriors, MAP corners, colouring statistics
+    cap = min(MAX_POSITIONS, L)
+    counts_pos, pos_parts, q_parts, map_parts = [], [], [], []
+    stats = {}
+    for name, kind, vals, levels in columns:
+        if kind == "categorical":
+            stats[name] = np.zeros((len(levels), L))
+        else:
+            stats[name] = np.zeros((2, L))
+    if n:
+        check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
+                     "pass max_docs= to sample the documents")
+
+        def visit(t0, t1, qb, llb):
+            qb64 = np.asarray(qb, dtype=np.float64)
+            map_parts.append(np.argmax(qb64, axis=1))
+            part = np.argpartition(-qb64, cap - 1, axis=1)[:, :cap] if cap < L else \
+                np.tile(np.arange(L), (t1 - t0, 1))
+            vals = np.take_along_axis(qb64, part, axis=1)
+            srt = np.lexsort((part, -vals), axis=1)     # descending q, ties by lower cell
+            part = np.take_along_axis(part, srt, axis=1)
+            vals = np.take_along_axis(vals, srt, axis=1)
+            total = qb64.sum(axis=1, keepdims=True)
+            enough = np.cumsum(vals, axis=1) >= POSTERIOR_MASS * total
+            m = np.where(enough.any(axis=1), np.argmax(enough, axis=1) + 1, cap)
+            keep = np.arange(cap)[None, :] < m[:, None]
+            counts_pos.append(m)
+            pos_parts.append(part[keep])
+            q_parts.append(vals[keep].astype(np.float32))
+            for name, kind, values, levels in columns:
+                v = values[t0:t1]
+                if kind == "categorical":
+                    onehot = np.zeros((len(levels), t1 - t0))
+                    onehot[v, np.arange(t1 - t0)] = 1.0
+                    stats[name] += onehot @ qb64
+                else:
+                    ok = np.isfinite(v)
+                    stats[name][0] += np.where(ok, v, 0.0) @ qb64
+                    stats[name][1] += ok.astype(np.float64) @ qb64
+
+        model._visit_posteriors(Xc, visit)
+    doc_offsets = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum(np.concatenate(counts_pos), out=doc_offsets[1:])
+    pos_dtype = np.uint16 if L <= 1 << 16 else np.uint32
+    doc_positions = (np.concatenate(pos_parts) if pos_parts else np.zeros(0)).astype(pos_dtype)
+    doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
+    doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
+
+    colorings = []
+    if label is not None:
+        gamma, classes = label
+        if gamma.ndim == 3:
+            G = gamma.reshape(L, -1)
+            tot = G.sum(axis=1, keepdims=True)
+            P = np.divide(G, tot, out=np.full_like(G, 1.0 / G.shape[1]), where=tot > 0)
+            names = [str(c) for c in classes] if classes is not None else \
+                [f"class {c}" for c in range(G.shape[1])]
+            colorings.append({"name": "label embedding", "kind": "categorical",
+                              "levels": names, "values": P.astype(np.float32)})
+        else:
+            g = gamma.reshape(L)
+            colorings.append({"name": "label embedding", "kind": "continuous",
+                              "values": g.astype(np.float32),
+                              "vmin": float(np.min(g)), "vmax": float(np.max(g))})
+    for name, kind, values, levels in columns:
+        if n == 0:
+            continue
+        C = window_coverage(stats[name], extent, window)
+        if kind == "categorical":
+            tot = C.sum(axis=0, keepdims=True)
+            P = np.divide(C, tot, out=np.full_like(C, 1.0 / C.shape[0]), where=tot > 0)
+            colorings.append({"name": name, "kind": "categorical", "levels": levels,
+                              "lumped": name in lumped,
+                              "values": np.ascontiguousarray(P.T).astype(np.float32),
+                              "counts": np.bincount(values, minlength=len(levels))
+                              .astype(np.int64)})
+        else:
+            mean = np.divide(C[0], C[1], out=np.full(L, np.nan), where=C[1] > 0)
+            finite = mean[np.isfinite(mean)]
+            colorings.append({"name": name, "kind": "continuous",
+                              "values": mean.astype(np.float32),
+                              "vmin": float(finite.min()) if finite.size else 0.0,
+                              "vmax": float(finite.max()) if finite.size else 1.0})
+    names = [c["name"] for c in colorings]
+    if color_by is not None and color_by not in names:
+        raise ValueError(f"color_by={color_by!r} is not a colouring of this map; choose one "
+                         f"of {names} (metadata columns, 'label embedding' for a classifier)")
+
+    return {
+        "title": title,
+        "extent": np.asarray(extent, dtype=np.int64),
+        "window": np.asarray(window, dtype=np.int64),
+        "n_features": Z,
+        "n_documents": n,
+        "n_documents_total": n_total,
+        "vocabulary": vocabulary,
+        "idf": bool(idf),
+        "idf_weights": None if idf_weights is None else idf_weights.astype(np.float32),
+        "top_words": top.astype(np.int64),
+        "top_weights": topw.astype(np.float32),
+        "search_fraction": SEARCH_FRACTION,
+        "search_offsets": search_offsets,
+        "search_cells": search_cells_.astype(pos_dtype),
+        "posterior_mass": POSTERIOR_MASS,
+        "max_positions": cap,
+        "list_length": LIST_LENGTH,
+        "doc_index": doc_index,
+        "doc_offsets": doc_offsets,
+        "doc_positions": doc_positions,
+        "doc_posteriors": doc_posteriors,
+        "doc_map": doc_map,
+        "titles": titles,
+        "snippets": snippets,
+        "links": links,
+        "ids": ids,
+        "colorings": colorings,
+        "color_by": color_by,
+    }

@@ -1,0 +1,209 @@
+"""One self-contained HTML file: template + inlined CSS/JS + the data of :func:`map_data`.
+
+The data travel as one payload: a JSON header in which every numpy array is replaced by
+``{"$a": [dtype, byte offset, length]}`` into a binary blob of little-endian typed arrays
+(4-byte aligned).  Maps whose payload is small are embedded as plain JSON (arrays as
+``{"$a": [dtype, [values]]}``), readable by any browser; larger ones as
+``uint32 header length | header | blob``, gzip-compressed and base64-encoded, which the
+page decodes with ``DecompressionStream("gzip")`` (docs/map.md).
+"""
+import base64
+import gzip
+import html
+import json
+import math
+import os
+import pathlib
+import re
+from importlib import resources
+
+import numpy as np
+
+from countgrid.maps._data import map_data
+
+__all__ = ["write_html", "render_html", "encode_payload"]
+
+#: Payloads up to this many bytes are embedded as plain JSON when data_format="auto".
+JSON_LIMIT = 256 * 1024
+
+_JS_TYPES = {  # numpy dtype -> (name of the JavaScript typed array, dtype sent)
+    "uint8": ("Uint8Array", "<u1"), "uint16": ("Uint16Array", "<u2"),
+    "uint32": ("Uint32Array", "<u4"), "int32": ("Int32Array", "<i4"),
+    "float32": ("Float32Array", "<f4"), "float64": ("Float64Array", "<f8"),
+}
+
+
+def _wire(arr):
+    """The array as sent: int64 as int32/uint32 (JavaScript has no 64-bit typed array
+    without BigInt), bool as uint8."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.uint8)
+    elif arr.dtype.kind in "iu" and arr.dtype.itemsize == 8:
+        lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+        if lo >= 0 and hi < 2**32:
+            arr = arr.astype(np.uint32)
+        elif -2**31 <= lo and hi < 2**31:
+            arr = arr.astype(np.int32)
+        else:
+            raise ValueError(f"an integer array of the map does not fit 32 bits ({lo}..{hi})")
+    elif arr.dtype.kind == "i" and arr.dtype.itemsize < 4:
+        arr = arr.astype(np.int32)
+    if str(arr.dtype) not in _JS_TYPES:
+        raise TypeError(f"cannot embed an array of dtype {arr.dtype}")
+    return np.ascontiguousarray(arr.ravel())
+
+
+def encode_payload(data, data_format="auto"):
+    """(format, text) of the data: format "json" (plain JSON) or "gzip" (base64)."""
+    if data_format not in ("auto", "json", "gzip"):
+        raise ValueError(f"data_format must be 'auto', 'json' or 'gzip', got {data_format!r}")
+    blobs, size = [], [0]
+
+    def binary(node):
+        if isinstance(node, np.ndarray):
+            arr = _wire(node)
+            js, wire = _JS_TYPES[str(arr.dtype)]
+            pad = (-size[0]) % 8
+            if pad:
+                blobs.append(b"\0" * pad)
+                size[0] += pad
+            raw = arr.astype(wire).tobytes()
+            ref = {"$a": [js, size[0], int(arr.size)]}
+            blobs.append(raw)
+            size[0] += len(raw)
+            return ref
+        return _walk(node, binary)
+
+    def plain(node):
+        if isinstance(node, np.ndarray):
+            arr = _wire(node)
+            js = _JS_TYPES[str(arr.dtype)][0]
+            values = [None if isinstance(v, float) and not math.isfinite(v) else v
+                      for v in arr.tolist()] if arr.dtype.kind == "f" else arr.tolist()
+            return {"$a": [js, values]}
+        return _walk(node, plain)
+
+    fmt = data_format
+    if fmt == "auto":
+        header = json.dumps(binary(data), ensure_ascii=False, allow_nan=False)
+        fmt = "json" if len(header.encode()) + size[0] <= JSON_LIMIT else "gzip"
+    if fmt == "json":
+        return "json", json.dumps(plain(data), ensure_ascii=False, allow_nan=False,
+                                  separators=(",", ":"))
+    blobs.clear()
+    size[0] = 0
+    header = json.dumps(binary(data), ensure_ascii=False, allow_nan=False,
+                        separators=(",", ":")).encode()
+    raw = len(header).to_bytes(4, "little") + header + b"".join(blobs)
+    # mtime=0: the same map gives the same bytes
+    return "gzip", base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
+
+
+def _walk(node, f):
+    if isinstance(node, dict):
+        return {str(k): f(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [f(v) for v in node]
+    if isinstance(node, (np.integer,)):
+        return int(node)
+    if isinstance(node, (np.floating, float)):
+        v = float(node)
+        return v if math.isfinite(v) else None
+    if isinstance(node, np.bool_):
+        return bool(node)
+    return node
+
+
+def _asset(name):
+    return resources.files("countgrid.maps").joinpath("assets", name).read_text("utf-8")
+
+
+def _script_safe(text):
+    # Inside <script>, "</" could close the element and "<!--" start an escaped section;
+    # both spellings below mean the same in JSON strings and JavaScript string literals
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+
+
+def render_html(data, data_format="auto"):
+    """The page's text for the data of :func:`map_data`."""
+    fmt, payload = encode_payload(data, data_format)
+    page = _asset("template.html")
+    parts = {
+        "{{TITLE}}": html.escape(data["title"]),
+        "{{CSS}}": _asset("map.css"),
+        "{{JS}}": _script_safe(_asset("map.js")),
+        "{{FORMAT}}": fmt,
+        "{{DATA}}": payload if fmt == "gzip" else _script_safe(payload),
+    }
+    for key in parts:
+        if key not in page:
+            raise RuntimeError(f"the map template lacks {key}")
+    # one pass: a title or data containing "{{JS}}" is not expanded again
+    return re.sub(r"\{\{(TITLE|CSS|JS|FORMAT|DATA)\}\}",
+                  lambda m: parts[m.group(0)], page)
+
+
+def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=None,
+               snippets=None, links=None, ids=None, metadata=None, color_by=None, n_words=10,
+               idf=False, max_docs=None, random_state=0, title="countgrid map",
+               data_format="auto"):
+    """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
+
+    The page opens from ``file://`` with no network (no CDN, no server): each cell shows
+    its most probable words; wheel zoom and drag pan wrap around the torus; a search box
+    lights the cells where a word lives; clicking a cell lists the documents whose windows
+    cover it, ranked as :meth:`CountingGrid.documents_near`; hovering a document outlines
+    its MAP window; cells can be coloured by a metadata column or the label embedding;
+    the list exports as CSV and the view as PNG (docs/map.md).
+
+    Parameters
+    ----------
+    grid : CountingGrid or CountingGridClassifier
+        Fitted, 2-D.  A classifier's ``grid_`` is shown and its label embedding
+        ``gamma_`` offered as a colouring ("label embedding").
+    path : str or path-like
+        The file to write (``.html``).
+    X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+        The documents listed when a cell is clicked (usually the training data).
+    corpus : object, optional
+        Fills X, feature_names, titles, snippets, links, ids and metadata (those not given)
+        from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
+        ``links``, ``ids`` and ``metadata``.
+    feature_names : sequence of str, optional
+        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``).
+    titles, snippets, links, ids : sequence of str, optional
+        One per document (defaults: "document i", none, none, the row index).
+        Snippets longer than 1000 characters are cut.
+    metadata : dict of str -> 1-D array, optional
+        Colourings: strings (or bools) are categorical (legend; the 12 most frequent
+        levels, the rest "other"), numbers continuous (colour bar; NaN = missing).  A
+        cell's colour is the coverage-weighted class distribution or mean over documents.
+    color_by : str, optional
+        The colouring shown at start (a metadata name or "label embedding").
+    n_words : int, default=10
+        Words stored per cell (the page shows as many as fit at the current zoom).
+    idf : bool, default=False
+        Rank and size the words of a cell by ``pi * idf`` (smooth idf over X).
+    max_docs : int, optional
+        Keep a seeded random sample of this many documents (larger corpora).
+    random_state : int, default=0
+        Seed of that sample.
+    title : str, default="countgrid map"
+    data_format : {"auto", "json", "gzip"}, default="auto"
+        How the data are embedded: plain JSON for small maps, else gzip + base64.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    data = map_data(grid, X, corpus=corpus, feature_names=feature_names, titles=titles,
+                    snippets=snippets, links=links, ids=ids, metadata=metadata,
+                    color_by=color_by, n_words=n_words, idf=idf, max_docs=max_docs,
+                    random_state=random_state, title=title)
+    page = render_html(data, data_format)
+    path = pathlib.Path(os.fspath(path))
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

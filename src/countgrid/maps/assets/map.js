@@ -1,0 +1,657 @@
+/* countgrid interactive map (docs/map.md).  Vanilla JavaScript, no dependencies: the page
+ * must open from file:// with no network.  Every number shown comes from the data block that
+ * countgrid.maps.map_data wrote; cell (r, c) is pi_[r, c] of the model (0-based, C order). */
+(function () {
+  "use strict";
+
+  const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+  const MIN_FONT = 7;          // px: smaller words are not drawn (they would be noise)
+  const BASE_CELL = "#fbfaf6";
+  // Okabe & Ito colour-blind friendly palette, then softer extras (12 levels at most)
+  const PALETTE = [[0, 114, 178], [213, 94, 0], [0, 158, 115], [204, 121, 167], [230, 159, 0],
+    [86, 180, 233], [140, 86, 75], [188, 189, 34], [23, 190, 207], [148, 103, 189],
+    [240, 228, 66], [31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40],
+    [227, 119, 194], [107, 142, 35], [70, 130, 180], [205, 133, 63], [102, 102, 153]];
+  const OTHER = [150, 150, 150];     // the level "other" (levels beyond the 19 most frequent)
+  const levelColor = (col, c) => (col.lumped && c === col.levels.length - 1 ? OTHER
+    : PALETTE[c % PALETTE.length]);
+  // a light sequential ramp (yellow-green-blue) for continuous colourings
+  const RAMP = [[255, 255, 204], [161, 218, 180], [65, 182, 196], [44, 127, 184], [37, 52, 148]];
+
+  const $ = (id) => document.getElementById(id);
+  const mod = (a, n) => ((a % n) + n) % n;
+
+  // ------------------------------------------------------------------ data
+  function base64ToBytes(text) {
+    if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
+    const bin = atob(text);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  const TYPES = { Uint8Array, Uint16Array, Uint32Array, Int32Array, Float32Array, Float64Array };
+
+  // Arrays travel as {"$a": [type, offset, length]} into the binary blob, or
+  // {"$a": [type, [values]]} in plain JSON (null = NaN there, as JSON has no NaN).
+  function resolve(node, blob) {
+    if (Array.isArray(node)) return node.map((v) => resolve(v, blob));
+    if (node === null || typeof node !== "object") return node;
+    if (node.$a) {
+      const T = TYPES[node.$a[0]];
+      if (Array.isArray(node.$a[1])) return T.from(node.$a[1], (v) => (v === null ? NaN : v));
+      return new T(blob, node.$a[1], node.$a[2]);
+    }
+    const out = {};
+    for (const k of Object.keys(node)) out[k] = resolve(node[k], blob);
+    return out;
+  }
+
+  async function loadData() {
+    const el = $("cg-data");
+    const text = el.textContent;
+    if (el.dataset.format === "json") return resolve(JSON.parse(text), null);
+    if (typeof DecompressionStream === "undefined") {
+      throw new Error("This map is compressed and needs a browser with DecompressionStream " +
+        "(Chrome 80+, Firefox 113+, Safari 16.4+).");
+    }
+    const bytes = base64ToBytes(text.trim());
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const buf = await new Response(stream).arrayBuffer();
+    const n = new DataView(buf).getUint32(0, true);
+    const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, n)));
+    // a copy starting at the blob: its typed arrays are then aligned (offsets are 8-aligned)
+    return resolve(header, buf.slice(4 + n));
+  }
+
+  // ------------------------------------------------------------------ colours
+  const mix = (a, b, t) => [0, 1, 2].map((k) => a[k] + (b[k] - a[k]) * t);
+  const css = (rgb) => "rgb(" + rgb.map((v) => Math.round(v)).join(",") + ")";
+  const WHITE = [255, 255, 255];
+
+  function rampColor(t) {
+    if (!(t >= 0)) t = 0;
+    if (t > 1) t = 1;
+    const x = t * (RAMP.length - 1), k = Math.min(RAMP.length - 2, Math.floor(x));
+    return mix(RAMP[k], RAMP[k + 1], x - k);
+  }
+
+  // Cell colours of a colouring (an array of L rgb triples).  Categorical: with up to three
+  // levels the level colours are mixed by the cell's distribution (as the RGB label maps of
+  // the counting-grid papers); with more, the dominant level's colour, stronger the more it
+  // dominates.  Everything is mixed with white so that dark text stays readable.
+  function colouringRGB(col, L) {
+    const out = new Array(L);
+    if (col.kind === "categorical") {
+      const C = col.levels.length, P = col.values;
+      for (let i = 0; i < L; i++) {
+        let rgb;
+        if (C <= 3) {
+          rgb = [0, 0, 0];
+          for (let c = 0; c < C; c++) for (let k = 0; k < 3; k++) rgb[k] += P[i * C + c] * levelColor(col, c)[k];
+          rgb = mix(WHITE, rgb, 0.55);
+        } else {
+          let best = 0;
+          for (let c = 1; c < C; c++) if (P[i * C + c] > P[i * C + best]) best = c;
+          const strength = Math.max(0, Math.min(1, (P[i * C + best] - 1 / C) / (1 - 1 / C)));
+          rgb = mix(WHITE, levelColor(col, best), 0.15 + 0.5 * strength);
+        }
+        out[i] = rgb;
+      }
+    } else {
+      const span = col.vmax - col.vmin;
+      for (let i = 0; i < L; i++) {
+        const v = col.values[i];
+        out[i] = Number.isFinite(v) ? mix(WHITE, rampColor(span > 0 ? (v - col.vmin) / span : 0.5), 0.6)
+          : [232, 232, 232];
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ the map
+  function start(D) {
+    const E1 = D.extent[0], E2 = D.extent[1], W1 = D.window[0], W2 = D.window[1];
+    const L = E1 * E2, N = D.n_documents, K = D.top_words.length / L;
+    const vocab = D.vocabulary;
+    const wordIndex = new Map(), lowerIndex = new Map();
+    vocab.forEach((w, j) => {
+      if (!wordIndex.has(w)) wordIndex.set(w, j);
+      const lw = w.toLowerCase();
+      if (!lowerIndex.has(lw)) lowerIndex.set(lw, j);
+    });
+    let wmax = 0;
+    for (let j = 0; j < D.top_weights.length; j++) wmax = Math.max(wmax, D.top_weights[j]);
+    if (!(wmax > 0)) wmax = 1;
+
+    const canvas = $("cg-canvas"), ctx = canvas.getContext("2d");
+    const stage = $("cg-stage");
+    let cw = 0, ch = 0, dpr = 1;
+    const view = { s: 20, ox: 0, oy: 0, fit: 20 };
+    const state = {
+      highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
+      hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null,
+    };
+
+    // header
+    const fmt = (x) => x.toLocaleString("en-US");
+    let stats = `${E1} × ${E2} grid · window ${W1} × ${W2} · ${fmt(N)} documents`;
+    if (D.n_documents_total > N) stats += ` (a sample of ${fmt(D.n_documents_total)})`;
+    stats += ` · ${fmt(D.n_features)} words` + (D.idf ? " · idf-weighted" : "");
+    $("cg-stats").textContent = stats;
+
+    // ---- geometry
+    function resize() {
+      const r = stage.getBoundingClientRect();
+      const cx = view.ox + cw / 2 / view.s, cy = view.oy + ch / 2 / view.s;
+      const first = cw === 0;
+      cw = Math.max(1, Math.floor(r.width));
+      ch = Math.max(1, Math.floor(r.height));
+      dpr = window.devicePixelRatio || 1;
+      canvas.width = Math.round(cw * dpr);
+      canvas.height = Math.round(ch * dpr);
+      view.fit = Math.min(cw / E2, ch / E1);
+      if (first) fitView();
+      else { view.ox = cx - cw / 2 / view.s; view.oy = cy - ch / 2 / view.s; }
+    }
+    function fitView() {
+      view.s = view.fit;
+      view.ox = -(cw / view.s - E2) / 2;
+      view.oy = -(ch / view.s - E1) / 2;
+    }
+    function zoomAt(px, py, factor) {
+      const s = Math.max(view.fit * 0.5, Math.min(Math.max(view.fit * 24, 60), view.s * factor));
+      const wx = view.ox + px / view.s, wy = view.oy + py / view.s;
+      view.s = s;
+      view.ox = wx - px / s;
+      view.oy = wy - py / s;
+    }
+    // canvas pixel -> [row, col, flat] on the torus
+    function cellAt(px, py) {
+      const r = mod(Math.floor(view.oy + py / view.s), E1), c = mod(Math.floor(view.ox + px / view.s), E2);
+      return [r, c, r * E2 + c];
+    }
+    // canvas pixel of the centre of the on-screen copy of (r, c) nearest the view centre
+    function cellCenter(r, c) {
+      const mx = view.ox + cw / 2 / view.s, my = view.oy + ch / 2 / view.s;
+      const x = c + E2 * Math.round((mx - c - 0.5) / E2), y = r + E1 * Math.round((my - r - 0.5) / E1);
+      return [(x + 0.5 - view.ox) * view.s, (y + 0.5 - view.oy) * view.s];
+    }
+
+    // ---- words
+    const widthCache = new Map();
+    function textWidth(word, size, bold) {   // widths scale linearly with the font size
+      const key = (bold ? "b" : "n") + word;
+      let w = widthCache.get(key);
+      if (w === undefined) {
+        ctx.font = `${bold ? 700 : 500} 100px ${FONT}`;
+        w = ctx.measureText(word).width / 100;
+        widthCache.set(key, w);
+      }
+      return w * size;
+    }
+
+    // ---- drawing
+    function draw() {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.fillStyle = "#ece9e1";
+      ctx.fillRect(0, 0, cw, ch);
+      const s = view.s;
+      const x0 = Math.floor(view.ox), x1 = Math.ceil(view.ox + cw / s);
+      const y0 = Math.floor(view.oy), y1 = Math.ceil(view.oy + ch / s);
+      const searching = state.highlight !== null;
+      // cell backgrounds
+      for (let y = y0; y < y1; y++) {
+        const r = mod(y, E1), py = (y - view.oy) * s;
+        for (let x = x0; x < x1; x++) {
+          const i = r * E2 + mod(x, E2);
+          ctx.fillStyle = state.cellCSS ? state.cellCSS[i] : BASE_CELL;
+          ctx.fillRect((x - view.ox) * s, py, s + 0.5, s + 0.5);
+        }
+      }
+      // search hits
+      if (searching) {
+        ctx.fillStyle = "rgba(245, 158, 11, 0.38)";
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) {
+            if (state.highlight[r * E2 + mod(x, E2)]) ctx.fillRect((x - view.ox) * s, py, s, s);
+          }
+        }
+      }
+      // grid lines, and darker seams where the torus wraps (between index E-1 and 0)
+      if (s >= 5) {
+        ctx.strokeStyle = "rgba(60, 50, 30, 0.10)";
+        ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (let x = x0; x <= x1; x++) { const px = Math.round((x - view.ox) * s) + 0.5; ctx.moveTo(px, 0); ctx.lineTo(px, ch); }
+        for (let y = y0; y <= y1; y++) { const py = Math.round((y - view.oy) * s) + 0.5; ctx.moveTo(0, py); ctx.lineTo(cw, py); }
+        ctx.stroke();
+      }
+      ctx.strokeStyle = "rgba(60, 50, 30, 0.35)";
+      ctx.setLineDash([4, 4]);
+      ctx.beginPath();
+      for (let x = Math.ceil(x0 / E2) * E2; x <= x1; x += E2) { const px = Math.round((x - view.ox) * s) + 0.5; ctx.moveTo(px, 0); ctx.lineTo(px, ch); }
+      for (let y = Math.ceil(y0 / E1) * E1; y <= y1; y += E1) { const py = Math.round((y - view.oy) * s) + 0.5; ctx.moveTo(0, py); ctx.lineTo(cw, py); }
+      ctx.stroke();
+      ctx.setLineDash([]);
+      drawWords(x0, x1, y0, y1, searching);
+      // the hovered document's window, in every visible copy
+      if (state.hoverDoc >= 0) {
+        const k = D.doc_map[state.hoverDoc], kr = Math.floor(k / E2), kc = k % E2;
+        ctx.lineWidth = 2.5;
+        ctx.strokeStyle = "#2563eb";
+        ctx.fillStyle = "rgba(37, 99, 235, 0.10)";
+        for (let y = kr + E1 * Math.floor((y0 - kr - W1) / E1); y < y1; y += E1) {
+          for (let x = kc + E2 * Math.floor((x0 - kc - W2) / E2); x < x1; x += E2) {
+            const px = (x - view.ox) * s, py = (y - view.oy) * s;
+            ctx.fillRect(px, py, W2 * s, W1 * s);
+            ctx.strokeRect(px + 1, py + 1, W2 * s - 2, W1 * s - 2);
+          }
+        }
+      }
+      // the pinned cell
+      if (state.pinned >= 0) {
+        const pr = Math.floor(state.pinned / E2), pc = state.pinned % E2;
+        ctx.lineWidth = 2.5;
+        ctx.strokeStyle = "#c2410c";
+        for (let y = pr + E1 * Math.floor((y0 - pr - 1) / E1); y < y1; y += E1) {
+          for (let x = pc + E2 * Math.floor((x0 - pc - 1) / E2); x < x1; x += E2) {
+            const px = (x - view.ox) * s, py = (y - view.oy) * s;
+            ctx.strokeRect(px + 1.25, py + 1.25, s - 2.5, s - 2.5);
+            ctx.fillStyle = "#c2410c";
+            ctx.beginPath();
+            ctx.arc(px + s / 2, py + Math.min(6, s / 4), Math.max(2.5, Math.min(5, s / 8)), 0, 2 * Math.PI);
+            ctx.fill();
+          }
+        }
+      }
+    }
+
+    // Each cell shows its most probable words, largest first, as many as fit: the font
+    // grows with sqrt(weight / largest weight of the map), so zooming in shows more words.
+    // When cells are too small for text, blocks of up to step x step cells show the best
+    // words of the block instead, so the zoomed-out map stays labelled (as the word grids
+    // of the papers).  Blocks tile each period of the torus from cell 0 (the last one of a
+    // period is narrower when step does not divide the extent): panning by a whole extent
+    // changes nothing.
+    const LABEL_CELL = 42;   // px: below this cell size, words are drawn per block
+    function drawWords(x0, x1, y0, y1, searching) {
+      const step = Math.max(1, Math.ceil(LABEL_CELL / view.s));
+      ctx.textAlign = "center";
+      ctx.textBaseline = "top";
+      const best = new Map();
+      const starts = (lo, hi, E) => {   // [world start, length] of the blocks meeting [lo, hi)
+        const out = [];
+        for (let p = Math.floor(lo / E) * E; p < hi; p += E) {
+          for (let a = 0; a < E; a += step) {
+            const len = Math.min(step, E - a);
+            if (p + a + len > lo && p + a < hi) out.push([p + a, len]);
+          }
+        }
+        return out;
+      };
+      const rows = starts(y0, y1, E1), cols = starts(x0, x1, E2);
+      for (const [y, h] of rows) {
+        for (const [x, w] of cols) {
+          let words, lit;
+          if (step === 1) {
+            const i = mod(y, E1) * E2 + mod(x, E2);
+            words = [];
+            for (let j = 0; j < K; j++) words.push([D.top_words[i * K + j], D.top_weights[i * K + j]]);
+            lit = !searching || state.highlight[i];
+          } else {
+            best.clear();
+            lit = !searching;
+            for (let a = 0; a < h; a++) {
+              for (let b = 0; b < w; b++) {
+                const i = mod(y + a, E1) * E2 + mod(x + b, E2);
+                if (searching && state.highlight[i]) lit = true;
+                for (let j = 0; j < K; j++) {
+                  const wt = D.top_weights[i * K + j], v = D.top_words[i * K + j];
+                  if (!(best.get(v) >= wt)) best.set(v, wt);
+                }
+              }
+            }
+            words = Array.from(best.entries()).sort((p, q) => q[1] - p[1] || p[0] - q[0]).slice(0, K);
+          }
+          drawCellWords((x - view.ox) * view.s, (y - view.oy) * view.s, w * view.s, h * view.s,
+            step * view.s, words, !lit);
+        }
+      }
+    }
+
+    // words of one cell or block (width bw, height bh; fonts sized for a block of size s)
+    function drawCellWords(px, py, bw, bh, s, words, dim) {
+      const pad = Math.max(1, s * 0.06), availW = bw - 2 * pad, availH = bh - 2 * pad;
+      const lines = [];
+      let height = 0;
+      for (let j = 0; j < words.length; j++) {
+        const w = words[j][1];
+        if (!(w > 0)) break;
+        const word = vocab[words[j][0]];
+        const hit = state.terms.has(word);
+        let size = Math.min(44, s * (0.13 + 0.25 * Math.sqrt(w / wmax)));
+        if (size < MIN_FONT) break;
+        const width = textWidth(word, size, hit);
+        if (width > availW) size *= availW / width;
+        if (size < MIN_FONT) continue;
+        if (height + size * 1.12 > availH) break;
+        lines.push([word, size, hit]);
+        height += size * 1.12;
+      }
+      let ty = py + pad + (availH - height) / 2;
+      for (let j = 0; j < lines.length; j++) {
+        const [word, size, hit] = lines[j];
+        ctx.font = `${hit ? 700 : 500} ${size.toFixed(1)}px ${FONT}`;
+        ctx.fillStyle = hit ? "#9a3412" : dim ? "rgba(31, 35, 40, 0.35)" : j === 0 ? "#1f2328" : "#3b4250";
+        ctx.fillText(word, px + bw / 2, ty + size * 0.06);
+        ty += size * 1.12;
+      }
+    }
+
+    let pending = false;
+    function scheduleDraw() {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => { pending = false; draw(); });
+    }
+
+    // ---- search: cell i lights for word w when pi_i(w) >= search_fraction * max_j pi_j(w)
+    function search(query) {
+      const terms = String(query).split(/[\s,;]+/).filter((t) => t.length);
+      const info = $("cg-search-info");
+      state.terms = new Set();
+      if (!terms.length) {
+        state.highlight = null; state.highlightList = []; info.textContent = "";
+        draw();
+        return [];
+      }
+      const hl = new Uint8Array(L), missing = [];
+      for (const t of terms) {
+        let j = wordIndex.get(t);
+        if (j === undefined) j = lowerIndex.get(t.toLowerCase());
+        if (j === undefined) { missing.push(t); continue; }
+        state.terms.add(vocab[j]);
+        for (let e = D.search_offsets[j]; e < D.search_offsets[j + 1]; e++) hl[D.search_cells[e]] = 1;
+      }
+      const list = [];
+      for (let i = 0; i < L; i++) if (hl[i]) list.push(i);
+      state.highlight = state.terms.size ? hl : null;
+      state.highlightList = list;
+      let msg = state.terms.size ? `${list.length} cell${list.length === 1 ? "" : "s"}` : "";
+      if (missing.length) msg += (msg ? " · " : "") + `not in the vocabulary: ${missing.join(", ")}`;
+      info.textContent = msg;
+      draw();
+      return list;
+    }
+
+    // ---- documents of a pinned cell: s_t(cell) = sum of q_t(k) over the stored corners k
+    // whose window covers the cell, summed in stored order (as countgrid.maps.rank_documents)
+    function rank(cell) {
+      const r = Math.floor(cell / E2), c = cell % E2;
+      const covering = new Uint8Array(L);
+      for (let a = 0; a < W1; a++) for (let b = 0; b < W2; b++) covering[mod(r - a, E1) * E2 + mod(c - b, E2)] = 1;
+      const off = D.doc_offsets, pos = D.doc_positions, q = D.doc_posteriors;
+      const scores = new Float64Array(N), cand = [];
+      for (let t = 0; t < N; t++) {
+        let sc = 0;
+        for (let j = off[t]; j < off[t + 1]; j++) if (covering[pos[j]]) sc += q[j];
+        scores[t] = sc;
+        if (sc > 0) cand.push(t);
+      }
+      cand.sort((a, b) => scores[b] - scores[a] || a - b);
+      const top = cand.slice(0, D.list_length);
+      return [top, top.map((t) => scores[t])];
+    }
+
+    function pin(r, c) {
+      r = mod(Math.floor(r), E1); c = mod(Math.floor(c), E2);
+      state.pinned = r * E2 + c;
+      const [list, scores] = N ? rank(state.pinned) : [[], []];
+      state.listed = list; state.scores = scores; state.hoverDoc = -1;
+      renderList(r, c);
+      draw();
+      return list.map((t) => D.doc_index[t]);
+    }
+
+    function renderList(r, c) {
+      const ol = $("cg-docs");
+      ol.textContent = "";
+      const words = [];
+      for (let j = 0; j < Math.min(K, 5); j++) if (D.top_weights[state.pinned * K + j] > 0) words.push(vocab[D.top_words[state.pinned * K + j]]);
+      $("cg-panel-info").textContent = !N ? `Cell (${r}, ${c}): ${words.join(", ")}. This map has no documents.`
+        : `Cell (${r}, ${c}): ${words.join(", ")} — ${state.listed.length} document${state.listed.length === 1 ? "" : "s"}` +
+          (state.listed.length === D.list_length ? " (the first " + D.list_length + ")" : "") + ", most covering first.";
+      $("cg-csv").disabled = !state.listed.length;
+      const best = state.scores.length ? state.scores[0] : 1;
+      const frag = document.createDocumentFragment();
+      state.listed.forEach((t, rankNo) => {
+        const li = document.createElement("li");
+        li.dataset.doc = String(t);
+        const title = document.createElement("div");
+        title.className = "cg-doc-title";
+        const link = D.links ? D.links[t] : "";
+        if (link) {
+          const a = document.createElement("a");
+          a.href = link; a.target = "_blank"; a.rel = "noopener noreferrer"; a.textContent = D.titles[t];
+          title.appendChild(a);
+        } else title.textContent = D.titles[t];
+        const meta = document.createElement("div");
+        meta.className = "cg-doc-meta";
+        const bar = document.createElement("span");
+        bar.className = "cg-score";
+        bar.style.width = Math.max(2, 48 * state.scores[rankNo] / best) + "px";
+        const span = (text) => Object.assign(document.createElement("span"), { textContent: text });
+        meta.append(span(`#${rankNo + 1}`), bar, span(`${(100 * state.scores[rankNo]).toFixed(1)} %`),
+          span(`id ${D.ids[t]}`));
+        li.append(title, meta);
+        if (D.snippets[t]) {
+          const sn = document.createElement("div");
+          sn.className = "cg-snippet"; sn.textContent = D.snippets[t];
+          li.appendChild(sn);
+        }
+        li.addEventListener("mouseenter", () => { state.hoverDoc = t; li.classList.add("cg-active"); scheduleDraw(); });
+        li.addEventListener("mouseleave", () => { state.hoverDoc = -1; li.classList.remove("cg-active"); scheduleDraw(); });
+        frag.appendChild(li);
+      });
+      ol.appendChild(frag);
+      ol.scrollTop = 0;
+    }
+
+    // ---- colourings
+    const select = $("cg-color");
+    D.colorings.forEach((col, k) => {
+      const o = document.createElement("option");
+      o.value = String(k); o.textContent = col.name;
+      select.appendChild(o);
+    });
+    function colorBy(name) {
+      const k = D.colorings.findIndex((c) => c.name === name);
+      const legend = $("cg-legend");
+      if (k < 0) {
+        state.colouring = null; state.cellRGB = null; state.cellCSS = null;
+        select.value = ""; legend.hidden = true;
+        draw();
+        return false;
+      }
+      const col = D.colorings[k];
+      state.colouring = col;
+      state.cellRGB = colouringRGB(col, L);
+      state.cellCSS = state.cellRGB.map(css);
+      select.value = String(k);
+      legend.textContent = "";
+      const head = document.createElement("div");
+      head.className = "cg-legend-title"; head.textContent = col.name;
+      legend.appendChild(head);
+      if (col.kind === "categorical") {
+        col.levels.forEach((lev, c) => {
+          const row = document.createElement("div");
+          row.className = "cg-legend-row";
+          const sw = document.createElement("span");
+          sw.className = "cg-swatch"; sw.style.background = css(levelColor(col, c));
+          row.append(sw, lev + (col.counts ? ` (${fmt(col.counts[c])})` : ""));
+          legend.appendChild(row);
+        });
+      } else {
+        const bar = document.createElement("div");
+        bar.className = "cg-bar";
+        bar.style.background = "linear-gradient(to right," + RAMP.map((c) => css(mix(WHITE, c, 0.6))).join(",") + ")";
+        const labels = document.createElement("div");
+        labels.className = "cg-bar-labels";
+        const f = (v) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-2 && v !== 0) ? v.toExponential(2) : +v.toPrecision(3)).toString();
+        labels.append(Object.assign(document.createElement("span"), { textContent: f(col.vmin) }),
+          Object.assign(document.createElement("span"), { textContent: f(col.vmax) }));
+        legend.append(bar, labels);
+      }
+      legend.hidden = false;
+      draw();
+      return true;
+    }
+    select.addEventListener("change", () => colorBy(select.value === "" ? null : D.colorings[+select.value].name));
+
+    // ---- exports
+    function csvText() {
+      const q = (v) => { const s = String(v); return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; };
+      const rows = [["rank", "index", "id", "title", "score", "link", "snippet"].join(",")];
+      state.listed.forEach((t, k) => rows.push([k + 1, D.doc_index[t], D.ids[t], D.titles[t],
+        state.scores[k].toFixed(6), D.links ? D.links[t] : "", D.snippets[t]].map(q).join(",")));
+      return rows.join("\r\n") + "\r\n";
+    }
+    function download(name, blob) {
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob); a.download = name;
+      document.body.appendChild(a); a.click(); a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    }
+    $("cg-csv").addEventListener("click", () => {
+      const r = Math.floor(state.pinned / E2), c = state.pinned % E2;
+      download(`countgrid-documents-${r}-${c}.csv`, new Blob([csvText()], { type: "text/csv" }));
+    });
+    $("cg-png").addEventListener("click", () => canvas.toBlob((b) => download("countgrid-map.png", b), "image/png"));
+    $("cg-reset").addEventListener("click", () => { fitView(); draw(); });
+
+    // ---- search box (exact words, several separated by spaces; suggestions by prefix)
+    const input = $("cg-search");
+    $("cg-search-form").addEventListener("submit", (e) => { e.preventDefault(); search(input.value); });
+    input.addEventListener("input", () => {
+      if (!input.value.trim()) { search(""); return; }
+      const last = input.value.split(/[\s,;]+/).pop().toLowerCase();
+      const dl = $("cg-suggest");
+      dl.textContent = "";
+      if (last.length < 2) return;
+      let n = 0;
+      for (const w of vocab) {
+        if (w.toLowerCase().startsWith(last)) {
+          dl.appendChild(Object.assign(document.createElement("option"), { value: w }));
+          if (++n >= 12) break;
+        }
+      }
+    });
+
+    // ---- pointer: drag pans (wrapping: the view is unbounded, cells are taken modulo the
+    // extent), a click without drag pins a cell, the wheel zooms about the pointer
+    let drag = null;
+    canvas.addEventListener("pointerdown", (e) => {
+      drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false };
+      canvas.setPointerCapture(e.pointerId);
+    });
+    canvas.addEventListener("pointermove", (e) => {
+      const rect = canvas.getBoundingClientRect();
+      if (drag) {
+        const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; canvas.classList.add("cg-dragging"); }
+        if (drag.moved) { view.ox = drag.ox - dx / view.s; view.oy = drag.oy - dy / view.s; scheduleDraw(); }
+        return;
+      }
+      const [r, c, i] = cellAt(e.clientX - rect.left, e.clientY - rect.top);
+      const words = [];
+      for (let j = 0; j < Math.min(K, 8); j++) if (D.top_weights[i * K + j] > 0) words.push(vocab[D.top_words[i * K + j]]);
+      let extra = "";
+      if (state.colouring) {
+        const col = state.colouring;
+        if (col.kind === "categorical") {
+          let best = 0;
+          for (let k = 1; k < col.levels.length; k++) if (col.values[i * col.levels.length + k] > col.values[i * col.levels.length + best]) best = k;
+          extra = ` · ${col.name}: ${col.levels[best]} ${(100 * col.values[i * col.levels.length + best]).toFixed(0)} %`;
+        } else extra = ` · ${col.name}: ${(+col.values[i].toPrecision(4))}`;
+      }
+      $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}`;
+    });
+    const endDrag = (e) => {
+      if (!drag) return;
+      const rect = canvas.getBoundingClientRect();
+      if (!drag.moved && e.type === "pointerup") {
+        const [r, c] = cellAt(e.clientX - rect.left, e.clientY - rect.top);
+        pin(r, c);
+      }
+      drag = null;
+      canvas.classList.remove("cg-dragging");
+    };
+    canvas.addEventListener("pointerup", endDrag);
+    canvas.addEventListener("pointercancel", endDrag);
+    canvas.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const rect = canvas.getBoundingClientRect();
+      zoomAt(e.clientX - rect.left, e.clientY - rect.top, Math.exp(-e.deltaY * 0.0015));
+      scheduleDraw();
+    }, { passive: false });
+    canvas.tabIndex = 0;
+    canvas.addEventListener("keydown", (e) => {
+      const step = Math.max(1, Math.round(cw / view.s / 8));
+      const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+      if (moves[e.key]) { view.ox += moves[e.key][0]; view.oy += moves[e.key][1]; }
+      else if (e.key === "+" || e.key === "=") zoomAt(cw / 2, ch / 2, 1.25);
+      else if (e.key === "-") zoomAt(cw / 2, ch / 2, 0.8);
+      else return;
+      e.preventDefault();
+      scheduleDraw();
+    });
+    new ResizeObserver(() => { resize(); draw(); }).observe(stage);
+
+    resize();
+    if (D.color_by) colorBy(D.color_by);
+    draw();
+    const firstFrameMs = performance.now();
+
+    // A small hook for tests and scripting: real state, not pixels only.
+    window.countgridMap = {
+      ready: true,
+      firstFrameMs,
+      extent: [E1, E2],
+      window: [W1, W2],
+      search,
+      pin,
+      colorBy,
+      pan(dx, dy) { view.ox += dx; view.oy += dy; draw(); return this.view(); },
+      zoom(factor) { zoomAt(cw / 2, ch / 2, factor); draw(); return this.view(); },
+      reset() { fitView(); draw(); },
+      view() { return { s: view.s, ox: view.ox, oy: view.oy, width: cw, height: ch }; },
+      cellAt(px, py) { return cellAt(px, py).slice(0, 2); },
+      cellCenter,
+      cellColor(i) { return state.cellRGB ? state.cellRGB[i].map(Math.round) : null; },
+      highlightedCells() { return state.highlightList.slice(); },
+      listedDocuments() { return state.listed.map((t) => D.doc_index[t]); },
+      listedScores() { return state.scores.slice(); },
+      hoverDocument(rankNo) { state.hoverDoc = rankNo < 0 ? -1 : state.listed[rankNo]; draw(); return this.outlinedWindow(); },
+      outlinedWindow() {
+        if (state.hoverDoc < 0) return null;
+        const k = D.doc_map[state.hoverDoc];
+        return [Math.floor(k / E2), k % E2];
+      },
+      csv: csvText,
+      png() { return canvas.toDataURL("image/png"); },
+    };
+    document.documentElement.dataset.ready = "1";
+  }
+
+  function fail(err) {
+    console.error(err);
+    const box = $("cg-error");
+    box.textContent = "The map could not be shown: " + (err && err.message ? err.message : err);
+    box.hidden = false;
+    window.countgridMap = { ready: false, error: String(err && err.message ? err.message : err) };
+  }
+
+  loadData().then(start).catch(fail);
+})();

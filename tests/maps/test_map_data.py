@@ -1,0 +1,256 @@
+"""countgrid.maps.map_data / write_html in Python: the embedded arrays are the model's."""
+import base64
+import gzip
+import json
+import re
+import warnings
+from importlib import resources
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import countgrid
+from countgrid.exceptions import NotFittedError
+from countgrid.maps import map_data, rank_documents, write_html
+from countgrid.maps._data import MAX_POSITIONS, POSTERIOR_MASS
+from countgrid.maps._html import encode_payload
+
+from _reference.browse import coverage_reference
+
+
+def test_assets_are_installed():
+    root = resources.files("countgrid.maps").joinpath("assets")
+    for name in ("map.js", "map.css", "template.html"):
+        assert root.joinpath(name).read_text("utf-8").strip()
+
+
+def test_top_words_and_search_rule(fitted):
+    grid = fitted["grid"]
+    d = map_data(grid, feature_names=fitted["words"], n_words=4)
+    pi = grid.pi_.reshape(-1, grid.pi_.shape[-1])
+    for i in range(pi.shape[0]):
+        expected = sorted(range(pi.shape[1]), key=lambda z: (-pi[i, z], z))[:4]
+        assert d["top_words"][i].tolist() == expected
+        np.testing.assert_allclose(d["top_weights"][i], pi[i, expected], rtol=1e-6)
+    for w in range(pi.shape[1]):       # the search rule: pi_i(w) >= max_j pi_j(w) / 2
+        cells = d["search_cells"][d["search_offsets"][w]:d["search_offsets"][w + 1]]
+        expected = [i for i in range(pi.shape[0]) if pi[i, w] >= 0.5 * pi[:, w].max()]
+        assert cells.tolist() == expected
+    assert d["vocabulary"] == fitted["words"] and d["n_documents"] == 0
+
+
+def test_idf_weighting(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    d = map_data(grid, X, n_words=3, idf=True)
+    df = (X > 0).sum(axis=0)
+    idf = np.log((1 + len(X)) / (1 + df)) + 1
+    wts = grid.pi_.reshape(-1, X.shape[1]) * idf
+    assert d["top_words"][5].tolist() == sorted(range(X.shape[1]),
+                                                 key=lambda z: (-wts[5, z], z))[:3]
+    with pytest.raises(ValueError, match="idf"):
+        map_data(grid, idf=True)
+
+
+def test_truncated_posteriors(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    d = map_data(grid, X)
+    Q = grid.transform(X).astype(np.float64)
+    off, pos, q = d["doc_offsets"], d["doc_positions"], d["doc_posteriors"]
+    assert len(off) == len(X) + 1 and off[0] == 0
+    for t in range(len(X)):
+        p, v = pos[off[t]:off[t + 1]], q[off[t]:off[t + 1]].astype(np.float64)
+        np.testing.assert_allclose(v, Q[t, p], rtol=1e-6)
+        assert np.all(np.diff(v) <= 0)
+        # the kept entries are the largest, and the fewest holding POSTERIOR_MASS (or the cap)
+        assert v[-1] >= np.delete(Q[t], p).max() * (1 - 1e-6)
+        assert v.sum() >= POSTERIOR_MASS * (1 - 1e-6) or len(v) == MAX_POSITIONS
+        assert len(v) == 1 or v[:-1].sum() < POSTERIOR_MASS * (1 + 1e-6)
+    np.testing.assert_array_equal(
+        np.stack(np.unravel_index(d["doc_map"], (10, 13)), axis=1), grid.positions(X))
+
+
+def test_page_ranking_agrees_with_documents_near(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    d = map_data(grid, X)
+    S = grid.transform(X).astype(np.float64)
+    for cell in [(0, 0), (4, 7), (9, 12)]:
+        idx, scores = rank_documents(d, cell, n_documents=15)
+        ref_idx, ref_scores = grid.documents_near(X, cell, n_documents=15)
+        # truncation drops at most 1 - POSTERIOR_MASS of each posterior (or the tail
+        # beyond MAX_POSITIONS): the k-th scores agree to that, and so do the documents'
+        # exact scores
+        tol = 1 - POSTERIOR_MASS + 1e-6
+        np.testing.assert_allclose(scores, ref_scores, atol=tol)
+        flat = np.ravel_multi_index(cell, (10, 13))
+        exact = coverage_reference(S[idx], (10, 13), (3, 4))[:, flat]
+        np.testing.assert_allclose(exact, ref_scores, atol=2 * tol)
+        assert len(set(idx) ^ set(ref_idx)) <= 4
+
+
+def test_metadata_colourings_are_coverage_weighted(fitted):
+    grid, X, meta = fitted["grid"], fitted["X"], fitted["meta"]
+    d = map_data(grid, X, metadata=meta, color_by="topic")
+    cols = {c["name"]: c for c in d["colorings"]}
+    S = coverage_reference(grid.transform(X).astype(np.float64), (10, 13), (3, 4))
+    cat = cols["topic"]
+    assert cat["kind"] == "categorical" and cat["levels"] == ["alpha", "beta", "gamma"]
+    Y = np.stack([meta["topic"] == lev for lev in cat["levels"]], axis=1).astype(float)
+    P = (S.T @ Y) / S.sum(axis=0)[:, None]
+    np.testing.assert_allclose(cat["values"], P, rtol=1e-5, atol=1e-6)
+    assert cat["counts"].tolist() == [80, 80, 80]
+    con = cols["length"]
+    mean = (S.T @ meta["length"]) / S.sum(axis=0)
+    np.testing.assert_allclose(con["values"], mean, rtol=1e-5)
+    assert con["vmin"] == pytest.approx(mean.min(), rel=1e-6)
+    # a grid fitted on three topics separates them: some cells are mostly one topic
+    assert P.max() > 0.8
+
+
+def test_many_levels_are_lumped(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    labels = np.array([f"L{i % 25:02d}" for i in range(len(X))])
+    d = map_data(grid, X, metadata={"many": labels, "flag": np.arange(len(X)) % 2 == 0})
+    many = d["colorings"][0]
+    assert len(many["levels"]) == 20 and many["levels"][-1] == "other" and many["lumped"]
+    assert many["counts"].sum() == len(X)
+    assert d["colorings"][1]["kind"] == "categorical"
+    assert d["colorings"][1]["levels"] == ["False", "True"]
+
+
+def test_classifier_label_embedding(fitted):
+    X, topic = fitted["X"], fitted["topic"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = countgrid.CountingGridClassifier((8, 8), (3, 3), n_iter=5, random_state=0)
+        clf.fit(X, np.array(["a", "b", "c"])[topic])
+    d = map_data(clf, X, color_by="label embedding")
+    col = d["colorings"][0]
+    assert col["name"] == "label embedding" and col["levels"] == ["a", "b", "c"]
+    g = clf.gamma_.reshape(64, 3)
+    np.testing.assert_allclose(col["values"], g / g.sum(axis=1, keepdims=True), rtol=1e-5)
+    assert d["extent"].tolist() == [8, 8]
+
+
+def test_sampling_is_seeded(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    a = map_data(grid, X, titles=fitted["titles"], max_docs=50, random_state=3)
+    b = map_data(grid, sp.csr_matrix(X), titles=fitted["titles"], max_docs=50, random_state=3)
+    c = map_data(grid, X, max_docs=50, random_state=4)
+    assert a["n_documents"] == 50 and a["n_documents_total"] == len(X)
+    np.testing.assert_array_equal(a["doc_index"], b["doc_index"])
+    assert not np.array_equal(a["doc_index"], c["doc_index"])
+    assert a["titles"] == [fitted["titles"][i] for i in a["doc_index"]]
+    np.testing.assert_array_equal(a["doc_posteriors"], b["doc_posteriors"])
+    assert map_data(grid, X, max_docs=10**6)["n_documents"] == len(X)
+
+
+class FakeCorpus:
+    def __init__(self, f):
+        self.counts = sp.csr_matrix(f["X"])
+        self.vocabulary = f["words"]
+        self.ids = [f"id-{i}" for i in range(len(f["X"]))]
+        self.titles, self.snippets, self.links = f["titles"], f["snippets"], None
+        self.metadata = f["meta"]
+
+
+def test_corpus_fills_the_arguments(fitted):
+    d = map_data(fitted["grid"], corpus=FakeCorpus(fitted), titles=["t"] * len(fitted["X"]))
+    assert d["vocabulary"] == fitted["words"] and d["ids"][3] == "id-3"
+    assert d["titles"][0] == "t" and d["links"] is None
+    assert [c["name"] for c in d["colorings"]] == ["topic", "length"]
+
+
+def test_bad_arguments(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    with pytest.raises(ValueError, match="titles"):
+        map_data(grid, X, titles=["a"])
+    with pytest.raises(ValueError, match="pass X"):
+        map_data(grid, titles=["a"])
+    with pytest.raises(ValueError, match="feature_names"):
+        map_data(grid, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="color_by"):
+        map_data(grid, X, metadata=fitted["meta"], color_by="nope")
+    with pytest.raises(ValueError, match="metadata"):
+        map_data(grid, X, metadata={"x": np.zeros(3)})
+    with pytest.raises(TypeError, match="metadata"):
+        map_data(grid, X, metadata=[1, 2])
+    with pytest.raises(ValueError, match="n_words"):
+        map_data(grid, n_words=0)
+    with pytest.raises(TypeError, match="max_docs"):
+        map_data(grid, X, max_docs=2.5)
+    with pytest.raises(ValueError):
+        map_data(grid, X[:, :5])
+    with pytest.raises(NotFittedError):
+        map_data(countgrid.CountingGrid((4, 4), (2, 2)))
+    with pytest.raises(TypeError, match="CountingGrid"):
+        map_data(countgrid.PLSA(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g3 = countgrid.CountingGrid((3, 3, 3), (2, 2, 2), n_iter=2).fit(X)
+        g1 = countgrid.CountingGrid((9,), (2,), n_iter=2).fit(X)
+    for g in (g3, g1):
+        with pytest.raises(ValueError, match="2-D"):
+            map_data(g, X)
+    with pytest.raises(ValueError, match="data_format"):
+        write_html(grid, "never.html", data_format="xml")
+
+
+def decode(page):
+    """The data block of a page, as the page's loader reads it (arrays as lists)."""
+    fmt = re.search(r'data-format="(\w+)">', page).group(1)
+    text = re.search(r'<script id="cg-data"[^>]*>(.*?)</script>', page, re.S).group(1)
+    blob = None
+    if fmt == "json":
+        header = json.loads(text)
+    else:
+        raw = gzip.decompress(base64.b64decode(text))
+        n = int.from_bytes(raw[:4], "little")
+        header, blob = json.loads(raw[4:4 + n]), raw[4 + n:]
+    types = {"Uint8Array": "<u1", "Uint16Array": "<u2", "Uint32Array": "<u4",
+             "Int32Array": "<i4", "Float32Array": "<f4", "Float64Array": "<f8"}
+
+    def resolve(node):
+        if isinstance(node, dict) and "$a" in node:
+            if blob is None:
+                js, values = node["$a"]
+                return np.array(values, dtype=types[js]).tolist()
+            js, off, size = node["$a"]
+            return np.frombuffer(blob, dtype=types[js], count=size, offset=off).tolist()
+        if isinstance(node, dict):
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+    return resolve(header)
+
+
+@pytest.mark.parametrize("data_format", ["json", "gzip"])
+def test_page_is_self_contained_and_carries_the_data(fitted, tmp_path, data_format):
+    grid, X = fitted["grid"], fitted["X"]
+    kw = dict(feature_names=fitted["words"], titles=fitted["titles"],
+              snippets=["</script><!-- {{JS}} \u00e9"] * len(X), metadata=fitted["meta"],
+              title="A <map> & {{DATA}}")
+    path = write_html(grid, tmp_path / "m.html", X, data_format=data_format, **kw)
+    page = path.read_text("utf-8")
+    assert page.count("</script>") == 2 and "<title>A &lt;map&gt; &amp; {{DATA}}</title>" in page
+    # nothing is fetched: no external script, style sheet, image or font
+    assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=', page)
+    assert "@import" not in page and "url(http" not in page
+    got = decode(page)
+    d = map_data(grid, X, **kw)
+    assert got["snippets"][0] == "</script><!-- {{JS}} \u00e9"
+    assert got["doc_positions"] == d["doc_positions"].tolist()
+    assert got["doc_posteriors"] == d["doc_posteriors"].tolist()       # float32, bit-exact
+    assert got["colorings"][0]["values"] == d["colorings"][0]["values"].ravel().tolist()
+    assert got["extent"] == [10, 13]
+    # deterministic bytes, and the method is the function
+    again = grid.to_html(tmp_path / "n.html", X, data_format=data_format, **kw)
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_auto_format_by_size(fitted):
+    small = map_data(fitted["grid"])
+    assert encode_payload(small)[0] == "json"
+    big = dict(small, snippets=["x" * 1000] * 400)
+    assert encode_payload(big)[0] == "gzip"
