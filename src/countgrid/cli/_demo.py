@@ -22,9 +22,23 @@ DEMO_COARSE_ITER = 10
 DEMO_N_ITER = 100
 DEMO_OUTPUT = "countgrid_demo.png"
 DEMO_HTML = "countgrid_demo.html"
-# The vocabulary of the demo (scikit-learn's CountVectorizer on the texts, no labels used).
-DEMO_VOCABULARY = dict(stop_words="english", min_df=5, max_df=0.5, max_features=2500,
+# The vocabulary of the demo (scikit-learn's CountVectorizer on the texts, no labels used):
+# scikit-learn's English stop words, plus Usenet boiler-plate and contraction fragments
+# (the list of tools/make_demo_data.py), words of 3+ letters in 5 to 50 % of the posts.
+USENET_STOP_WORDS = frozenset("""
+writes wrote article articles edu com org net gov mil uucp apr mar may jun jan feb reply
+posting posted post posts mail email message messages news newsgroup newsgroups subject
+fax phone internet dept university univ inc don didn doesn isn ll ve wasn weren wouldn
+couldn shouldn haven hasn hadn aren won ain just like know think want really say said
+""".split())
+DEMO_VOCABULARY = dict(min_df=5, max_df=0.5, max_features=2500,
                        token_pattern=r"(?u)\b[a-z]{3,}\b")
+
+
+def _demo_stop_words():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return sorted(ENGLISH_STOP_WORDS | USENET_STOP_WORDS)
 
 EXAMPLE = """\
 examples:
@@ -122,11 +136,10 @@ def demo_corpus():
     groups = np.asarray(data.label_names)[data.y]
     ids = np.array([f"post-{i:04d}" for i in range(len(data.texts))])
     titles = np.array([" ".join(t.split()[:8]) for t in data.texts])
-    metadata = {"group": groups, "split": np.asarray(data.split_names if hasattr(
-        data, "split_names") else ["train", "test"])[data.split]}
+    metadata = {"group": groups, "split": np.array(["train", "test"])[data.split]}
     if _have("sklearn"):
         corpus = Corpus.from_texts(data.texts, ids=ids, titles=titles, metadata=metadata,
-                                   **DEMO_VOCABULARY)
+                                   stop_words=_demo_stop_words(), **DEMO_VOCABULARY)
         return corpus, None
     X, y, words, _ = load_news20_3class()
     snippets = np.array([" ".join(t.split())[:300] for t in data.texts])
