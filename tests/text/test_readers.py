@@ -105,6 +105,14 @@ def test_unreadable_file_is_named(tmp_path):
         p.chmod(0o644)
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
+def test_dangling_link_is_named(tmp_path):
+    write(tmp_path / "d" / "a.txt", "text here")
+    os.symlink(tmp_path / "nowhere.txt", tmp_path / "d" / "b.txt")
+    with pytest.raises(FileNotFoundError, match=r"b\.txt"):
+        read_corpus(tmp_path / "d", **LOOSE)
+
+
 # ----------------------------------------------------------------------------------- lines
 def test_lines_file(tmp_path):
     p = write(tmp_path / "docs.txt", "\ufefffirst cats doc\r\n\n   \nsecond dogs doc\nthird cats\n")
@@ -121,7 +129,8 @@ def test_lines_gzip_and_latin1(tmp_path):
     p = tmp_path / "docs.txt.gz"
     with gzip.open(p, "wb") as f:
         f.write("crème brûlée\nsecond crème\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"docs\.txt\.gz, line 1: bytes b'\\xe8me ' at byte offset 2"):
+    with pytest.raises(ValueError,
+                       match=r"docs\.txt\.gz, line 1: bytes b'\\xe8me ' at byte offset 2"):
         read_corpus(p, **LOOSE)
     c = read_corpus(p, encoding="latin-1", **LOOSE)
     assert "crème" in c.vocabulary
@@ -268,7 +277,8 @@ def test_jsonl(tmp_path):
 
 
 @pytest.mark.parametrize("content, kw, pattern", [
-    ('{"text": "ok"}\n{"text": "broken}\n', {}, r"line 2: not valid JSON \(Invalid control character at, column 18\)"),
+    ('{"text": "ok"}\n{"text": "broken}\n', {},
+     r"line 2: not valid JSON \(Invalid control character at, column 18\)"),
     ('{"text": "ok"}\n[1, 2]\n', {}, "line 2: a JSON Lines corpus holds one object per line"),
     ('{"text": "ok"}\n{"body": "x"}\n', {}, r"line 2: no field 'text' \(text_field\); the "
                                            r"fields of this line are: 'body'"),
@@ -431,6 +441,18 @@ def test_format_detection_errors(tmp_path):
         read_corpus(3)
     with pytest.raises(ValueError, match="unknown encoding 'nope'"):
         read_corpus(tmp_path / "z.txt", encoding="nope")
+    with pytest.raises(TypeError, match="meta_cols must be"):
+        read_corpus(write(tmp_path / "m.csv", "text,y\na,1\n"), text_col="text", meta_cols=3)
+    with pytest.raises(TypeError, match="meta_cols must hold column names"):
+        read_corpus(tmp_path / "m.csv", text_col="text", meta_cols=[3])
+    with pytest.raises(TypeError, match="id_col must be a column name"):
+        read_corpus(tmp_path / "m.csv", text_col="text", id_col=3)
+    with pytest.raises(TypeError, match="vocab must be the name"):
+        read_corpus(tmp_path / "m.csv", text_col="text", vocab=3)
+    with pytest.raises(TypeError, match="encoding must be a str"):
+        read_corpus(tmp_path / "m.csv", text_col="text", encoding=None)
+    with pytest.raises(TypeError, match="extensions must be"):
+        read_corpus(tmp_path, extensions=3)
     with pytest.raises(ValueError, match="'min_df' parameter of read_corpus"):
         read_corpus(tmp_path / "z.txt", min_df=-1)
 

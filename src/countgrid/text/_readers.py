@@ -23,8 +23,8 @@ import scipy.sparse as sp
 
 from countgrid._param_validation import validate_call_params
 from countgrid.datasets import load_npz_corpus
-from countgrid.text._corpus import (HEADER_KEY, Corpus, _build, _check_options, _from_dict,
-                                    _TEXT_OPTIONS, _load_npz, _str_array, _warn_empty, snippet_of, title_of)
+from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
+                                    _from_dict, _load_npz, _warn_empty, snippet_of, title_of)
 
 __all__ = ["read_corpus", "read_documents", "FORMATS"]
 
@@ -183,8 +183,11 @@ def _folder_records(root, label, encoding, extensions, fields):
         hint = ""
         if any(not os.path.splitext(p)[1] for p in others):
             hint = "; files without an extension are read with extensions=('.txt', '')"
-        raise ValueError(f"{label} holds no {' or '.join(e or 'extension-less' for e in extensions)}"
-                         f" file" + (f" ({len(others)} other files: {shown}{', ...' if len(others) > 5 else ''}{hint})" if others else " (it is empty)"))
+        kinds = " or ".join(e or "extension-less" for e in extensions)
+        more = ", ..." if len(others) > 5 else ""
+        found = (f" ({len(others)} other files: {shown}{more}{hint})" if others
+                 else " (it is empty)")
+        raise ValueError(f"{label} holds no {kinds} file{found}")
     rel = sorted((os.path.relpath(p, root).replace(os.sep, "/"), p) for p in paths)
     folders = {os.path.dirname(r) for r, _ in rel}
     if len(folders) > 1:
@@ -234,6 +237,9 @@ def _meta_list(meta_cols):
         return []
     if isinstance(meta_cols, str):
         return [c.strip() for c in meta_cols.split(",") if c.strip()]
+    if not hasattr(meta_cols, "__iter__"):
+        raise TypeError(f"meta_cols must be a list of column names or a comma-separated "
+                        f"str, got {meta_cols!r}")
     cols = list(meta_cols)
     for c in cols:
         if not isinstance(c, str):
@@ -603,6 +609,9 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     label = _name_of(path)
     options = dict(lowercase=lowercase, stop_words=stop_words, min_df=min_df, max_df=max_df,
                    max_features=max_features, token_pattern=token_pattern)
+    if vocab is not None and not isinstance(vocab, (str, bytes, os.PathLike)):
+        raise TypeError(f"vocab must be the name of a vocabulary file, got "
+                        f"{type(vocab).__name__}")
     if fmt in COUNT_FORMATS:
         if vocab is not None and fmt not in ("mtx", "uci"):
             raise ValueError(f"vocab= applies to MatrixMarket and UCI input, not to {label}")
