@@ -481,3 +481,55 @@ def test_model_files_are_about_the_size_of_pi(tmp_path):
         path = tmp_path / "big.npz"
         cg.save(path)
         assert path.stat().st_size < 1.05 * raw * 32 * 32 * 2000
+
+
+# ---------------------------------------------------------------- a corpus saved with the model
+def _corpus(X):
+    from countgrid.text import Corpus
+
+    n, Z = X.shape
+    return Corpus(X, [f"word{j}" for j in range(Z)], ids=[f"doc{i}" for i in range(n)],
+                  titles=[f"title {i}" for i in range(n)],
+                  metadata={"group": np.array(["a", "b"])[np.arange(n) % 2],
+                            "score": np.linspace(0, 1, n)})
+
+
+def test_model_file_keeps_the_corpus_it_was_fitted_on(data, tmp_path):
+    X, _ = data
+    corpus = _corpus(X)
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1).fit(corpus.counts)
+    path = tmp_path / "with_corpus.npz"
+    cg.save(path, corpus=corpus)
+    back = countgrid.io.load_corpus(path)
+    assert (back.counts != corpus.counts).nnz == 0
+    for name in ("vocabulary", "ids", "titles", "snippets"):
+        assert np.array_equal(getattr(back, name), getattr(corpus, name)), name
+    assert list(back.metadata) == ["group", "score"]
+    assert np.array_equal(back.metadata["score"], corpus.metadata["score"])
+    assert_same_fitted(cg, countgrid.load(path))          # the model loads as without it
+    cg.save(tmp_path / "plain.npz")
+    assert countgrid.io.load_corpus(tmp_path / "plain.npz") is None
+
+
+def test_corpus_of_another_vocabulary_is_refused_and_damage_is_named(data, tmp_path):
+    X, _ = data
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1).fit(X)
+    with pytest.raises(ValueError, match="terms"):
+        cg.save(tmp_path / "x.npz", corpus=_corpus(X[:, :-1]))
+    with pytest.raises(TypeError, match="corpus"):
+        cg.save(tmp_path / "x.npz", corpus=X)
+    cg.save(tmp_path / "c.npz", corpus=_corpus(X))
+
+    def nudge(arrays):
+        key = next(k for k in arrays if k.startswith("corpus:") and arrays[k].dtype.kind == "U")
+        arrays[key] = np.char.add(arrays[key], "!")
+    damaged = _rewrite(tmp_path / "c.npz", tmp_path / "d.npz", change_arrays=nudge,
+                       keep_checksum=True)
+    for load in (countgrid.load, countgrid.io.load_corpus):
+        with pytest.raises(ValueError, match="damaged"):
+            load(damaged)
+    missing = _rewrite(tmp_path / "c.npz", tmp_path / "m.npz",
+                       change_arrays=lambda a: a.pop(next(k for k in a
+                                                          if k.startswith("corpus:"))))
+    with pytest.raises(ValueError, match="lacks the corpus"):
+        countgrid.load(missing)

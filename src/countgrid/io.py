@@ -29,6 +29,7 @@ This module imports no estimator: every saveable estimator class registers itsel
 is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
 in that registry.  Importing ``countgrid`` defines them all.
 """
+import contextlib
 import hashlib
 import json
 
@@ -289,13 +290,18 @@ def _read(path):
         raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
                         f"object, got {type(path).__name__}")
     try:
-        data = np.load(path, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path!s} is not a countgrid model file")
-        with data:
-            if _HEADER_KEY not in data.files:
+        # open the file here: numpy.load leaves its own handle open when the zip is damaged
+        with contextlib.ExitStack() as stack:
+            fh = path
+            if isinstance(path, (str, bytes, os.PathLike)):
+                fh = stack.enter_context(open(path, "rb"))
+            data = np.load(fh, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):
                 raise ValueError(f"{path!s} is not a countgrid model file")
-            arrays = {k: data[k] for k in data.files}
+            with data:
+                if _HEADER_KEY not in data.files:
+                    raise ValueError(f"{path!s} is not a countgrid model file")
+                arrays = {k: data[k] for k in data.files}
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except ValueError as exc:

@@ -93,3 +93,16 @@ def test_show_progress_closes_the_line_on_error():
     except RuntimeError:
         pass
     assert out.getvalue().endswith("\n")
+
+
+def test_terminal_with_tqdm_draws_a_bar_per_stage():
+    tqdm = __import__("pytest").importorskip("tqdm")
+    assert tqdm
+    out = Terminal()
+    d = ProgressDisplay(stream=out)
+    _events(d, 5, stage=" window (8, 8)")
+    _events(d, 3)
+    d.close()
+    text = out.getvalue()
+    assert "CountingGrid window (8, 8)" in text and "5/5" in text and "3/3" in text
+    assert "log-likelihood" in text
