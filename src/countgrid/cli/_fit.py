@@ -46,7 +46,7 @@ def run(args, out):
         f"{time.perf_counter() - t0:.1f} s")
     t1 = time.perf_counter()
     with show_progress(quiet=args.quiet, verbose=args.verbose):
-        est.fit(X.astype(np.float32) if args.float32 else X)
+        est.fit(X if args.float64 else X.astype(np.float32))
     say(f"fitted a {describe(est)} in {time.perf_counter() - t1:.1f} s")
     ll = getattr(est, "log_likelihood_", None)
     if ll is not None and np.size(ll):

@@ -38,15 +38,16 @@ def add_model_options(parser):
     group.add_argument("--n-iter", type=positive_int, default=None,
                        help="maximum EM iterations (cg, plsa, zipgtm: default 100) or epochs "
                             "(rap: default 10)")
-    group.add_argument("--float32", action="store_true",
-                       help="work in single precision (half the memory; cg, plsa, rap)")
+    group.add_argument("--float64", action="store_true",
+                       help="work in double precision (cg, plsa, rap; default single: half "
+                            "the memory and the model file, and faster)")
 
 
 def make_estimator(args, num_threads, n_words=1, n_docs=1):
     """The estimator of ``args.model`` with the options given (checked, UsageError)."""
     from countgrid import PLSA, RAP, ZIPGTM, CountingGrid
 
-    dtype = np.float32 if args.float32 else np.float64
+    dtype = np.float64 if args.float64 else np.float32
     seed = args.seed
     if args.model == "cg":
         extent = args.grid or DEFAULT_GRID
