@@ -18,7 +18,6 @@ with Python (docs/map.md):
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 
 from countgrid._counts import check_counts
 from countgrid._memory import check_memory
