@@ -6,11 +6,17 @@ import time
 
 import numpy as np
 
-from countgrid.cli._args import (UsageError, add_common, check_output, fraction,
-                                 nonnegative_int, positive_int, resolve_threads)
+from countgrid import maps
+from countgrid._memory import check_memory
+from countgrid.cli._args import (UsageError, add_common, check_output, fraction, nonnegative_int,
+                                 positive_int, resolve_threads)
 from countgrid.cli._output import write_atomically
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_split
+from countgrid.datasets import load_news20_3class, load_news20_3class_texts
+from countgrid.grid import CountingGridClassifier
+from countgrid.plotting import _new_figure, plot_word_grid, text_word_grid, word_grid_cells
+from countgrid.text import Corpus
 
 # About 10 CPU-seconds of EM on 2,224 training posts (test accuracy about 96-98 % over
 # seeds).  A short coarse stage with a larger window spreads the classes over big regions
@@ -114,8 +120,6 @@ def _picture_output(path, have_matplotlib):
 
 
 def _check_grid_memory(extent, n_words=1, n_train=1):
-    from countgrid._memory import check_memory
-
     cells = math.prod(extent)
     what = f"a {extent[0]} x {extent[1]} counting grid"
     if n_words > 1:
@@ -129,9 +133,6 @@ def _check_grid_memory(extent, n_words=1, n_train=1):
 def demo_corpus():
     """(corpus, note): the bundled posts vectorised from their text (scikit-learn), or the
     bundled pre-vectorised counts of the same posts when scikit-learn is missing."""
-    from countgrid.datasets import load_news20_3class, load_news20_3class_texts
-    from countgrid.text import Corpus
-
     data = load_news20_3class_texts()
     groups = np.asarray(data.label_names)[data.y]
     ids = np.array([f"post-{i:04d}" for i in range(len(data.texts))])
@@ -167,10 +168,6 @@ def run(args, out):
         coarse = tuple(min(w, e) for w, e in zip(args.coarse_window, extent))
         if coarse != window:
             schedule = [(coarse, int(args.coarse_iter))]
-
-    from countgrid.grid import CountingGridClassifier
-    from countgrid.plotting import (_new_figure, plot_word_grid, text_word_grid,
-                                    word_grid_cells)
 
     t_start = time.perf_counter()
     corpus, vec_note = demo_corpus()
@@ -231,8 +228,6 @@ def run(args, out):
         write_atomically(output, lambda p: fig.savefig(p, dpi=110))
         say(f"wrote the word grid to {output}")
     if html is not None:
-        from countgrid import maps
-
         write_atomically(html, lambda p: maps.write_html(
             clf, p, corpus=corpus, color_by="group", random_state=args.seed,
             title=f"20 Newsgroups (3 groups): {extent[0]} x {extent[1]} counting grid"))

@@ -4,12 +4,13 @@ import time
 
 import numpy as np
 
-from countgrid.cli._args import UsageError, add_common, positive_int, resolve_threads
+from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_window,
+                                 grid_shape, nonnegative_int, positive_int, resolve_threads)
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._args import check_grid_memory, check_window
 from countgrid.cli._models import DEFAULT_WINDOW, coarse_to_fine
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_folds
+from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
 
 EXAMPLE = """\
 examples:
@@ -34,7 +35,6 @@ def add_parser(sub):
     p.add_argument("--classifier", choices=["embedding", "generative"], default="embedding",
                    help="embedding: one grid, labels embedded (default); generative: one "
                         "grid per class")
-    from countgrid.cli._args import grid_shape, nonnegative_int
     g = p.add_argument_group("counting grid")
     g.add_argument("--grid", type=grid_shape, default=(24, 24), metavar="EXTENT",
                    help="grid shape (default 24x24)")
@@ -50,8 +50,6 @@ def add_parser(sub):
 
 
 def run(args, out):
-    from countgrid import CountingGridClassifier, GenerativeCountingGridClassifier
-
     if args.folds < 2:
         raise UsageError("argument --folds: at least 2 folds are needed")
     extent = args.grid

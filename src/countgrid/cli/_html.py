@@ -1,6 +1,7 @@
 """``countgrid html``: the interactive offline map of a counting grid (one HTML file)."""
 import time
 
+from countgrid import maps
 from countgrid.cli._args import UsageError, add_common, check_output, positive_int
 from countgrid.cli._inputs import add_input_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of
@@ -47,8 +48,6 @@ def add_parser(sub):
 
 def run(args, out):
     output = check_output(args.output, ["html", "htm"], example="map")
-    from countgrid import maps
-
     t0 = time.perf_counter()
     est, corpus = load_model(args.model)
     if grid_of(est) is None:

@@ -4,9 +4,12 @@ model)."""
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
-from countgrid.cli._args import UsageError, check_input, count_or_fraction, nonnegative_int, \
-    positive_int
+from countgrid import io
+from countgrid.cli._args import (UsageError, check_input, count_or_fraction, nonnegative_int,
+                                 positive_int)
+from countgrid.text import Corpus, read_corpus
 
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
               "with one document per line, .csv/.tsv (with --text-col), .jsonl (with "
@@ -68,8 +71,6 @@ def _reader_options(args):
 
 def read_documents(args, path, vocabulary=None, name="INPUT"):
     """The Corpus of ``path`` (raw text is vectorised; with ``vocabulary``, onto it)."""
-    from countgrid.text import read_corpus
-
     check_input(path, name)
     options = _reader_options(args)
     if vocabulary is not None:
@@ -87,8 +88,6 @@ def read_documents(args, path, vocabulary=None, name="INPUT"):
 def align(corpus, vocabulary, path):
     """The corpus with its columns in the order of ``vocabulary`` (words it lacks count 0;
     words the model does not know are dropped)."""
-    import scipy.sparse as sp
-
     vocabulary = np.asarray(vocabulary)
     where = {w: j for j, w in enumerate(corpus.vocabulary)}
     cols = np.array([where.get(w, -1) for w in vocabulary])
@@ -99,8 +98,6 @@ def align(corpus, vocabulary, path):
     X = corpus.counts.tocsc()[:, np.where(known, cols, 0)].tocsr()
     X = X @ sp.diags(known.astype(X.dtype))
     X.eliminate_zeros()
-    from countgrid.text import Corpus
-
     return Corpus(sp.csr_matrix(X), vocabulary, ids=corpus.ids, titles=corpus.titles,
                   snippets=corpus.snippets, links=corpus.links, metadata=corpus.metadata,
                   source=corpus.source)
@@ -108,8 +105,6 @@ def align(corpus, vocabulary, path):
 
 def load_model(path, name="MODEL"):
     """(estimator, corpus or None) of a model file written by ``countgrid fit``."""
-    from countgrid import io
-
     check_input(path, name)
     if os.path.isdir(path):
         raise UsageError(f"argument {name}: {path} is a folder, not a model file")

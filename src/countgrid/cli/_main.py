@@ -5,7 +5,6 @@ failure while running, 130 for Ctrl-C.  ``--debug`` (or the environment variable
 ``COUNTGRID_DEBUG=1``) adds the Python traceback of a failure.  docs/cli.md is the user's
 page.
 """
-import argparse
 import contextlib
 import os
 import sys
@@ -13,8 +12,8 @@ import traceback
 import warnings
 
 from countgrid._version import __version__
-from countgrid.cli import (_demo, _evaluate, _fit, _html, _info, _plot, _top_words,
-                           _transform, _vectorize)
+from countgrid.cli import (_demo, _evaluate, _fit, _html, _info, _plot, _top_words, _transform,
+                           _vectorize)
 from countgrid.cli._args import Parser, UsageError, one_line
 
 #: The verbs in the order ``countgrid --help`` lists them.

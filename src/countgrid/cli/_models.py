@@ -2,7 +2,12 @@
 written as tables (``transform``, ``top-words``)."""
 import numpy as np
 
-from countgrid.cli._args import UsageError, check_grid_memory, check_window
+from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
+                                 nonnegative_int, positive_int)
+from countgrid.grid import CountingGrid
+from countgrid.gtm import ZIPGTM
+from countgrid.rap import RAP
+from countgrid.topics import PLSA
 
 MODELS = ("cg", "plsa", "rap", "zipgtm")
 MODEL_HELP = ("cg: counting grid (default); plsa: probabilistic latent semantic analysis; "
@@ -23,7 +28,6 @@ def coarse_to_fine(extent, window, n_iter=COARSE_ITER):
 
 def add_model_options(parser):
     group = parser.add_argument_group("model")
-    from countgrid.cli._args import grid_shape, positive_int, nonnegative_int
     group.add_argument("--model", choices=MODELS, default="cg", help=MODEL_HELP)
     group.add_argument("--grid", type=grid_shape, default=None, metavar="EXTENT",
                        help="grid shape, e.g. 32x32 or 16x16x4 (cg, default 32x32; "
@@ -45,8 +49,6 @@ def add_model_options(parser):
 
 def make_estimator(args, num_threads, n_words=1, n_docs=1):
     """The estimator of ``args.model`` with the options given (checked, UsageError)."""
-    from countgrid import PLSA, RAP, ZIPGTM, CountingGrid
-
     dtype = np.float64 if args.float64 else np.float32
     seed = args.seed
     if args.model == "cg":

@@ -1,6 +1,7 @@
 """``countgrid plot``: pictures of a fitted model (PNG, SVG, PDF, ...)."""
 import numpy as np
 
+from countgrid import plotting
 from countgrid.cli._args import UsageError, add_common, check_output
 from countgrid.cli._inputs import load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
@@ -66,8 +67,6 @@ def run(args, out):
     except ImportError:
         raise UsageError("plot needs matplotlib: pip install countgrid[plot]") from None
     output = check_output(args.output, _picture_formats(), example="picture")
-    from countgrid import plotting
-
     est, corpus = load_model(args.model)
     kind = model_kind(est)
     grid = grid_of(est)

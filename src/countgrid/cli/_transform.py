@@ -1,7 +1,7 @@
 """``countgrid transform``: documents -> positions, topic proportions or codes (CSV)."""
 import numpy as np
 
-from countgrid.cli._args import add_common, check_output
+from countgrid.cli._args import UsageError, add_common, check_output
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, load_model, read_documents
 from countgrid.cli._models import transform_table
 from countgrid.cli._output import write_table
@@ -39,7 +39,6 @@ def documents_for(args, est, corpus):
     """The corpus to work on: INPUT mapped onto the model's vocabulary, or the saved one."""
     if args.input is None:
         if corpus is None:
-            from countgrid.cli._args import UsageError
             raise UsageError(f"argument INPUT: {args.model} holds no corpus (it was not "
                              "written by 'countgrid fit'); give the documents")
         if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
@@ -51,8 +50,7 @@ def documents_for(args, est, corpus):
 
 def run(args, out):
     output = check_output(args.output, ["csv", "txt"], example="positions")
-    from countgrid.cli._inputs import load_model as _load
-    est, corpus = _load(args.model)
+    est, corpus = load_model(args.model)
     docs = documents_for(args, est, corpus)
     header, columns = transform_table(est, docs.counts, anchor=args.anchor)
     rows = []

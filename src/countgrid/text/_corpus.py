@@ -21,7 +21,8 @@ from countgrid._counts import check_counts
 from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid._validation import check_random_state
 from countgrid._version import __version__
-from countgrid.io import _digest
+from countgrid import io
+from countgrid._checksum import digest as _digest
 
 __all__ = ["Corpus"]
 
@@ -875,3 +876,6 @@ def _from_dict(d, label):
                       source=header.get("source", ""))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{label} is not a consistent corpus: {exc}") from None
+
+
+io.register_corpus_type(Corpus)
