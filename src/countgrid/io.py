@@ -136,6 +136,16 @@ def _dump(est, prefix, arrays):
     return meta
 
 
+def _legacy_value(cls, name, value):
+    """A parameter as the version that wrote it meant it: a constraint may say so with a
+    ``legacy_value`` method (e.g. an int extent, a 1-D grid before 0.2.0 refused ints)."""
+    for constraint in getattr(cls, "_parameter_constraints", {}).get(name, ()):
+        upgrade = getattr(constraint, "legacy_value", None)
+        if upgrade is not None:
+            value = upgrade(value)
+    return value
+
+
 class _Corrupt(ValueError):
     """A model file whose content contradicts itself or its class (named by ``load``)."""
 
@@ -155,7 +165,7 @@ def _restore(meta, prefix, arrays, used):
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
         raise _Corrupt(f"{name} has no parameters {sorted(unknown)}")
-    est = cls(**{k: _decode(v) for k, v in params.items()})
+    est = cls(**{k: _legacy_value(cls, k, _decode(v)) for k, v in params.items()})
     try:
         est._validate_params()
     except (TypeError, ValueError) as exc:

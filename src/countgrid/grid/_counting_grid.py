@@ -51,9 +51,10 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     extent : tuple of int
-        Grid shape ``(E_1, ..., E_D)``, any ``D >= 1``.
+        Grid shape ``(E_1, ..., E_D)``, any ``D >= 1``: ``(16, 16)`` for a 16x16 grid,
+        ``(16,)`` for a ring of 16 cells.  A bare int is refused (ValueError) as ambiguous.
     window : tuple of int
-        Window shape ``(W_1, ..., W_D)``, ``1 <= W_d <= E_d``.
+        Window shape ``(W_1, ..., W_D)``, ``1 <= W_d <= E_d`` (a tuple, as ``extent``).
     n_iter : int, default=100
         Maximum number of EM iterations (for the target window).
     tol : float, default=1e-5
