@@ -112,6 +112,20 @@ def _colors(n, colors=None):
     return np.array([to_rgb(c) for c in colors[:n]])
 
 
+def _legend(ax, handles=None, **kw):
+    """A class legend: one row above the axes for up to three classes (returns the title
+    pad that clears it), else a column right of the axes (returns the default pad)."""
+    n = len(handles) if handles is not None else len(ax.get_legend_handles_labels()[0])
+    extra = {} if handles is None else {"handles": handles}
+    if n <= 3:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n, frameon=False,
+                  fontsize=9, borderaxespad=0.3, handlelength=1.2, **extra, **kw)
+        return 24
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=1, frameon=False,
+              fontsize=9, borderaxespad=0.0, handlelength=1.2, **extra, **kw)
+    return 6
+
+
 def _names(label_names, classes, name="label_names"):
     if label_names is None:
         return [str(c) for c in classes]
@@ -297,6 +311,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     matplotlib = _mpl()
     from matplotlib.patches import Patch
 
+    pad = 6
     extent, g, names, kind = _embedding(estimator, gamma, label_names)
     E1, E2 = extent
     ax = _axes(ax, (6.4, 5.6 * E1 / max(E1, E2) + 0.9))
@@ -304,10 +319,8 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
         rgb, cols = label_embedding_rgb(g, colors)
         ax.imshow(rgb, extent=(0, E2, E1, 0), interpolation="nearest")
         if legend:
-            handles = [Patch(facecolor=c, edgecolor="0.3", label=n) for c, n in zip(cols, names)]
-            ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
-                      ncol=min(len(handles), 3), frameon=False, fontsize=9,
-                      borderaxespad=0.3, handlelength=1.2)
+            pad = _legend(ax, [Patch(facecolor=c, edgecolor="0.3", label=n)
+                               for c, n in zip(cols, names)])
         text_color = np.where(rgb.mean(axis=2, keepdims=True) < 0.45, 1.0, 0.0) * np.ones(3)
     else:
         cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
@@ -336,7 +349,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
                  + (" (RGB = class proportions)" if kind == "discrete" and g.shape[2] == 3
                     and colors is None else ""))
     if title:
-        ax.set_title(title, fontsize=11, pad=24 if legend and kind == "discrete" else 6)
+        ax.set_title(title, fontsize=11, pad=pad)
     return ax
 
 
@@ -377,7 +390,8 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
     ax : matplotlib.axes.Axes, optional
     background : {"labels", "words", "none"}, default="labels"
         Under the documents: a pale label embedding when ``grid`` is a classifier
-        (nothing otherwise), the word grid (:func:`plot_word_grid`, needs
+        whose ``classes_`` are the distinct ``labels`` (in the same colours) or a
+        regressor (nothing otherwise), the word grid (:func:`plot_word_grid`, needs
         ``feature_names``), or nothing.
     feature_names : sequence of str, optional
     label_names : sequence of str, optional
@@ -430,8 +444,11 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
                             cell_inches=max(0.35, 9.0 / max(extent)))
     else:
         ax = _axes(ax, (6.4, 5.6 * E1 / max(E1, E2) + 0.9))
-        if background == "labels" and isinstance(grid, (CountingGridClassifier,
-                                                        CountingGridRegressor)):
+        own = isinstance(grid, CountingGridRegressor) or (
+            isinstance(grid, CountingGridClassifier) and labels is not None
+            and len(classes) == len(grid.classes_)
+            and np.array_equal(classes.astype(str), np.asarray(grid.classes_).astype(str)))
+        if background == "labels" and own:
             _, gm, _, kind = _embedding(grid, None, None)
             if kind == "discrete":
                 # the palette of the scatter (not Fig. 3's RGB), so that a document and
@@ -448,13 +465,13 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
         ax.scatter(x[m], y[m], s=size, color=cols[c], marker=_MARKERS[c % len(_MARKERS)],
                    edgecolors="white", linewidths=0.3, label=names[c], alpha=0.85, zorder=3)
     _grid_frame(ax, extent)
+    pad = 6
     if legend and labels is not None:
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(classes), 3),
-                  frameon=False, fontsize=9, markerscale=1.5, borderaxespad=0.3)
+        pad = _legend(ax, markerscale=1.5)
     if title is None:
         title = f"{n} documents at their window centres ({E1} x {E2} grid)"
     if title:
-        ax.set_title(title, fontsize=11, pad=24 if legend and labels is not None else 6)
+        ax.set_title(title, fontsize=11, pad=pad)
     return ax
 
 
@@ -600,7 +617,7 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
     bad = [t for t in topics if not 0 <= t < K]
     if bad or not topics:
         raise ValueError(f"topics must be indices in [0, {K}), got {bad or topics}")
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     k = min(n_words, Z)
     order = _top_words(P[topics], k)                       # (n_topics, k), ties by index
@@ -630,7 +647,8 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
         a.invert_yaxis()
         a.set_title(f"topic {t}", fontsize=10)
         a.tick_params(axis="x", labelsize=7)
-        a.xaxis.set_major_locator(MaxNLocator(3))
+        a.xaxis.set_major_locator(MaxNLocator(2))
+        a.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.2g}"))
         a.set_xlabel("P(w | z)", fontsize=8)
         a.set_xlim(0, float(vals.max()) * 1.1 if vals.max() > 0 else 1.0)
     if title is None:
