@@ -17,7 +17,7 @@ picture is drawn (docs/counting_grids.md, "Pictures").
 from countgrid.plotting._pictures import (plot_label_embedding, plot_log_likelihood,
                                           plot_positions, plot_top_words, plot_word_map,
                                           plot_zip_gtm_map)
-from countgrid.plotting._word_grid import (_INSTALL_HINT, _PALETTE, _import_pyplot,
+from countgrid.plotting._word_grid import (_INSTALL_HINT, _PALETTE, _import_pyplot,  # noqa: F401
                                            _new_figure, _resolve, plot_word_grid,
                                            text_word_grid, word_grid_cells)
 

@@ -15,10 +15,10 @@ from countgrid.exceptions import not_fitted_error
 from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridRegressor,
                                          GenerativeCountingGridClassifier)
 from countgrid.grid._counting_grid import CountingGrid
-from countgrid.grid._torus import check_grid
 from countgrid.grid._words import resolve_word, top_words as _top_words
 from countgrid.gtm._zip_gtm import ZIPGTM
-from countgrid.plotting._word_grid import _INSTALL_HINT, _PALETTE, _import_pyplot
+from countgrid.plotting._word_grid import (_INSTALL_HINT, _PALETTE, _import_pyplot,
+                                           plot_word_grid)
 from countgrid.topics._plsa import PLSA
 
 __all__ = ["plot_word_map", "plot_label_embedding", "plot_positions", "plot_log_likelihood",
@@ -437,8 +437,6 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
     if background == "words":
         if g._vocabulary(feature_names) is None:
             raise ValueError("background='words' needs feature_names (the vocabulary)")
-        from countgrid.plotting._word_grid import plot_word_grid
-
         ax = plot_word_grid(g, g._vocabulary(feature_names), ax=ax, n_words=2, step=1,
                             max_cells=max(extent), legend=False, title="",
                             cell_inches=max(0.35, 9.0 / max(extent)))
