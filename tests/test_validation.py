@@ -85,8 +85,11 @@ def test_bad_grid(extent, window, exc, match):
         CountingGrid(extent, window, n_iter=1, num_threads=1).fit(_X())
 
 
-def test_int_extent_and_numpy_ints_are_accepted():
-    cg = CountingGrid(6, 3, n_iter=1, num_threads=1, random_state=0).fit(_X())
+def test_int_extent_is_refused_and_numpy_ints_are_accepted():
+    # a bare int once made a silent ring of cells (tests/grid/test_grid_shapes.py)
+    with pytest.raises(ValueError, match=r"pass \(6, 6\) for a 6x6 grid or \(6,\)"):
+        CountingGrid(6, 3, n_iter=1, num_threads=1, random_state=0).fit(_X())
+    cg = CountingGrid((6,), (3,), n_iter=1, num_threads=1, random_state=0).fit(_X())
     assert cg.pi_.shape == (6, 8)
     cg = CountingGrid(np.array([4, 4]), (np.int64(2), np.int32(2)), n_iter=1, num_threads=1,
                       random_state=0).fit(_X())

@@ -203,7 +203,12 @@ class _Estimator(Constraint):
 
 
 class GridShape(Constraint):
-    """A tuple (or list) of positive ints, or one positive int; ``ndim`` fixes the length."""
+    """A tuple (or list) of positive ints; ``ndim`` fixes the length.
+
+    A bare int is refused (ValueError) even where a 1-D grid is meant: ``CountingGrid(16, 4)``
+    used to build a ring of 16 cells where a 16 x 16 grid was meant.  Model files of 0.1.0
+    that stored an int load with its old meaning (``legacy_value``, called by ``countgrid.io``).
+    """
 
     def __init__(self, ndim=None):
         self.ndim = ndim
@@ -216,19 +221,34 @@ class GridShape(Constraint):
 
     @staticmethod
     def _items(value):
-        if _is_int(value):
-            return (value,)
         if isinstance(value, (tuple, list, np.ndarray)) and all(_is_int(v) for v in value):
             return tuple(value)
         return None
 
     def type_matches(self, value):
-        return self._items(value) is not None
+        return _is_int(value) or self._items(value) is not None
 
     def is_satisfied_by(self, value):
         items = self._items(value)
         return (items is not None and len(items) > 0 and all(v >= 1 for v in items)
                 and (self.ndim is None or len(items) == self.ndim))
+
+    def explain(self, value):
+        """A hint appended to the error message for ``value`` (or "")."""
+        if not _is_int(value):
+            return ""
+        n = int(value)
+        if self.ndim is None:
+            return (f" A bare int is ambiguous: pass ({n}, {n}) for a {n}x{n} grid or ({n},) "
+                    f"for a ring of {n} cells.")
+        return f" Pass a tuple such as {(n,) * self.ndim}."
+
+    def legacy_value(self, value):
+        """What a model file written before ints were refused meant (countgrid.io): an int
+        ``n`` was the 1-D shape ``(n,)``."""
+        if _is_int(value) and self.ndim is None:
+            return (int(value),)
+        return value
 
 
 _SHORTHANDS = {"boolean": _Boolean(), "random_state": _RandomState(), "dtype": _Dtype(),
@@ -268,6 +288,7 @@ def validate_params(constraints, params, owner):
         message = f"The {name!r} parameter of {owner} must be {accepted}; got {value!r}."
         if _is_int(value) and abs(value) > _INT64_MAX:
             message += " Integers beyond 2**63 - 1 are not supported."
+        message += "".join(c.explain(value) for c in specs if hasattr(c, "explain"))
         if any(c.type_matches(value) for c in specs):
             raise ValueError(message)
         raise TypeError(message)

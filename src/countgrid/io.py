@@ -171,11 +171,21 @@ def _rederives(est, name, value):
             and np.array_equal(again.view(np.uint8), np.ascontiguousarray(value).view(np.uint8)))
 
 
+def _legacy_value(cls, name, value):
+    """A parameter as the version that wrote it meant it: a constraint may say so with a
+    ``legacy_value`` method (e.g. an int extent, a 1-D grid before 0.2.0 refused ints)."""
+    for constraint in getattr(cls, "_parameter_constraints", {}).get(name, ()):
+        upgrade = getattr(constraint, "legacy_value", None)
+        if upgrade is not None:
+            value = upgrade(value)
+    return value
+
+
 class _Corrupt(ValueError):
     """A model file whose content contradicts itself or its class (named by ``load``)."""
 
 
-def _restore(meta, prefix, arrays, used):
+def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
     if not isinstance(meta, dict):
         raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
     name = meta.get("class")
@@ -190,7 +200,9 @@ def _restore(meta, prefix, arrays, used):
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
         raise _Corrupt(f"{name} has no parameters {sorted(unknown)}")
-    est = cls(**{k: _decode(v) for k, v in params.items()})
+    # files of format 1 and 2 (before int extents were refused) keep their old meaning
+    upgrade = _legacy_value if version < 3 else (lambda cls, name, value: value)
+    est = cls(**{k: upgrade(cls, k, _decode(v)) for k, v in params.items()})
     try:
         est._validate_params()
     except (TypeError, ValueError) as exc:
@@ -228,10 +240,10 @@ def _restore(meta, prefix, arrays, used):
             raise _Corrupt(f"cannot recompute {attr} of {name}: {exc}") from exc
     for attr, child in children.items():
         if isinstance(child, list):
-            value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used)
+            value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used, version)
                      for i, c in enumerate(child)]
         else:
-            value = _restore(child, f"{prefix}{attr}/", arrays, used)
+            value = _restore(child, f"{prefix}{attr}/", arrays, used, version)
         setattr(est, attr, value)
     if array_kinds or children:
         est._remember_inference_params()
@@ -351,7 +363,7 @@ def load(path):
         del arrays[key]
     used = set()
     try:
-        est = _restore(header.get("model"), "", arrays, used)
+        est = _restore(header.get("model"), "", arrays, used, header["format_version"])
     except _Corrupt as exc:
         raise ValueError(f"{path!s} is not a consistent countgrid model file: {exc}") from None
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

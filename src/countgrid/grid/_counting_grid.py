@@ -10,7 +10,7 @@ from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
                                    resolve_dtype)
-from countgrid.grid import _grid_kernels
+from countgrid.grid import _grid_kernels, _words
 from countgrid.grid._browse import cell_corners, check_cell, rank_scores
 from countgrid.grid._em import (BLOCK_ELEMENTS, blocked_estep, grid_counts, posteriors,
                                  run_em)
@@ -53,9 +53,10 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     extent : tuple of int
-        Grid shape ``(E_1, ..., E_D)``, any ``D >= 1``.
+        Grid shape ``(E_1, ..., E_D)``, any ``D >= 1``: ``(16, 16)`` for a 16x16 grid,
+        ``(16,)`` for a ring of 16 cells.  A bare int is refused (ValueError) as ambiguous.
     window : tuple of int
-        Window shape ``(W_1, ..., W_D)``, ``1 <= W_d <= E_d``.
+        Window shape ``(W_1, ..., W_D)``, ``1 <= W_d <= E_d`` (a tuple, as ``extent``).
     n_iter : int, default=100
         Maximum number of EM iterations (for the target window).
     tol : float, default=1e-5
@@ -394,18 +395,134 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         """Total exact log-likelihood of X (see :meth:`score_samples`)."""
         return float(np.sum(self.score_samples(X)))
 
-    def positions(self, X):
+    def positions(self, X, anchor="corner"):
         """MAP window position of each document.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        anchor : {"corner", "center"}, default="corner"
+            "corner": the window's first cell ``k = argmax_k q_t(k)`` (the index of
+            ``h_`` and of the columns of :meth:`transform`; the 0.1.0 contract).
+            "center": the window's centre cell ``(k + window // 2) mod extent``, where a
+            document sits on a picture of the grid (for an even window side, the cell
+            just after the middle).
 
         Returns
         -------
         ndarray of shape (n_samples, D), int64
-            Grid coordinates of ``argmax_k q_t(k)``.
+            Grid coordinates.
+
+        Examples
+        --------
+        >>> import numpy as np, countgrid
+        >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 12))
+        >>> cg = countgrid.CountingGrid((8, 8), (3, 3), n_iter=5, random_state=0).fit(X)
+        >>> corner, centre = cg.positions(X), cg.positions(X, anchor="center")
+        >>> bool(np.all(centre == (corner + 1) % 8))
+        True
         """
+        if anchor not in ("corner", "center"):
+            raise ValueError(f"anchor must be 'corner' or 'center', got {anchor!r}")
         best = []
         self._visit_posteriors(X, lambda t0, t1, qb, llb: best.append(np.argmax(qb, axis=1)))
         extent = tuple(np.shape(self.pi_)[:-1])
-        return np.stack(np.unravel_index(np.concatenate(best), extent), axis=1).astype(np.int64)
+        pos = np.stack(np.unravel_index(np.concatenate(best), extent), axis=1).astype(np.int64)
+        if anchor == "center":
+            pos = _words.window_centres(pos, extent, check_grid(extent, self.window)[1])
+        return pos
+
+    def word_map(self, word, feature_names=None):
+        """Where a word lives: its probability ``pi_[..., w]`` in every cell.
+
+        Parameters
+        ----------
+        word : int or str
+            A feature index, or a word looked up in ``feature_names``.
+        feature_names : sequence of str, optional
+            The vocabulary (default: ``feature_names_in_`` if the model has one).
+
+        Returns
+        -------
+        ndarray of shape ``extent``
+            A copy; :func:`countgrid.plotting.plot_word_map` draws it.
+
+        Raises
+        ------
+        ValueError
+            If the word is not in the vocabulary (the message lists close matches) or
+            the index is out of range.
+
+        Examples
+        --------
+        >>> import numpy as np, countgrid
+        >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 3))
+        >>> cg = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0).fit(X)
+        >>> cg.word_map("cat", feature_names=["cat", "dog", "fish"]).shape
+        (4, 4)
+        """
+        check_is_fitted(self, "pi_")
+        return _words.word_map(self.pi_, word, self._vocabulary(feature_names))
+
+    def word_cells(self, word, n_cells=10, feature_names=None):
+        """The cells where a word is most probable.
+
+        Parameters
+        ----------
+        word : int or str
+            As for :meth:`word_map`.
+        n_cells : int, default=10
+            Number of cells (at most the number of cells of the grid).
+        feature_names : sequence of str, optional
+            As for :meth:`word_map`.
+
+        Returns
+        -------
+        cells : ndarray of shape (n, D), int64
+            Cell coordinates, most probable first (ties in C order of the cells).
+        weights : ndarray of shape (n,)
+            ``pi_`` of the word at those cells.
+
+        Examples
+        --------
+        >>> import numpy as np, countgrid
+        >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 3))
+        >>> cg = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0).fit(X)
+        >>> cells, weights = cg.word_cells(1, n_cells=3)
+        >>> cells.shape, bool(weights[0] == cg.pi_[tuple(cells[0]) + (1,)])
+        ((3, 2), True)
+        """
+        check_is_fitted(self, "pi_")
+        return _words.word_cells(self.pi_, word, n_cells, self._vocabulary(feature_names))
+
+    def top_words(self, n_words=10, feature_names=None):
+        """The most probable words of every cell.
+
+        Parameters
+        ----------
+        n_words : int, default=10
+        feature_names : sequence of str, optional
+            The vocabulary (default: ``feature_names_in_`` if the model has one).
+
+        Returns
+        -------
+        ndarray of shape ``extent + (n_words,)``
+            Most probable first (ties by feature index): words when a vocabulary is
+            known, else int64 feature indices.
+
+        Examples
+        --------
+        >>> import numpy as np, countgrid
+        >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 3))
+        >>> cg = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0).fit(X)
+        >>> cg.top_words(2, feature_names=["cat", "dog", "fish"]).shape
+        (4, 4, 2)
+        """
+        check_is_fitted(self, "pi_")
+        return _words.top_words(self.pi_, n_words, self._vocabulary(feature_names))
+
+    def _vocabulary(self, feature_names):
+        return getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
 
     def _visit_posteriors(self, X, visit):
         """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block).

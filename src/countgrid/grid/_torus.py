@@ -5,6 +5,7 @@ at position ``k`` covers the cells ``k + d`` for ``0 <= d < W`` (modulo ``E``), 
 arrays are handled as rows of shape ``(n, L)`` (docs/counting_grids.md).
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -16,8 +17,14 @@ __all__ = ["check_grid", "grid_size", "window_sums"]
 
 
 def check_grid(extent, window, name_window="window"):
-    """Validated ``(extent, window)`` tuples: same length, ``1 <= window <= extent``."""
+    """Validated ``(extent, window)`` tuples: same length, ``1 <= window <= extent``.
+
+    A bare int extent is refused (it once made a silent ring where a square grid was
+    meant); a bare int window only with a 1-D extent, where it is unambiguous."""
+    _refuse_bare_int(extent, "extent")
     extent = check_shape_tuple(extent, "extent")
+    if len(extent) > 1:
+        _refuse_bare_int(window, name_window, len(extent))
     window = check_shape_tuple(window, name_window)
     if len(window) != len(extent):
         raise ValueError(f"{name_window} {window} and extent {extent} must have the same "
@@ -27,6 +34,15 @@ def check_grid(extent, window, name_window="window"):
     if any(w > e for w, e in zip(window, extent)):
         raise ValueError(f"{name_window} {window} is larger than the grid extent {extent}")
     return extent, window
+
+
+def _refuse_bare_int(value, name, ndim=None):
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        n = int(value)
+        hint = (f"pass ({n}, {n}) for a {n}x{n} grid or ({n},) for a ring of {n} cells"
+                if ndim is None else f"pass {(n,) * ndim} for the {ndim}-D grid")
+        raise ValueError(f"{name} must be a tuple of positive ints, got the bare int {n}: "
+                         + hint)
 
 
 def grid_size(extent):

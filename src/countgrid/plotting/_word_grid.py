@@ -17,7 +17,7 @@ from countgrid.exceptions import not_fitted_error
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
 
-_INSTALL_HINT = ("plot_word_grid needs matplotlib, which is not installed; "
+_INSTALL_HINT = ("countgrid.plotting needs matplotlib, which is not installed; "
                  "install it with: pip install countgrid[plot]")
 
 # Colour-blind friendly qualitative palette (Okabe & Ito), then tab10-like extras.
