@@ -168,6 +168,9 @@ def _metadata_columns(metadata, n, lumped):
                                                 return_counts=True)
             order = sorted(range(len(levels)), key=lambda k: (-counts[k], levels[k]))
             keep = order[:MAX_LEVELS] if len(levels) <= MAX_LEVELS else order[:MAX_LEVELS - 1]
+            # the most frequent levels, in sorted order: the class order of the classifiers
+            # and of the pictures (countgrid.plotting), so a class has the same colour there
+            keep = sorted(keep)
             rank = np.full(len(levels), len(keep), dtype=np.int64)
             rank[keep] = np.arange(len(keep))
             names = [str(levels[k]) for k in keep]
