@@ -225,3 +225,18 @@ def test_every_verb_has_an_example_in_its_help(tmp_path):
     for name in names:
         res = ok(run([name, "--help"], tmp_path))
         assert "example" in res.stdout and f"countgrid {name}" in res.stdout, name
+
+
+def test_bad_text_input_is_one_line_naming_the_file(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.txt").write_text("a fine post about space and rockets\n", encoding="utf-8")
+    (bad / "b.txt").write_bytes(b"caf\xe9 latin-1 text \xff\xfe")
+    line = one_line_error(run(["fit", "bad", "-o", "m.npz"], tmp_path), 1, "b.txt")
+    assert "encoding" in line
+    (tmp_path / "empty").mkdir()
+    one_line_error(run(["fit", "empty", "-o", "m.npz"], tmp_path), 1, "empty")
+    (tmp_path / "rows.csv").write_text("text,group\nhello world,a\n", encoding="utf-8")
+    one_line_error(run(["evaluate", "rows.csv", "--text-col", "text", "--label-col", "nope"],
+                       tmp_path), 1, "nope")
+    assert not (tmp_path / "m.npz").exists()
