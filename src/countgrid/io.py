@@ -29,14 +29,13 @@ This module imports no estimator: every saveable estimator class registers itsel
 is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
 in that registry.  Importing ``countgrid`` defines them all.
 """
-import contextlib
 import json
 
 import os
 
 import numpy as np
 
-from countgrid._checksum import digest
+from countgrid._npz import digest, read_arrays
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"
@@ -301,31 +300,9 @@ def _read(path):
             or (hasattr(path, "read") and hasattr(path, "seek"))):
         raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
                         f"object, got {type(path).__name__}")
-    try:
-        # open the file here: numpy.load leaves its own handle open when the zip is damaged
-        with contextlib.ExitStack() as stack:
-            fh = path
-            if isinstance(path, (str, bytes, os.PathLike)):
-                fh = stack.enter_context(open(path, "rb"))
-            data = np.load(fh, allow_pickle=False)
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise ValueError(f"{path!s} is not a countgrid model file")
-            with data:
-                if _HEADER_KEY not in data.files:
-                    raise ValueError(f"{path!s} is not a countgrid model file")
-                arrays = {k: data[k] for k in data.files}
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except ValueError as exc:
-        if "not a countgrid model" in str(exc):
-            raise
-        raise ValueError(f"{path!s} is not a readable countgrid model file: {exc}") from exc
-    except MemoryError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many types on damaged files
-        # (BadZipFile, zlib.error, EOFError, tokenize.TokenError, SyntaxError, OSError, ...)
-        raise ValueError(f"{path!s} is not a readable countgrid model file: "
-                         f"{type(exc).__name__}: {exc}") from exc
+    arrays = read_arrays(path, f"{path!s}", "countgrid model file")
+    if _HEADER_KEY not in arrays:
+        raise ValueError(f"{path!s} is not a countgrid model file")
     try:
         header = json.loads(str(arrays.pop(_HEADER_KEY)))
     except (TypeError, ValueError) as exc:

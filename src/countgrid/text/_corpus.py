@@ -22,7 +22,8 @@ from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid._validation import check_random_state
 from countgrid._version import __version__
 from countgrid import io
-from countgrid._checksum import digest as _digest
+from countgrid._npz import digest as _digest
+from countgrid._npz import read_arrays
 
 __all__ = ["Corpus"]
 
@@ -787,27 +788,7 @@ class Corpus:
 
 def _load_npz(path, label):
     """{name: array} of a .npz file; a damaged file is a ValueError naming it."""
-    if isinstance(path, (str, bytes, os.PathLike)):
-        with open(path, "rb") as fh:        # np.load leaks its handle on a damaged file
-            return _load_npz(fh, label)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise ValueError(f"{label} is a single .npy array, not a .npz archive")
-            return {k: data[k] for k in data.files}
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except AttributeError:  # np.load of a .npy returns an ndarray (no context manager)
-        raise ValueError(f"{label} is a single .npy array, not a .npz archive") from None
-    except ValueError as exc:
-        if str(exc).startswith(label):
-            raise
-        raise ValueError(f"{label} is not a readable .npz file: {exc}") from None
-    except MemoryError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - zipfile/zlib raise many types on damaged files
-        raise ValueError(f"{label} is not a readable .npz file: {type(exc).__name__}: "
-                         f"{exc}") from None
+    return read_arrays(path, label, ".npz file")
 
 
 def _from_dict(d, label):
