@@ -83,6 +83,12 @@ mkdir -p "$WORK/checkout" "$WORK/run"
 tar -C "$REPO" --exclude=./src --exclude=./build --exclude=./.git --exclude=./dist \
     --exclude=./wheelhouse -cf - . | tar -C "$WORK/checkout" -xf -
 TESTS="$WORK/checkout/tests"
+# The real datasets sit at ../shared/data relative to a checkout: give the copy the same
+# neighbour, so that the tests on real data run against the wheel too.
+if [[ -d "$REPO/../shared/data" ]]; then
+    mkdir -p "$WORK/shared"
+    ln -s "$(cd "$REPO/../shared/data" && pwd)" "$WORK/shared/data"
+fi
 cd "$WORK/run"   # `import countgrid` must find the wheel
 "$V" - "$REPO" <<'EOF'
 import os, sys
