@@ -222,9 +222,12 @@ def test_every_verb_has_an_example_in_its_help(tmp_path):
     parser = build_parser()
     names = [a for a in parser._subparsers._group_actions[0].choices]
     assert len(names) == len(VERBS)
+    choices = parser._subparsers._group_actions[0].choices
     for name in names:
-        res = ok(run([name, "--help"], tmp_path))
-        assert "example" in res.stdout and f"countgrid {name}" in res.stdout, name
+        text = choices[name].format_help()
+        assert "example" in text and f"countgrid {name} " in text.split("example")[1], name
+    res = ok(run(["fit", "--help"], tmp_path))          # and through the real entry point
+    assert "examples:" in res.stdout
 
 
 def test_bad_text_input_is_one_line_naming_the_file(tmp_path):
