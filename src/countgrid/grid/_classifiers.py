@@ -19,7 +19,8 @@ _GRID_PARAMS = ("extent", "window", "n_iter", "tol", "pseudocount", "posterior_f
 _PARAMS_DOC = """
     Parameters
     ----------
-    extent, window, n_iter, tol, pseudocount, posterior_floor, window_schedule,
+    extent, window, n_iter, tol, pseudocount, posterior_floor, window_schedule
+        As for :class:`countgrid.CountingGrid`, which is fitted with them.
     learn_prior, min_iter, dtype, num_threads, random_state, verbose
         As for :class:`countgrid.CountingGrid`, which is fitted with them.
 """

@@ -72,6 +72,8 @@ def cg_fess_terms(grid, X, reduce="positions"):
 
 
 _CG_PARAMS_DOC = """
+    Parameters
+    ----------
     mode : {"per_class", "whole_data"} or "1"/"2", default="per_class"
         One grid per class (blocks concatenated in the order of ``classes_``) or one grid on
         all training documents.
