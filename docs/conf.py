@@ -133,7 +133,7 @@ warnings.filterwarnings("ignore", category=UserWarning,
 # --- HTML ---------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"countgrid {release}"
-html_static_path = ["_static"]
+html_static_path = []   # no static files of our own: the theme brings its assets
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
