@@ -18,7 +18,6 @@ import io
 import json
 import os
 import traceback
-import zipfile
 
 import numpy as np
 
@@ -169,7 +168,8 @@ def gen_corpus():
             ("vocabulary", "dict", "raise", lambda: {s: i for i, s in enumerate(w)}),
             ("vocabulary", "generator", "either", lambda: (s for s in w)),
             ("vocabulary", "object-array", "ok", lambda: w.astype(object)),
-            ("vocabulary", "unicode", "ok", lambda: [f"\u00e9t\u00e9{i}\U0001F600" for i in range(12)]),
+            ("vocabulary", "unicode", "ok",
+             lambda: [f"\u00e9t\u00e9{i}\U0001F600" for i in range(12)]),
             ("ids", "repeated", "raise", lambda: ["x"] * 40),
             ("ids", "ints", "raise", lambda: list(range(40))),
             ("ids", "too-long", "raise", lambda: [str(i) for i in range(41)]),
@@ -311,7 +311,8 @@ def gen_selection():
     out = []
     for variant, expect, idx in [
             ("list", "ok", lambda: [3, 1, 2]), ("negative", "ok", lambda: [-1, 0]),
-            ("mask", "ok", lambda: D.y == 1), ("numpy-uint8", "ok", lambda: np.array([1, 2], np.uint8)),
+            ("mask", "ok", lambda: D.y == 1),
+            ("numpy-uint8", "ok", lambda: np.array([1, 2], np.uint8)),
             ("range", "ok", lambda: range(5)),
             ("empty", "raise", lambda: []), ("out-of-range", "raise", lambda: [40]),
             ("too-negative", "raise", lambda: [-41]), ("repeated", "raise", lambda: [1, 1]),
@@ -1532,8 +1533,8 @@ def gen_pictures():
             ("ax-str", "raise", tw(ax="ax"), ("ax",))]:
         add("plot_top_words", variant, expect, f, names)
     # plot_zip_gtm_map
-    zg = lambda **kw: (lambda: pl("plot_zip_gtm_map")(kw.pop("m", lambda: model("ZIPGTM"))(),  # noqa
-                                                      kw.pop("X", D.Xq), **kw))
+    zg = lambda **kw: (lambda: pl("plot_zip_gtm_map")(  # noqa: E731
+        kw.pop("m", lambda: model("ZIPGTM"))(), kw.pop("X", D.Xq), **kw))
     for variant, expect, f, names in [
             ("valid", "ok", zg(labels=D.yq), ("zipgtm",)),
             ("no-latent", "ok", zg(show_latent=False), ("show_latent",)),
@@ -2041,6 +2042,6 @@ def _with_data(gen):
     return build
 
 
-GENERATORS = tuple(_with_data(g) for g in (gen_corpus, gen_from_texts, gen_selection, gen_corpus_files, gen_readers,
-              gen_browse, gen_maps, gen_pictures, gen_io_corpus, gen_cli_verbs,
-              gen_cli_subprocess))
+GENERATORS = tuple(_with_data(g) for g in (
+    gen_corpus, gen_from_texts, gen_selection, gen_corpus_files, gen_readers, gen_browse,
+    gen_maps, gen_pictures, gen_io_corpus, gen_cli_verbs, gen_cli_subprocess))

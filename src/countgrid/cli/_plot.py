@@ -1,4 +1,6 @@
 """``countgrid plot``: pictures of a fitted model (PNG, SVG, PDF, ...)."""
+import argparse
+
 import numpy as np
 
 from countgrid import plotting
@@ -12,8 +14,6 @@ MAX_DPI = 1200
 
 
 def dpi(text):
-    import argparse
-
     v = integer(text)
     if not 1 <= v <= MAX_DPI:
         raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_DPI} dots per inch, "

@@ -345,7 +345,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     >>> ax.images[0].get_array().shape
     (6, 6, 3)
     """
-    matplotlib = _mpl()
+    _mpl()
     from matplotlib.patches import Patch
 
     pad = 6
