@@ -1,14 +1,18 @@
 """Run the hostile suite of issue 13 and print its report.
 
-Every public estimator, function and the command line against every class of bad input
-(thread counts, sparse formats and corrupt sparse structure, dtypes, shapes, values,
-labels, parameters, set_params after fit, model files, numerical range, command line),
-each case in a worker process forked from a clean zygote; see
-tests/hostile/_hostile_engine.py for the classification.
+Every public estimator, function, the front door (the corpus and its readers, the map,
+browsing a fitted grid, the pictures, model files with their corpus) and every verb of the
+command line against every class of bad input (thread counts, sparse formats and corrupt
+sparse structure, dtypes, shapes, values, labels, parameters, set_params after fit, model
+files, corpus files, text files and folders, output paths, cells, numerical range, command
+line), each case in a worker process forked from a clean zygote; see
+tests/hostile/_hostile_engine.py for the classification, _hostile_cases.py and
+_hostile_front_door.py for the cases.
 
     python tools/hostile.py                          # the installed countgrid
     python tools/hostile.py --python /path/to/venv/bin/python --json /tmp/report.json
     python tools/hostile.py --match corrupt-sparse --failures
+    python tools/hostile.py --match '^(text|maps|cli\.)' --failures   # the front door
 
 Prints one table per class of input and per entry point; ``--failures`` adds one line per
 failing case.  Exit status 0 when every case is ok, a clear error or not applicable, 1

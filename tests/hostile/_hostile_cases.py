@@ -59,7 +59,7 @@ def preload():
     cg = _cg
     for name in ("countgrid.kernels", "countgrid.embeddings", "countgrid.metrics",
                  "countgrid.text", "countgrid.datasets", "countgrid.retrieval", "countgrid.io",
-                 "countgrid.cli"):
+                 "countgrid.cli", "countgrid.maps"):
         importlib.import_module(name)
     for name in ("sklearn.svm", "sklearn.neighbors", "sklearn.base"):
         try:
@@ -2493,6 +2493,10 @@ GENERATORS = (gen_threads, gen_formats, gen_corrupt, gen_mixed, gen_dtypes, gen_
               gen_model_files, gen_datasets, gen_numeric, gen_histogram_inputs, gen_plotting,
               gen_cli)
 _BUILT = None
+
+import _hostile_front_door  # noqa: E402 - its cases use the helpers above
+
+GENERATORS = GENERATORS + _hostile_front_door.GENERATORS
 
 
 def build_cases():

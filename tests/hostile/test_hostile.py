@@ -1,5 +1,6 @@
 """The hostile suite of issue 13: every public estimator, function and the command line
-against every class of bad input (tests/hostile/_hostile_cases.py), each case isolated in a
+against every class of bad input (tests/hostile/_hostile_cases.py; the front door of issue
+11 in _hostile_front_door.py), each case isolated in a
 worker process (_hostile_engine.py).  A case passes when it is ``ok`` or a ``clear-error``;
 the failure message lists every other case, one line each.
 

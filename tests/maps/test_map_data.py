@@ -254,3 +254,42 @@ def test_auto_format_by_size(fitted):
     assert encode_payload(small)[0] == "json"
     big = dict(small, snippets=["x" * 1000] * 400)
     assert encode_payload(big)[0] == "gzip"
+
+
+# ------------------------------------------------- hostile inputs (tests/hostile, issue 11)
+def test_write_html_refuses_paths_that_are_no_file_name(fitted, tmp_path):
+    import io
+
+    for bad, exc in ((None, TypeError), (5, TypeError), (io.StringIO(), TypeError),
+                     ("", ValueError), (".", ValueError)):
+        with pytest.raises(exc, match="path"):
+            write_html(fitted["grid"], bad)
+        with pytest.raises(exc, match="path"):
+            fitted["grid"].to_html(bad)
+
+
+def test_map_data_arguments_of_the_wrong_kind_are_named(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    with pytest.raises(TypeError, match="corpus must be a countgrid.text.Corpus"):
+        map_data(grid, corpus=object())
+    with pytest.raises(TypeError, match="corpus must be"):
+        map_data(grid, corpus={"counts": X})
+    with pytest.raises(TypeError, match="ids must be a sequence"):
+        map_data(grid, X, ids=5)
+    with pytest.raises(ValueError, match="random_state"):
+        map_data(grid, X, max_docs=3, random_state=-1)
+
+
+@pytest.mark.parametrize("data_format", ["json", "gzip"])
+def test_strings_that_utf8_cannot_encode_become_replacement_characters(fitted, tmp_path,
+                                                                       data_format):
+    # a corpus read from files whose names are not UTF-8 has ids like "\udcff0.txt"
+    grid, X = fitted["grid"], fitted["X"]
+    n = X.shape[0]
+    path = write_html(grid, tmp_path / "m.html", X, title="map \udcff",
+                      titles=[f"t\ud800{i}" for i in range(n)],
+                      ids=[f"\udcff{i}.txt" for i in range(n)], data_format=data_format)
+    page = path.read_text(encoding="utf-8")
+    assert "map \ufffd" in page
+    if data_format == "json":
+        assert "t\ufffd0" in page and "\ufffd0.txt" in page

@@ -323,3 +323,35 @@ def test_doc_images_exist_and_are_small():
                  "top_words", "zip_gtm_map"):
         path = os.path.join(root, name + ".png")
         assert os.path.getsize(path) <= 200_000, path
+
+
+# ------------------------------------------------- hostile inputs (tests/hostile, issue 11)
+def test_colours_and_colormaps_that_matplotlib_refuses_are_named(clf, corpus):
+    X, labels, words = corpus
+    with pytest.raises(ValueError, match=r"colors\[0\] = 'nope' is not a matplotlib colour"):
+        plot_positions(clf, X[:10], labels=labels[:10], colors=["nope"] * 3)
+    with pytest.raises(TypeError, match="colors must be a sequence"):
+        plot_label_embedding(clf, colors=5)
+    with pytest.raises(ValueError, match="cmap='nope' is not a matplotlib colormap"):
+        plot_word_map(clf, 0, words, cmap="nope")
+    with pytest.raises(ValueError, match="cmap='nope'"):
+        plot_label_embedding(clf, gamma=np.zeros(clf.grid_.pi_.shape[:2]), cmap="nope")
+    with pytest.raises(TypeError, match="gamma must hold real numbers"):
+        plot_label_embedding(clf, gamma=np.full(clf.grid_.pi_.shape[:2], "a"))
+
+
+def test_labels_of_mixed_types_are_named(clf, corpus):
+    X = corpus[0][:4]
+    with pytest.raises(TypeError, match="labels mix values that cannot be ordered"):
+        plot_positions(clf, X, labels=np.array([1, "a", None, "b"], dtype=object))
+
+
+@pytest.mark.parametrize("topics, exc", [(["a"], TypeError), ([0.5], TypeError),
+                                         ([True], TypeError), ([], ValueError),
+                                         ([2**70], ValueError), ([-1], ValueError)])
+def test_top_words_topics_must_be_topic_indices(topics, exc):
+    X = np.random.default_rng(0).poisson(1.0, size=(30, 8))
+    plsa = countgrid.PLSA(3, n_iter=3, random_state=0).fit(X)
+    with pytest.raises(exc, match="topics"):
+        plot_top_words(plsa, [f"w{i}" for i in range(8)], topics=topics)
+    assert len(plot_top_words(plsa, [f"w{i}" for i in range(8)], topics=np.int64(1)).axes) == 1

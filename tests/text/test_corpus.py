@@ -466,3 +466,43 @@ def test_doctests(module):
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
     assert result.attempted > 0 or module == "countgrid.text"
+
+
+# ------------------------------------------------- hostile inputs (tests/hostile, issue 11)
+def test_metadata_beyond_the_float_range_names_the_column():
+    with pytest.raises(ValueError, match=r"metadata\['x'\].*float range"):
+        Corpus(np.eye(3), ["a", "b", "c"], metadata={"x": [10**400, 1, 2]})
+    # ints beyond int64 that fit a float stay numbers
+    c = Corpus(np.eye(3), ["a", "b", "c"], metadata={"x": [2**70, 1, 2]})
+    assert c.metadata["x"].dtype == np.float64 and c.metadata["x"][0] == 2.0**70
+
+
+def test_subset_accepts_an_object_array_of_ints():
+    c = Corpus(np.eye(4), list("abcd"))
+    assert c.subset(np.array([2, 0], dtype=object)).ids.tolist() == ["2", "0"]
+    with pytest.raises(ValueError, match="indices"):
+        c.subset(np.array([2**70], dtype=object))
+    with pytest.raises(TypeError, match="indices"):
+        c.subset(np.array(["1"], dtype=object))
+
+
+def test_sample_names_a_bad_random_state():
+    c = Corpus(np.eye(4), list("abcd"))
+    with pytest.raises(ValueError, match="random_state"):
+        c.sample(2, random_state=-1)
+
+
+def test_save_and_load_refuse_paths_that_are_not_binary_files(tmp_path):
+    import io
+
+    c = Corpus(np.eye(2), ["a", "b"])
+    with pytest.raises(ValueError, match="path is empty"):
+        c.save("")
+    with pytest.raises(TypeError, match="path must be .* binary file object"):
+        c.save(io.StringIO())
+    with pytest.raises(TypeError, match="path must be .* binary file object"):
+        Corpus.load(io.StringIO("x"))
+    buf = io.BytesIO()
+    c.save(buf)
+    buf.seek(0)
+    assert (Corpus.load(buf).counts != c.counts).nnz == 0

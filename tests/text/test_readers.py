@@ -512,3 +512,50 @@ def test_real_news20_same(tmp_path):
     assert n.counts.shape == (2924, 26558)
     assert set(n.metadata["label"]) == set(z["label_names"].tolist())
     assert n.snippets[0] == c.snippets[0] and n.titles[0] == c.titles[0]
+
+
+# ------------------------------------------------- hostile inputs (tests/hostile, issue 11)
+@pytest.mark.parametrize("encoding", ["rot13", "base64", "zlib"])
+def test_codecs_that_are_not_text_encodings_are_refused(tmp_path, encoding):
+    p = tmp_path / "d.txt"
+    p.write_text("alpha beta\ngamma delta\n", encoding="utf-8")
+    for reader in (read_corpus, read_documents):
+        with pytest.raises(ValueError, match=f"encoding '{encoding}' is not a text encoding"):
+            reader(p, encoding=encoding)
+
+
+@pytest.mark.parametrize("reader", [read_corpus, read_documents])
+def test_paths_that_are_no_file_name_are_named(reader):
+    with pytest.raises(ValueError, match="path is empty"):
+        reader("")
+    for bad in (None, 5, ["a.txt"]):
+        with pytest.raises(TypeError, match="path must be a file or folder name"):
+            reader(bad)
+
+
+@pytest.mark.filterwarnings("ignore:min_df=2 and max_df=0.5 select no word")
+def test_json_numbers_beyond_the_float_range_name_the_field(tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps({"text": f"alpha beta {i}"})[:-1] + ', "v": 1'
+                         + "0" * 400 + "}\n" for i in range(3)), encoding="utf-8")
+    for reader in (read_corpus, read_documents):
+        with pytest.raises(ValueError, match="meta_cols: the field 'v' .* float range"):
+            reader(p, meta_cols=["v"])
+
+
+def test_uci_header_announcing_too_many_documents_allocates_nothing(tmp_path):
+    (tmp_path / "docword.x.txt").write_text(f"{10**12}\n2\n1\n1 1 3\n")
+    (tmp_path / "vocab.x.txt").write_text("a\nb\n")
+    with pytest.raises(MemoryError, match=r"docword\.x\.txt: the D=1000000000000 documents"):
+        read_corpus(tmp_path / "docword.x.txt")
+
+
+def test_folder_with_file_names_that_are_not_utf8(tmp_path):
+    root = os.fsencode(tmp_path / "posts")
+    os.mkdir(root)
+    for i, text in enumerate(["alpha beta", "beta gamma", "gamma alpha"]):
+        with open(os.path.join(root, b"\xff%d.txt" % i), "w", encoding="utf-8") as f:
+            f.write(text)
+    c = read_corpus(os.fsdecode(root), min_df=1, max_df=1.0)
+    assert c.ids.tolist() == [os.fsdecode(b"\xff%d.txt" % i) for i in range(3)]
+    assert read_documents(os.fsdecode(root))["texts"][1] == "beta gamma"

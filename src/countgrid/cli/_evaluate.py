@@ -67,7 +67,11 @@ def run(args, out):
     y = np.asarray(corpus.metadata[args.label_col])
     X = corpus.counts
     check_grid_memory(extent, corpus.n_terms, len(corpus))
-    folds = stratified_folds(y, args.folds, args.seed)
+    try:
+        folds = stratified_folds(y, args.folds, args.seed)
+    except ValueError as exc:
+        raise UsageError(f"argument --folds: {exc} (column --label-col {args.label_col!r})") \
+            from None
     schedule = coarse_to_fine(extent, window, args.coarse_iter)
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out, flush=True))
     classes, counts = np.unique(y, return_counts=True)

@@ -1,6 +1,8 @@
 """``countgrid html``: the interactive offline map of a counting grid (one HTML file)."""
 import time
 
+import numpy as np
+
 from countgrid import maps
 from countgrid.cli._args import UsageError, add_common, check_output, positive_int
 from countgrid.cli._inputs import add_input_options, load_model, model_vocabulary
@@ -53,6 +55,10 @@ def run(args, out):
     if grid_of(est) is None:
         raise UsageError(f"argument MODEL: the map is of counting grids; {args.model} holds "
                          f"a {type(est).__name__} (try 'countgrid plot')")
+    extent = np.shape(grid_of(est).pi_)[:-1]
+    if len(extent) != 2:
+        raise UsageError(f"argument MODEL: the map is of 2-D counting grids; {args.model} "
+                         f"holds a {'x'.join(map(str, extent))} grid")
     words = model_vocabulary(est, corpus, args)
     docs = None
     if args.input is not None or corpus is not None:

@@ -119,8 +119,16 @@ def model_vocabulary(est, corpus, args, name="--vocab"):
     vocab_file = getattr(args, "vocab", None)
     if vocab_file:
         check_input(vocab_file, name)
-        with open(vocab_file, encoding="utf-8") as f:
-            words = np.array([ln.strip() for ln in f if ln.strip()])
+        try:
+            with open(vocab_file, encoding="utf-8") as f:
+                words = np.array([ln.strip() for ln in f if ln.strip()])
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"argument {name}: {vocab_file} is not UTF-8 text (byte "
+                             f"{exc.start}: {exc.reason}); a vocabulary file holds one word "
+                             "per line") from None
+        except IsADirectoryError:
+            raise UsageError(f"argument {name}: {vocab_file} is a folder, not a vocabulary "
+                             "file") from None
         if n is not None and len(words) != n:
             raise UsageError(f"argument {name}: {vocab_file} has {len(words)} words, the "
                              f"model {n}")

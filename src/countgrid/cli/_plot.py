@@ -1,11 +1,25 @@
 """``countgrid plot``: pictures of a fitted model (PNG, SVG, PDF, ...)."""
+import argparse
+
 import numpy as np
 
 from countgrid import plotting
-from countgrid.cli._args import UsageError, add_common, check_output
+from countgrid.cli._args import UsageError, add_common, check_output, integer, positive_int
 from countgrid.cli._inputs import load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_atomically
+
+#: Beyond this a picture of a few inches has tens of thousands of pixels a side.
+MAX_DPI = 1200
+
+
+def dpi(text):
+    v = integer(text)
+    if not 1 <= v <= MAX_DPI:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_DPI} dots per inch, "
+                                         f"got {text}")
+    return v
+
 
 KINDS = ("words", "labels", "positions", "word", "likelihood", "topics", "map")
 EXAMPLE = """\
@@ -36,9 +50,11 @@ def add_parser(sub):
                    help="metadata column of the saved corpus to colour by (labels, positions, "
                         "map)")
     p.add_argument("--word", default=None, help="the word of --kind word")
-    p.add_argument("--n-words", type=int, default=3, help="words per cell or topic shown")
+    p.add_argument("--n-words", type=positive_int, default=3,
+                   help="words per cell or topic shown")
     p.add_argument("--vocab", default=None, help="vocabulary file, one word per line")
-    p.add_argument("--dpi", type=int, default=110, help="resolution of raster pictures")
+    p.add_argument("--dpi", type=dpi, default=110,
+                   help=f"resolution of raster pictures (1 to {MAX_DPI}; default 110)")
     add_common(p, seed=False)
     p.set_defaults(func=run)
     return p
@@ -78,6 +94,10 @@ def run(args, out):
     if what in ("words", "labels", "positions", "word") and grid is None:
         raise UsageError(f"argument --kind: {what} pictures are of counting grids, and "
                          f"{args.model} holds a {type(est).__name__}")
+    if what in ("words", "labels", "positions", "word") and np.ndim(grid.pi_) != 3:
+        extent = "x".join(map(str, np.shape(grid.pi_)[:-1]))
+        raise UsageError(f"argument MODEL: {args.model} holds a {extent} counting grid; "
+                         f"{what} pictures are of 2-D grids (--kind likelihood draws any)")
     if what in ("positions", "map") and X is None:
         raise UsageError(f"argument --kind: {what} needs the documents, and {args.model} "
                          "holds no corpus")

@@ -47,6 +47,9 @@ def _strings(values, n, name, default):
         return [default(i) for i in range(n)]
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be a sequence of {n} strings, got a single string")
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of {n} strings, got "
+                        f"{type(values).__name__}")
     out = ["" if v is None else str(v) for v in values]
     if len(out) != n:
         raise ValueError(f"{name} has {len(out)} entries but X has {n} documents")
@@ -205,6 +208,9 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     """
     model, label = _resolve_grid(grid)
     if corpus is not None:
+        if not hasattr(corpus, "counts") or not hasattr(corpus, "vocabulary"):
+            raise TypeError(f"corpus must be a countgrid.text.Corpus (with counts, vocabulary, "
+                            f"titles, ...), got {type(corpus).__name__}")
         X = corpus.counts if X is None else X
         feature_names = getattr(corpus, "vocabulary", None) if feature_names is None \
             else feature_names
@@ -236,7 +242,10 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         n_total = Xc.shape[0]
         doc_index = np.arange(n_total, dtype=np.int64)
         if max_docs is not None and n_total > max_docs:
-            rng = check_random_state(random_state)
+            try:
+                rng = check_random_state(random_state)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"random_state: {exc}") from None
             doc_index = np.sort(rng.choice(n_total, size=max_docs, replace=False))
             Xc = Xc[doc_index]
     for name, value in (("titles", titles), ("snippets", snippets), ("links", links),

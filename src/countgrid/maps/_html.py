@@ -100,9 +100,20 @@ def encode_payload(data, data_format="auto"):
     return "gzip", base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
 
 
+#: Lone surrogates: file names that are not UTF-8 (os.fsdecode's surrogateescape) or
+#: broken text; UTF-8 cannot encode them, the page shows U+FFFD instead.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _text(s):
+    return _SURROGATES.sub("\ufffd", s)
+
+
 def _walk(node, f):
+    if isinstance(node, str):
+        return _text(node)
     if isinstance(node, dict):
-        return {str(k): f(v) for k, v in node.items()}
+        return {_text(str(k)): f(v) for k, v in node.items()}
     if isinstance(node, (list, tuple)):
         return [f(v) for v in node]
     if isinstance(node, (np.integer,)):
@@ -130,7 +141,7 @@ def render_html(data, data_format="auto"):
     fmt, payload = encode_payload(data, data_format)
     page = _asset("template.html")
     parts = {
-        "{{TITLE}}": html.escape(data["title"]),
+        "{{TITLE}}": html.escape(_text(data["title"])),
         "{{CSS}}": _asset("map.css"),
         "{{JS}}": _script_safe(_asset("map.js")),
         "{{FORMAT}}": fmt,
@@ -197,12 +208,17 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
     -------
     pathlib.Path
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be a file name (str or os.PathLike), got "
+                        f"{type(path).__name__}")
+    path = pathlib.Path(os.fsdecode(path))
+    if not path.name or path.name in (".", ".."):
+        raise ValueError(f"path {str(path)!r} is not a file name: give one such as map.html")
     data = map_data(grid, X, corpus=corpus, feature_names=feature_names, titles=titles,
                     snippets=snippets, links=links, ids=ids, metadata=metadata,
                     color_by=color_by, n_words=n_words, idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title)
     page = render_html(data, data_format)
-    path = pathlib.Path(os.fspath(path))
     tmp = path.with_name(path.name + ".part")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, path)

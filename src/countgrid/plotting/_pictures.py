@@ -92,8 +92,13 @@ def _label_codes(labels, n, name="labels"):
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(f"{name} must have one entry per document ({n}), got shape "
                          f"{labels.shape}")
-    classes, codes = np.unique(labels, return_inverse=True)
-    return classes, codes
+    try:
+        classes, codes = np.unique(labels, return_inverse=True)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in labels.ravel()})
+        raise TypeError(f"{name} mix values that cannot be ordered ({', '.join(kinds)}); "
+                        f"give labels of one type, e.g. {name}.astype(str)") from None
+    return classes, codes.ravel()
 
 
 def _colors(n, colors=None):
@@ -107,9 +112,36 @@ def _colors(n, colors=None):
 
             cmap = matplotlib.colormaps["turbo"]
             colors = [cmap((i + 0.5) / n) for i in range(n)]
+    if isinstance(colors, str) or not hasattr(colors, "__len__"):
+        raise TypeError(f"colors must be a sequence of matplotlib colours (one per class), "
+                        f"got {colors!r}")
     if len(colors) < n:
         raise ValueError(f"colors has {len(colors)} entries for {n} classes")
-    return np.array([to_rgb(c) for c in colors[:n]])
+    out = []
+    for i, c in enumerate(list(colors)[:n]):
+        try:
+            out.append(to_rgb(c))
+        except (TypeError, ValueError):
+            raise ValueError(f"colors[{i}] = {c!r} is not a matplotlib colour (e.g. 'red', "
+                             "'#1f77b4' or an RGB tuple)") from None
+    return np.array(out)
+
+
+def _cmap(cmap):
+    """The Colormap of a name or Colormap; an unknown name is a ValueError naming cmap."""
+    import matplotlib
+    from matplotlib.colors import Colormap
+
+    if isinstance(cmap, Colormap):
+        return cmap
+    if not isinstance(cmap, str):
+        raise TypeError(f"cmap must be a colormap name or a matplotlib Colormap, got "
+                        f"{type(cmap).__name__}")
+    try:
+        return matplotlib.colormaps[cmap]
+    except KeyError:
+        raise ValueError(f"cmap={cmap!r} is not a matplotlib colormap (e.g. 'viridis', "
+                         "'coolwarm')") from None
 
 
 def _legend(ax, handles=None, **kw):
@@ -180,6 +212,7 @@ def plot_word_map(grid, word, feature_names=None, ax=None, n_cells=5, cmap="viri
     g = _fitted_grid(grid)
     names = g._vocabulary(feature_names)
     w = resolve_word(word, names, g.pi_.shape[-1])
+    cmap = _cmap(cmap)
     m = np.asarray(g.pi_[..., w], dtype=np.float64)
     E1, E2 = m.shape
     ax = _axes(ax, (6.4, 5.6 * E1 / max(E1, E2) + 0.6))
@@ -225,7 +258,11 @@ def _embedding(estimator, gamma, label_names):
                              "cg.window) or a CountingGridClassifier")
         gamma = estimator.gamma_
         classes = getattr(estimator, "classes_", None)
-    gamma = np.asarray(gamma, dtype=np.float64)
+    try:
+        gamma = np.asarray(gamma, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"gamma must hold real numbers, got "
+                        f"{np.asarray(gamma).dtype}") from None
     if gamma.shape[:2] != extent or gamma.ndim not in (2, 3):
         raise ValueError(f"gamma must have shape {extent} (continuous) or {extent} + "
                          f"(n_classes,) (discrete); got {gamma.shape}")
@@ -308,7 +345,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     >>> ax.images[0].get_array().shape
     (6, 6, 3)
     """
-    matplotlib = _mpl()
+    _mpl()
     from matplotlib.patches import Patch
 
     pad = 6
@@ -323,7 +360,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
                                for c, n in zip(cols, names)])
         text_color = np.where(rgb.mean(axis=2, keepdims=True) < 0.45, 1.0, 0.0) * np.ones(3)
     else:
-        cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+        cm = _cmap(cmap)
         im = ax.imshow(g, extent=(0, E2, E1, 0), interpolation="nearest", cmap=cm)
         if legend:
             ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="embedded target")
@@ -611,7 +648,7 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
                          "features")
     if topics is None:
         topics = list(range(K))
-    topics = [int(t) for t in np.asarray(topics, dtype=np.int64).ravel()]
+    topics = _topic_indices(topics)
     bad = [t for t in topics if not 0 <= t < K]
     if bad or not topics:
         raise ValueError(f"topics must be indices in [0, {K}), got {bad or topics}")
@@ -654,6 +691,17 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
+
+
+def _topic_indices(topics):
+    """``topics`` as a non-empty list of ints (a single int is one topic)."""
+    items = np.ravel(np.asarray(topics, dtype=object)).tolist()
+    for t in items:
+        if not isinstance(t, (Integral, np.integer)) or isinstance(t, (bool, np.bool_)):
+            raise TypeError(f"topics must be topic indices (ints), got {t!r}")
+    if not items:
+        raise ValueError("topics is empty: give at least one topic index (or None for all)")
+    return [int(t) for t in items]
 
 
 # ----------------------------------------------------------------- ZIP-GTM

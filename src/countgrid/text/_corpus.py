@@ -6,6 +6,7 @@ plain numpy array (numbers or numpy unicode strings, never objects), so a corpus
 one compressed ``.npz`` without pickle and embeds in a model file (``to_dict``).  The file
 layout is described in docs/text.md ("The corpus file").
 """
+import io as io_module
 import json
 import numbers
 import os
@@ -125,14 +126,19 @@ def _metadata_array(values, name, n):
             arr = np.array(items, dtype=bool)
         elif all(v is None or (isinstance(v, numbers.Real)
                                and not isinstance(v, (bool, np.bool_))) for v in items):
-            if all(isinstance(v, numbers.Integral) for v in items):
-                try:
-                    arr = np.array(items, dtype=np.int64)
-                except OverflowError:
-                    arr = np.array(items, dtype=np.float64)
-            else:
-                arr = np.array([np.nan if v is None else float(v) for v in items],
-                               dtype=np.float64)
+            try:
+                if all(isinstance(v, numbers.Integral) for v in items):
+                    try:
+                        arr = np.array(items, dtype=np.int64)
+                    except OverflowError:
+                        arr = np.array(items, dtype=np.float64)
+                else:
+                    arr = np.array([np.nan if v is None else float(v) for v in items],
+                                   dtype=np.float64)
+            except OverflowError:
+                big = next(v for v in items if v is not None and not -1e308 < v < 1e308)
+                raise ValueError(f"{label} holds a number beyond the float range "
+                                 f"({str(big)[:20]}...); scale it or store it as str") from None
         else:
             bad = next(i for i, v in enumerate(items) if not isinstance(v, (str, numbers.Real)))\
                 if any(not isinstance(v, (str, numbers.Real)) for v in items) else None
@@ -497,6 +503,14 @@ class Corpus:
         """
         n = self.n_documents
         idx = np.asarray(indices)
+        if idx.dtype == object and idx.size and all(
+                isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                for v in idx.ravel()):
+            try:
+                idx = idx.astype(np.int64)
+            except OverflowError:
+                raise ValueError(f"indices holds {max(idx.ravel(), key=abs)}, out of range "
+                                 f"for {n} documents") from None
         if idx.dtype == bool:
             if idx.shape != (n,):
                 raise ValueError(f"indices as a boolean mask must have shape ({n},), got "
@@ -552,7 +566,10 @@ class Corpus:
             raise TypeError(f"n must be an int, got {n!r}")
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
-        rng = check_random_state(random_state)
+        try:
+            rng = check_random_state(random_state)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"random_state: {exc}") from None
         total = self.n_documents
         if n >= total:
             return self.subset(np.arange(total))
@@ -737,15 +754,18 @@ class Corpus:
         >>> Corpus.load(path).ids
         array(['a', 'b'], dtype='<U1')
         """
+        if isinstance(path, (str, bytes, os.PathLike)):
+            if not os.fspath(path):
+                raise ValueError("path is empty: give a file name such as corpus.npz")
+        elif not hasattr(path, "write") or isinstance(path, io_module.TextIOBase):
+            raise TypeError(f"path must be a file name or a binary file object, got "
+                            f"{type(path).__name__}")
         arrays = self.to_dict()
         if isinstance(path, (str, bytes, os.PathLike)):
             with open(path, "wb") as fh:
                 np.savez_compressed(fh, **arrays)
-        elif hasattr(path, "write"):
-            np.savez_compressed(path, **arrays)
         else:
-            raise TypeError(f"path must be a file name or a binary file object, got "
-                            f"{type(path).__name__}")
+            np.savez_compressed(path, **arrays)
 
     @classmethod
     def load(cls, path):
@@ -773,7 +793,8 @@ class Corpus:
         See :meth:`save`.
         """
         if not (isinstance(path, (str, bytes, os.PathLike))
-                or (hasattr(path, "read") and hasattr(path, "seek"))):
+                or (hasattr(path, "read") and hasattr(path, "seek")
+                    and not isinstance(path, io_module.TextIOBase))):
             raise TypeError(f"path must be a file name (str or os.PathLike) or a binary "
                             f"file object, got {type(path).__name__}")
         label = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) \

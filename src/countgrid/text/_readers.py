@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._memory import check_memory
 from countgrid._param_validation import validate_call_params
 from countgrid.datasets import load_npz_corpus
 from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
@@ -51,6 +52,8 @@ def _detect(path, fmt):
                              "'lines', 'csv', 'tsv' or 'jsonl'")
         return fmt
     name = _name_of(path)
+    if not name:
+        raise ValueError("path is empty: give a file or folder name, or '-' for stdin")
     if not os.path.exists(name):
         raise FileNotFoundError(f"no such file or folder: {name}")
     if os.path.isdir(name):
@@ -96,6 +99,10 @@ def _check_encoding(encoding):
         info = codecs.lookup(encoding)
     except LookupError:
         raise ValueError(f"unknown encoding {encoding!r}") from None
+    if not getattr(info, "_is_text_encoding", True):
+        # rot13, base64, zlib, ...: codecs between str and str or bytes and bytes
+        raise ValueError(f"encoding {encoding!r} is not a text encoding (bytes to str); "
+                         "pass the encoding of the files, e.g. 'utf-8' or 'latin-1'")
     if info.name == "utf-8-sig":       # the BOM is dropped anyway
         return "utf-8", True
     ascii_lines = "\n".encode(info.name, "ignore") == b"\n" and \
@@ -367,7 +374,14 @@ def _column(values, name):
                                                        and v.strip().lower() in _MISSING))]
     if present and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
                        for v in present):
-        return [math.nan if v is None or isinstance(v, str) else float(v) for v in values]
+        try:
+            return [math.nan if v is None or isinstance(v, str) else float(v)
+                    for v in values]
+        except OverflowError:           # a JSON integer beyond the float range
+            big = next(v for v in present if not -1e308 < v < 1e308)
+            raise ValueError(f"meta_cols: the field {name!r} holds a number beyond the float "
+                             f"range ({str(big)[:20]}...); scale it or quote it as a "
+                             "string") from None
     if present and all(isinstance(v, str) for v in present):
         try:
             converted = {v: float(v) for v in set(present)}
@@ -484,6 +498,7 @@ extensions
     >>> d["texts"], d["ids"], d["metadata"]
     (['Hello, world', 'Second post'], ['p1', 'p2'], {'year': [2001.0, nan]})
     """
+    _check_path(path)
     fmt = _detect(path, format) if isinstance(format, str) else format
     if not isinstance(fmt, str):
         raise TypeError(f"format must be a str, got {format!r}")
@@ -600,9 +615,7 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     >>> corpus.vocabulary
     array(['bark', 'cats', 'dogs', 'play', 'purr', 'sleep'], dtype='<U5')
     """
-    if not (path == "-" or isinstance(path, (str, bytes, os.PathLike))):
-        raise TypeError(f"path must be a file or folder name, or '-' for stdin, got "
-                        f"{type(path).__name__}")
+    _check_path(path)
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, got {format!r}")
     fmt = _detect(path, format)
@@ -645,6 +658,12 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
 
     return _build(stream, ids=None, titles=None, links=None, metadata=None, source=label,
                   vocabulary=vocabulary, late_fields=late_fields, name=label, **options)
+
+
+def _check_path(path):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be a file or folder name, or '-' for stdin, got "
+                        f"{type(path).__name__}")
 
 
 # ---------------------------------------------------------------------- pre-vectorised
@@ -823,6 +842,9 @@ def _read_uci(label, vocab, encoding):
         if D == 0 or W == 0:
             raise ValueError(f"{label}: the header announces {D} documents and {W} words; "
                              "a corpus needs at least one of each")
+        # a header that lies must not allocate: row pointers, ids and titles per document
+        check_memory(200.0 * D, f"{label}: the D={D} documents its header "
+                     "announces", "check the first line of the file (D)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # "input contained no data"
             try:
