@@ -518,6 +518,12 @@ def test_corpus_of_another_vocabulary_is_refused_and_damage_is_named(data, tmp_p
         cg.save(tmp_path / "x.npz", corpus=_corpus(X[:, :-1]))
     with pytest.raises(TypeError, match="corpus"):
         cg.save(tmp_path / "x.npz", corpus=X)
+
+    class NotACorpus:                 # has to_dict, as a pandas DataFrame does
+        def to_dict(self):
+            return {}
+    with pytest.raises(TypeError, match="corpus"):
+        cg.save(tmp_path / "x.npz", corpus=NotACorpus())
     cg.save(tmp_path / "c.npz", corpus=_corpus(X))
 
     def nudge(arrays):

@@ -275,7 +275,9 @@ def save(estimator, path, corpus=None):
     header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
               "countgrid_version": __version__, "model": meta}
     if corpus is not None:
-        if not callable(getattr(corpus, "to_dict", None)):
+        corpus_type = _CORPUS_TYPE[0]
+        if not (isinstance(corpus, corpus_type) if corpus_type is not None
+                else callable(getattr(corpus, "to_dict", None))):
             raise TypeError(f"corpus must be a countgrid.text.Corpus, got "
                             f"{type(corpus).__name__}")
         n_features = getattr(estimator, "n_features_in_", None)
