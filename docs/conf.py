@@ -50,11 +50,6 @@ numpydoc_xref_param_type = False
 numpydoc_attributes_as_param_list = True
 # Docstring validation of every public name the reference shows: the parameters listed
 # and described exactly (PR01 missing, PR02 unknown, PR10 "a:b" without space), a
-# Returns section where a function returns something (RT01), and no unknown section
-# (GL06, GL07 order).  Summaries and punctuation are not checked (SS0x, PR08/PR09, RT02):
-# the house style writes complete sentences that numpydoc's heuristics misread.
-# Docstring validation of every public name the reference shows: the parameters listed
-# and described exactly (PR01 missing, PR02 unknown, PR10 "a:b" without space), a
 # Returns section where a function returns something (RT01), and no unknown or misplaced
 # section (GL06, GL07).  Summaries and punctuation are not checked (SS0x, PR08/PR09,
 # RT02): the house style writes complete sentences that numpydoc's heuristics misread.
@@ -71,34 +66,6 @@ numpydoc_validation_exclude = {
     r"\.(fit|predict|predict_proba|predict_log_proba|decision_function|transform|score"
     r"|score_samples)$",
 }
-# Docstrings written before validation was switched on that describe their parameters
-# or result in prose rather than in numpydoc sections.  Listed one by one so that every
-# new public name is validated; remove a name from this list when its docstring is
-# completed (the list shrinks, it never grows).
-numpydoc_validation_exclude |= {"^" + name.replace(".", r"\.") + "$" for name in [
-    "countgrid.cli.build_parser",
-    "countgrid.exceptions.not_fitted_error",
-    "countgrid.get_include", "countgrid.get_library_dir", "countgrid.get_link_args",
-    "countgrid.show_config",
-    "countgrid.grid.CountingGrid.to_html",
-    "countgrid.grid.GenerativeCountingGridClassifier.class_log_likelihoods",
-    "countgrid.gtm.ZIPGTM.plot", "countgrid.gtm.ZIPGTM.rates",
-    "countgrid.gtm.ZIPGTM.zero_probabilities",
-    "countgrid.gtm.log_px_given_latent", "countgrid.gtm.logistic_glm_fun",
-    "countgrid.gtm.poisson_glm_fun",
-    "countgrid.io.load", "countgrid.io.load_corpus", "countgrid.io.registered",
-    "countgrid.io.registry_name",
-    "countgrid.kernels.ITKernelClassifier.kernel_distances",
-    "countgrid.kernels.jensen_shannon_kernel",
-    "countgrid.label_embedding.embedding_from_stats", "countgrid.label_embedding.readout_matrix",
-    "countgrid.maps.map_data", "countgrid.maps.rank_documents", "countgrid.maps.search_cells",
-    "countgrid.mixture.HistogramGMM.pdf",
-    "countgrid.rap.RAP.expected_hidden", "countgrid.rap.RAP.free_energy",
-    "countgrid.rap.RAP.mode",
-    "countgrid.topics.LLREmbedding", "countgrid.topics.TOPEmbedding",
-    "countgrid.topics.PLSA.bic", "countgrid.topics.PLSA.n_parameters",
-    "countgrid.topics.posterior_divergence",
-]}
 
 # --- Gallery: executed at build time on the bundled data --------------------------------
 sphinx_gallery_conf = {

@@ -20,6 +20,11 @@ def get_include():
     ``countgrid_import()`` for extension modules that call the kernels without
     linking them.  Use it as an include directory when building a C extension
     against countgrid, as with ``numpy.get_include()``; see docs/c_api.md.
+
+    Returns
+    -------
+    str
+        The absolute path of the ``include`` directory inside the installed package.
     """
     return os.path.join(_HERE, "include")
 
@@ -31,6 +36,12 @@ def get_library_dir():
     objects and flags as ``countgrid._kernels``.  Link it with
     ``library_dirs=[countgrid.get_library_dir()]``, ``libraries=["countgrid"]``
     and ``extra_link_args=countgrid.get_link_args()``; see docs/c_api.md.
+
+    Returns
+    -------
+    str
+        The absolute path of the ``lib`` directory inside the installed package (the
+        library is absent from editable or partial installs: see :func:`show_config`).
     """
     return os.path.join(_HERE, "lib")
 
@@ -40,9 +51,14 @@ def get_link_args():
 
     The static library was compiled with OpenMP when the extension was (see
     :func:`show_config`); its objects then need the OpenMP runtime, and the
-    maths library on Unix.  Returns a list such as ``["-fopenmp", "-lm"]``
-    (GCC/Clang on Linux), ``["-lomp"]`` (macOS) or ``[]`` (MSVC, where the
-    objects name their OpenMP runtime themselves).
+    maths library on Unix.
+
+    Returns
+    -------
+    list of str
+        For example ``["-fopenmp", "-lm"]`` (GCC/Clang on Linux; ``["-lm"]`` for a
+        serial build), ``["-lomp"]`` (macOS; ``[]`` for a serial build) or ``[]``
+        (Windows, where the objects name their OpenMP runtime themselves).
     """
     omp = _kernels.openmp_enabled()
     if sys.platform == "win32":
@@ -91,7 +107,20 @@ def show_config(file=None):
     """Print the build and runtime configuration (OpenMP, threads, SIMD, C
     headers and static library with its link arguments, BLAS).
 
-    Returns the same information as a dict.
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print; default ``sys.stdout``.
+
+    Returns
+    -------
+    dict
+        The same information: keys ``countgrid`` (version), ``abi_version``,
+        ``python``, ``numpy``, ``openmp`` (bool), ``simd``, ``threads``, ``cpu_count``,
+        ``include_dir``, ``static_library`` (a path, or None when it was not built),
+        ``link_args`` and ``blas`` (a list of dicts with ``user_api``,
+        ``internal_api``, ``version``, ``num_threads`` and ``filepath``, one per
+        library threadpoolctl sees, or a string saying why it is unavailable).
     """
     info = _info()
     out = file or sys.stdout

@@ -21,7 +21,20 @@ def _bridged(sklearn_not_fitted):
 
 def not_fitted_error(message):
     """A NotFittedError that is scikit-learn's too when scikit-learn is loaded (whoever
-    can name ``sklearn.exceptions.NotFittedError`` has imported it)."""
+    can name ``sklearn.exceptions.NotFittedError`` has imported it).
+
+    Parameters
+    ----------
+    message : str
+        The message of the error.
+
+    Returns
+    -------
+    NotFittedError
+        The error, not raised: an instance of :class:`NotFittedError` and, when
+        ``sklearn.exceptions`` is in ``sys.modules``, of
+        ``sklearn.exceptions.NotFittedError`` too.
+    """
     sklearn_exceptions = sys.modules.get("sklearn.exceptions")
     if sklearn_exceptions is None:
         return NotFittedError(message)

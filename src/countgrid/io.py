@@ -48,9 +48,17 @@ _CORPUS_PREFIX = "corpus:"
 _REGISTRY = {}
 
 
+# ``cls`` is described in the summary, not under Parameters: numpydoc's validation takes a
+# first argument named ``cls`` for a class method's and reports it as unknown (PR02).
 def registry_name(cls):
-    """The class name a model file stores: the bare name for countgrid's own estimators
-    (the 0.1.0 files hold those), ``module.qualname`` for a subclass defined elsewhere."""
+    """The class name a model file stores for the saveable estimator class ``cls``.
+
+    Returns
+    -------
+    str
+        The bare class name for countgrid's own estimators (the 0.1.0 files hold
+        those), ``module.qualname`` for a subclass defined elsewhere.
+    """
     module = cls.__module__
     if module == "countgrid" or module.startswith("countgrid."):
         return cls.__name__
@@ -77,7 +85,14 @@ def register_corpus_type(cls):
 
 
 def registered():
-    """{name: class} of every saveable estimator defined so far."""
+    """The saveable estimator classes defined so far.
+
+    Returns
+    -------
+    dict of str -> type
+        ``{name: class}`` with the names of :func:`registry_name` (a copy: changing it
+        does not change the registry).
+    """
     return dict(_REGISTRY)
 
 
@@ -327,6 +342,19 @@ def load(path):
     Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
     see the module docstring.
 
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The model file.
+
+    Returns
+    -------
+    estimator
+        A fitted estimator of the class the file names (which must be registered:
+        importing ``countgrid`` registers countgrid's own, a subclass defined elsewhere
+        must be imported first), with the saved parameters and fitted attributes.  A
+        corpus saved with it is not returned: see :func:`load_corpus`.
+
     Raises
     ------
     ValueError
@@ -372,9 +400,24 @@ def _corpus_keys(path, header, arrays):
 def load_corpus(path):
     """The corpus saved with a model (``save(est, path, corpus=...)``), or None.
 
+    Parameters
+    ----------
+    path : str, path-like or binary file object
+        The model file.
+
     Returns
     -------
     countgrid.text.Corpus or None
+        The corpus (vocabulary, document ids, titles and metadata, as saved), or None
+        when the file holds no corpus.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a countgrid model, is damaged, or holds corpus arrays that do
+        not form a corpus.
+    TypeError
+        If ``path`` is neither a file name nor a binary file object.
     """
     header, arrays = _read(path)
     keys = _corpus_keys(path, header, arrays)

@@ -31,7 +31,14 @@ Latent models of count data, from raw text to an interactive map.
 
 
 def build_parser():
-    """The argparse parser of the ``countgrid`` command (one sub-parser per verb)."""
+    """The argparse parser of the ``countgrid`` command (one sub-parser per verb).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of ``countgrid``, with ``--version``, ``--debug`` and one required
+        sub-command per verb; each sub-parser sets ``func``, the function that runs it.
+    """
     parser = Parser(prog="countgrid", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"countgrid {__version__}")
     parser.add_argument("--debug", action="store_true",

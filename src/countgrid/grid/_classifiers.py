@@ -246,8 +246,18 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
             raise ValueError("the grids_ have different numbers of features")
 
     def class_log_likelihoods(self, X):
-        """Exact log-likelihood of each document under each class grid,
-        shape (n_samples, n_classes)."""
+        """Exact log-likelihood of each document under each class grid.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Counts.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), float64
+            Column ``j`` is ``grids_[j].score_samples(X)`` (the class of ``classes_[j]``).
+        """
         check_is_fitted(self, "grids_")
         X = check_documents(X, self.n_features_in_, owner=type(self).__name__)
         return np.stack([g.score_samples(X) for g in self.grids_], axis=1)

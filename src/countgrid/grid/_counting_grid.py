@@ -574,7 +574,21 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     def to_html(self, path, X=None, **kwargs):
         """Write the interactive offline map of this 2-D grid to ``path``.
 
-        Calls :func:`countgrid.maps.write_html` (docs/map.md) with this grid; ``X`` gives the
-        documents listed when a cell is clicked.  Returns the path as a ``pathlib.Path``.
+        Calls :func:`countgrid.maps.write_html` (docs/map.md) with this grid.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (``.html``).
+        X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+            The documents listed when a cell is clicked (usually the training data).
+        **kwargs
+            The keyword arguments of :func:`countgrid.maps.write_html` (``corpus``,
+            ``feature_names``, ``titles``, ``metadata``, ``title``, ...).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
         """
         return write_html(self, path, X, **kwargs)

@@ -7,11 +7,30 @@ from countgrid.grid._torus import check_grid, grid_size, window_sums
 
 
 def embedding_from_stats(M, mass, extent, window, fill, nt=0):
-    """gamma(i) = sum_{k: i in W_k} M(k) / sum_{k: i in W_k} mass(k).
+    """Label embedding from posterior statistics (paper eqs. 9-10).
 
-    M : (n_outputs, L) label-weighted posterior mass per position,
-    mass : (L,) total posterior mass per position; cells that no window
-    reaches get ``fill`` (n_outputs,).  Returns (L, n_outputs).
+    ``gamma(i) = sum_{k: i in W_k} M(k) / sum_{k: i in W_k} mass(k)``: the label mass of
+    the windows that cover cell ``i`` over their posterior mass.  The building block of
+    :func:`embed_labels`, which validates its inputs; this function does not.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n_outputs, L)
+        Label-weighted posterior mass per window position (e.g. ``onehot(y) @ Q`` for
+        posteriors ``Q`` of shape (n_samples, L)).
+    mass : ndarray of shape (L,)
+        Total posterior mass per window position.
+    extent, window : tuple of int
+        The grid's extent and window (``L = prod(extent)``).
+    fill : array-like of shape (n_outputs,)
+        The value of the cells that no window with posterior mass covers.
+    nt : int, default=0
+        OpenMP threads (``<= 0``: the OpenMP default).
+
+    Returns
+    -------
+    ndarray of shape (L, n_outputs), float64
+        ``gamma``, one row per cell in row-major order.
     """
     num = window_sums(M, extent, window, backward=True, num_threads=nt)
     den = window_sums(mass[None, :], extent, window, backward=True, num_threads=nt)[0]
@@ -23,7 +42,30 @@ def embedding_from_stats(M, mass, extent, window, fill, nt=0):
 
 
 def readout_matrix(gamma_flat, extent, window, nt=0):
-    """G(k, :) = mean of gamma over the window W_k; gamma_flat is (L, n_outputs)."""
+    """Mean of a label embedding over every window: ``G(k, :) = mean_{i in W_k} gamma(i, :)``.
+
+    Parameters
+    ----------
+    gamma_flat : ndarray of shape (L, n_outputs)
+        The label embedding, one row per cell in row-major order (as returned by
+        :func:`embedding_from_stats`).
+    extent, window : tuple of int
+        The grid's extent and window (``L = prod(extent)``).
+    nt : int, default=0
+        OpenMP threads (``<= 0``: the OpenMP default).
+
+    Returns
+    -------
+    ndarray of shape (L, n_outputs), float64
+        Row ``k`` is the mean of ``gamma`` over the window whose corner is position
+        ``k``.
+
+    Raises
+    ------
+    ValueError
+        If ``extent`` and ``window`` are not a valid grid (``1 <= window <= extent``,
+        same number of dimensions).
+    """
     extent, window = check_grid(extent, window)
     G = window_sums(gamma_flat.T, extent, window, scale=1.0 / grid_size(window), num_threads=nt)
     return np.ascontiguousarray(G.T)

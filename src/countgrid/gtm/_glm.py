@@ -50,12 +50,31 @@ def zip_terms(eta, zeta):
 
 
 def log_px_given_latent(X, nz, log_fact, eta, log_p0, delta):
-    """``log p(t_n | x_k)`` for all documents and latent points, shape (n_samples, n_latent).
+    """``log p(t_n | x_k)`` for all documents and latent points.
 
     The sum over words splits into a dense part over all words (every word
     taken as a zero) plus a correction on the non-zeros only:
     ``sum_j log_p0[k, j] + sum_{j: t_nj > 0} (delta[k, j] + t_nj eta[k, j]) - sum_j log t_nj!``,
-    i.e. two (sparse) matrix products ``nz @ delta.T + X @ eta.T``.
+    i.e. two (sparse) matrix products ``nz @ delta.T + X @ eta.T``.  The arguments are
+    not validated (this is the dense E-step of :class:`ZIPGTM`, which checks them).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Counts ``t_nj``.
+    nz : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The indicator ``[t_nj > 0]`` of X (1.0 where X is non-zero, else 0.0).
+    log_fact : ndarray of shape (n_samples,)
+        ``sum_j log t_nj!`` of every document.
+    eta : ndarray of shape (n_latent, n_features)
+        Log-rates ``log lambda_kj``.
+    log_p0, delta : ndarray of shape (n_latent, n_features)
+        ``log P(t = 0)`` and the non-zero correction, as returned by :func:`zip_terms`.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_latent)
+        ``log p(t_n | x_k)``, the ``log t!`` terms included.
     """
     out = np.asarray(X @ eta.T)
     out += np.asarray(nz @ delta.T)
@@ -131,7 +150,22 @@ def _solve(hess, grad):
 
 
 def poisson_glm_fun(R, S):
-    """Objective pieces of the weighted Poisson GLM ``sum_k R eta - S exp(eta)`` (eq. 8)."""
+    """Objective pieces of the weighted Poisson GLM ``sum_k R eta - S exp(eta)`` (eq. 8).
+
+    Parameters
+    ----------
+    R, S : ndarray of shape (n_latent, n_features)
+        Expected counts ``sum_n theta_nk t_nj`` and expected exposures
+        ``sum_n theta_nk (1 - Z_nkj)`` of the Poisson state (see :func:`irls_poisson`).
+
+    Returns
+    -------
+    callable
+        ``fun(eta, cols=slice(None))`` which, for log-rates ``eta`` of shape
+        (n_latent, n_cols) of the columns ``cols``, returns the objective of every column
+        (shape (n_cols,)), its first derivative ``R - S exp(eta)`` and its negated second
+        derivative ``S exp(eta)`` (both of shape (n_latent, n_cols)).
+    """
     def fun(eta, cols=slice(None)):
         r, s = R[:, cols], S[:, cols]
         lam = np.exp(eta)
@@ -140,7 +174,27 @@ def poisson_glm_fun(R, S):
 
 
 def logistic_glm_fun(A, Ntot):
-    """Objective pieces of the weighted logistic regression ``sum_k A zeta - N softplus(zeta)`` (eq. 9)."""
+    """Objective pieces of the weighted logistic regression (eq. 9).
+
+    ``sum_k A zeta - N softplus(zeta)`` per column.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_latent, n_features)
+        Expected structural zeros ``sum_{n: t_nj = 0} theta_nk Z_nkj``.
+    Ntot : ndarray of shape (n_latent, n_features)
+        Expected trials ``N_k = sum_n theta_nk`` of every latent point (the same in every
+        column).
+
+    Returns
+    -------
+    callable
+        ``fun(zeta, cols=slice(None))`` which, for zero logits ``zeta`` of shape
+        (n_latent, n_cols) of the columns ``cols``, returns the objective of every column
+        (shape (n_cols,)), its first derivative ``A - N p`` and its negated second
+        derivative ``N p (1 - p)`` with ``p = sigmoid(zeta)`` (both of shape
+        (n_latent, n_cols)).
+    """
     def fun(zeta, cols=slice(None)):
         a, n = A[:, cols], Ntot[:, cols]
         sp_pos = softplus(zeta)

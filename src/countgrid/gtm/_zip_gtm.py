@@ -592,7 +592,20 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         return float(np.mean(self.score_samples(X)))
 
     def rates(self):
-        """``lambda_kj = exp(Phi W)``, shape (K, n_features) (eq. 1)."""
+        """Poisson rates ``lambda_kj = exp(Phi W)`` of the latent points (eq. 1).
+
+        Returns
+        -------
+        ndarray of shape (K, n_features)
+            ``exp(phi_ @ rate_coef_)``: row ``k`` is the rate of every word at
+            ``latent_[k]``.
+
+        Raises
+        ------
+        ValueError
+            When the fitted coefficients give rates that overflow float64 (or NaN): a
+            corrupt fitted state.
+        """
         self._check_fitted_shapes()
         eta = self.phi_ @ self.rate_coef_
         if not eta.max() < _MAX_ETA:
@@ -601,7 +614,15 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         return np.exp(eta)
 
     def zero_probabilities(self):
-        """``p_kj = sigmoid(Phi Gamma)``, shape (K, n_features) (eq. 2); zeros without inflation."""
+        """Zero-inflation probabilities ``p_kj = sigmoid(Phi Gamma)`` (eq. 2).
+
+        Returns
+        -------
+        ndarray of shape (K, n_features)
+            ``sigmoid(phi_ @ zero_coef_)``: the probability that word ``j`` is a structural
+            zero at ``latent_[k]``; all zeros when the model has no zero inflation
+            (``zero_inflation=False``, no ``zero_coef_``).
+        """
         self._check_fitted_shapes()
         if not hasattr(self, "zero_coef_"):
             return np.zeros((self.phi_.shape[0], self.n_features_in_))
@@ -620,6 +641,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         ax : matplotlib Axes, optional
         label_names : sequence of str, optional
             Legend text for the sorted unique labels.
+        **scatter_kw
+            Passed to ``ax.scatter`` (e.g. ``s``, ``cmap``).
 
         Returns
         -------

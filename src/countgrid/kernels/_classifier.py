@@ -350,7 +350,22 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         return self.svc_.decision_function(self._test_gram(X))
 
     def kernel_distances(self, X):
-        """Kernel-induced distances from each row of X to each training document."""
+        """Kernel-induced distances from each row of X to each training document.
+
+        ``d(x, y) = sqrt(k(x, x) + k(y, y) - 2 k(x, y))`` on the embeddings, with the
+        kernel of this classifier (the distance of the k-NN rule); round-off below zero
+        is clipped to 0.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents, embedded as the training documents were.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_train_samples)
+            Column ``j`` is the distance to the ``j``-th training document.
+        """
         check_is_fitted(self, "train_embedding_")
         Z = self._embed(self._check_X(X))
         K = self._gram(Z, self.train_embedding_)

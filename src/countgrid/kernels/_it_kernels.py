@@ -604,11 +604,28 @@ def jensen_shannon_kernel(A, B=None, *, blocks=None, block_weights=None, num_thr
 
     Rows are L1-normalised first; ``JS(p, r) = H((p + r)/2) - (H(p) + H(r))/2`` in
     nats, so ``k_JS(p, p) = ln 2`` and ``k_JS = 0`` for disjoint supports.  This
-    is :func:`jensen_tsallis_kernel` with ``q = 1``; see there for the parameters.
+    is :func:`jensen_tsallis_kernel` with ``q = 1`` (same errors).
+
+    Parameters
+    ----------
+    A : {array-like, sparse matrix} of shape (n_samples_A, n_features)
+        Non-negative rows, dense or any scipy.sparse format (float32 A and B give a
+        float32 Gram matrix, anything else float64).
+    B : {array-like, sparse matrix} of shape (n_samples_B, n_features), optional
+        Second set of rows; ``None`` computes the symmetric ``K(A, A)``.
+    blocks : sequence of int, optional
+        Widths of consecutive column blocks: the kernel is computed on each block
+        (normalised on its own) and the blocks summed, as in
+        :func:`jensen_tsallis_kernel`.
+    block_weights : sequence of float >= 0, optional
+        Weights of the blocks (default 1 for every block); needs ``blocks``.
+    num_threads : int, optional
+        OpenMP threads (None = all cores).
 
     Returns
     -------
     K : ndarray of shape (n_samples_A, n_samples_B)
+        Rows or columns of zero-mass inputs are 0.
     """
     return jensen_tsallis_kernel(A, B, q=1.0, blocks=blocks, block_weights=block_weights,
                                  num_threads=num_threads)

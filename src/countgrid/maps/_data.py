@@ -104,9 +104,25 @@ def _resolve_grid(grid):
 
 
 def search_cells(pi, fraction=SEARCH_FRACTION):
-    """The search rule: ``(offsets, cells)`` in CSR form, word ``w`` lighting
-    ``cells[offsets[w]:offsets[w + 1]]`` (ascending flat indices), the cells ``i`` with
-    ``pi[i, w] >= fraction * max_j pi[j, w]``; ``pi`` of shape (L, Z)."""
+    """The search rule of the map: the cells where each word lives.
+
+    Word ``w`` lights the cells ``i`` with ``pi[i, w] >= fraction * max_j pi[j, w]``.
+
+    Parameters
+    ----------
+    pi : ndarray of shape (L, Z)
+        Word distributions of the cells (a grid's ``pi_`` with the cells flattened in
+        C order).
+    fraction : float, default=SEARCH_FRACTION
+        The fraction of the word's largest probability a cell needs (1/2).
+
+    Returns
+    -------
+    offsets : ndarray of shape (Z + 1,), int64
+        CSR offsets: word ``w`` lights ``cells[offsets[w]:offsets[w + 1]]``.
+    cells : ndarray of shape (offsets[-1],), int64
+        Flat cell indices, ascending within each word.
+    """
     L, Z = pi.shape
     offsets = np.zeros(Z + 1, dtype=np.int64)
     parts = []
@@ -124,9 +140,30 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
     """The page's ranking of the documents of a pinned cell, from the embedded arrays.
 
     Scores ``s_t(cell)`` of the truncated posteriors, summed in float64 in stored order
-    as the page does, so the result is the page's list exactly.  Returns (original row
-    indices, scores) of the documents with a positive score, best first, ties by lower
-    index; at most ``n_documents``.
+    as the page does, so the result is the page's list exactly.
+
+    Parameters
+    ----------
+    data : dict
+        The arrays of the map, as returned by :func:`map_data`.
+    cell : tuple of int or int
+        0-based coordinates ``(r, c)`` into the grid, or a flat C-order index.
+    n_documents : int, default=LIST_LENGTH
+        At most this many documents (the page lists 100).
+
+    Returns
+    -------
+    indices : ndarray, int64
+        Row indices of the documents in the X given to :func:`map_data` (the original
+        rows, also when ``max_docs`` sampled them) of the documents with a positive
+        score, best first, ties by lower index.
+    scores : ndarray of the same shape, float64
+        Their scores ``s_t(cell)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``cell`` is not a cell of the grid.
     """
     extent = tuple(int(e) for e in data["extent"])
     window = tuple(int(w) for w in data["window"])
@@ -200,11 +237,54 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
              max_docs=None, random_state=0, title="countgrid map"):
     """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
 
+    Parameters
+    ----------
+    grid : CountingGrid or CountingGridClassifier
+        Fitted, 2-D.  A classifier's ``grid_`` is used and its label embedding ``gamma_``
+        added as the colouring "label embedding".
+    X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+        The documents listed when a cell is clicked (usually the training data).
+    corpus : object, optional
+        Fills X, feature_names, titles, snippets, links, ids and metadata (those not given)
+        from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
+        ``links``, ``ids`` and ``metadata``.
+    feature_names : sequence of str, optional
+        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``).
+    titles, snippets, links, ids : sequence of str, optional
+        One per document (defaults: "document i", none, none, the row index); they need
+        X.  Snippets longer than 1000 characters are cut.
+    metadata : dict of str -> 1-D array, optional
+        Colourings (need X): strings (or bools) are categorical (up to 20 levels, else
+        the 19 most frequent and the rest "other"), numbers continuous (NaN = missing).
+    color_by : str, optional
+        The colouring shown at start (a metadata name or "label embedding").
+    n_words : int, default=10
+        Words stored per cell.
+    idf : bool, default=False
+        Rank the words of a cell by ``pi * idf`` (smooth idf over X; needs X).
+    max_docs : int, optional
+        Keep a seeded random sample of this many documents.
+    random_state : int, numpy Generator or None, default=0
+        Seed of that sample.
+    title : str, default="countgrid map"
+        The title of the page.
+
     Returns
     -------
     dict
         Plain numpy arrays, lists of strings and scalars; the page decodes the same
         values (keys documented in docs/map.md).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unfitted or non-2-D grid, counts that are not counts or do not match the
+        grid's words, per-document sequences or metadata of the wrong length or without X,
+        a ``color_by`` that is not a colouring, or a parameter of the wrong type or value
+        (naming the argument).
+    MemoryError
+        When the document arrays would not fit in the available memory (before
+        allocating; pass ``max_docs``).
     """
     model, label = _resolve_grid(grid)
     if corpus is not None:

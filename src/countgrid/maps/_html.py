@@ -187,9 +187,10 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
         One per document (defaults: "document i", none, none, the row index).
         Snippets longer than 1000 characters are cut.
     metadata : dict of str -> 1-D array, optional
-        Colourings: strings (or bools) are categorical (legend; the 12 most frequent
-        levels, the rest "other"), numbers continuous (colour bar; NaN = missing).  A
-        cell's colour is the coverage-weighted class distribution or mean over documents.
+        Colourings: strings (or bools) are categorical (legend; up to 20 levels, else
+        the 19 most frequent and the rest "other"), numbers continuous (colour bar;
+        NaN = missing).  A cell's colour is the coverage-weighted class distribution or
+        mean over documents.
     color_by : str, optional
         The colouring shown at start (a metadata name or "label embedding").
     n_words : int, default=10

@@ -537,7 +537,19 @@ class HistogramGMM(BaseEstimator):
         return log_norm.reshape(shape)
 
     def pdf(self, points):
-        """Mixture density ``f(x)`` at arbitrary points (shape ``points.shape[:-1]``)."""
+        """Mixture density ``f(x)`` at arbitrary points: ``exp`` of :meth:`score_samples`.
+
+        Parameters
+        ----------
+        points : array-like of shape (..., n_dims)
+            Finite coordinates.
+
+        Returns
+        -------
+        density : ndarray of shape (...)
+            ``f(x)``, one value per point (shape ``points.shape[:-1]``); 0 only where the
+            density underflows float64.
+        """
         return np.exp(self.score_samples(points))
 
     def predict_proba(self, points):

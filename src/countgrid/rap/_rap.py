@@ -546,6 +546,11 @@ class RAP(TransformerMixin, BaseEstimator):
     def expected_hidden(self, X):
         """``E[h | x] = M ⊙ sigmoid(X W - beta)`` (eq. 2).
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts, at most :data:`MAX_COUNT`.
+
         Returns
         -------
         ndarray of shape (n_samples, n_components)
@@ -578,7 +583,18 @@ class RAP(TransformerMixin, BaseEstimator):
         return self._finite(out, "score_samples")
 
     def free_energy(self, X):
-        """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6)."""
+        """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts, at most :data:`MAX_COUNT`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``F(x)`` of each row, in float64.
+        """
         return -self.score_samples(X)
 
     def canonical_parameters(self):
@@ -651,12 +667,27 @@ class RAP(TransformerMixin, BaseEstimator):
         ``h_j = min(M_j, floor((M_j + 1) sigmoid(w_j^T x - beta_j)))`` and
         ``x_i = floor(exp(min(a_i + sum_j W_ij h_j, 30)))``, alternated
         ``n_iter`` times or until nothing changes.  Works on dense float64
-        arrays of ``X``'s shape (a MemoryError with advice when they do not fit).
+        arrays of ``X``'s shape.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Starting visible states (non-negative counts, at most :data:`MAX_COUNT`).
+        n_iter : int >= 1, default=20
+            Most alternations of the two equations.
 
         Returns
         -------
         X_mode : ndarray of shape (n_samples, n_features)
+            Visible mode (float64 holding integers).
         H_mode : ndarray of shape (n_samples, n_components)
+            Hidden mode (float64 holding integers in ``[0, M_j]``).
+
+        Raises
+        ------
+        MemoryError
+            When the dense iterates do not fit in the available memory (before
+            allocating; the message advises fewer rows per call).
         """
         validate_params({"n_iter": [Interval(Integral, 1, None)]}, {"n_iter": n_iter},
                         "RAP.mode")

@@ -191,9 +191,28 @@ def posterior_divergence(model, X, topic_mass):
     The structure (model change, fit, uncertainty) is that of Li, Lee & Liu (CVPR 2011);
     the pLSA formulas are ours (docs/topics.md, "PD: posterior divergence").
 
+    Parameters
+    ----------
+    model : PLSA
+        A fitted pLSA with ``Z`` topics.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Counts, folded into the model.
+    topic_mass : array-like of shape (Z,)
+        The training topic mass ``s_z = sum_{d,w} n(d,w) P(z|d,w)`` over the model's
+        training documents (finite, non-negative), as stored in
+        ``PosteriorDivergence.topic_mass_``.
+
     Returns
     -------
     ndarray of shape (n_samples, 3 Z), non-negative
+        Columns ``[0, Z)`` the KL model change, ``[Z, 2 Z)`` the fit term, ``[2 Z, 3 Z)``
+        the uncertainty term, per topic.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``model`` is not a fitted PLSA, ``topic_mass`` is not a finite non-negative
+        array of shape (Z,), or X is not valid counts for the model.
     """
     check_is_fitted(model, "components_")
     try:
@@ -565,6 +584,8 @@ class _SignedEmbedding(_PLSAEmbedding):
 
 
 _SIGNED_PARAMS_DOC = """
+    Parameters
+    ----------
     mode : "per_class" (alias "1"), default="per_class"
         Only the class-conditional ("-1") form is defined (docs/topics.md, "TOP").
     reduce : {"none", "words", "topics"}, default="topics"
@@ -590,9 +611,13 @@ class TOPEmbedding(_SignedEmbedding):
     Attributes
     ----------
     models_ : list of PLSA
+        ``[+, -]`` models of every class pair (``2 n_blocks`` models).
+    classes_ : ndarray of shape (n_classes,)
     log_priors_ : ndarray of shape (n_blocks, 2)
+        ``[ln P+, ln P-]`` of every class pair (training label frequencies).
     shift_ : ndarray
         Training minima per dimension (empty unless ``positivize="shift"``).
+    n_features_in_ : int
     """
 
 
@@ -601,7 +626,18 @@ class LLREmbedding(_SignedEmbedding):
 
     ``[l(d; theta+) - l(d; theta-), grad l(d; theta+), -grad l(d; theta-)]``: TOP without
     the class-prior term; same one-vs-rest construction for more than two classes.
-    """ + _SIGNED_PARAMS_DOC
+    """ + _SIGNED_PARAMS_DOC + """
+    Attributes
+    ----------
+    models_ : list of PLSA
+        ``[+, -]`` models of every class pair (``2 n_blocks`` models).
+    classes_ : ndarray of shape (n_classes,)
+    log_priors_ : ndarray of shape (n_blocks, 2)
+        ``[ln P+, ln P-]`` of every class pair (fitted as for TOP; not used by LLR).
+    shift_ : ndarray
+        Training minima per dimension (empty unless ``positivize="shift"``).
+    n_features_in_ : int
+    """
 
     _use_priors = False
 

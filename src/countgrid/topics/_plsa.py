@@ -398,6 +398,16 @@ class PLSA(TransformerMixin, BaseEstimator):
         """Free parameters ``Z (W - 1) + D (Z - 1)`` of ``P(w|z)`` and ``P(z|d)``.
 
         Those the likelihood without ``log P(d)`` depends on (docs/topics.md, "BIC").
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of documents ``D`` (each has its own ``P(z|d)``).
+
+        Returns
+        -------
+        int
+            The number ``k`` of free parameters.
         """
         K, W = np.shape(self.components_)
         return int(K * (W - 1) + n_samples * (K - 1))
@@ -411,6 +421,18 @@ class PLSA(TransformerMixin, BaseEstimator):
             Usually the training counts.
         n_obs : {"tokens", "documents"}, default="tokens"
             Number of observations in the penalty: total counts, or documents.
+
+        Returns
+        -------
+        float
+            ``-2 L + k log(n_obs)`` with ``L`` the log-likelihood of X after folding-in
+            (:meth:`score`) and ``k`` = :meth:`n_parameters` of X's documents; lower is
+            better.
+
+        Raises
+        ------
+        ValueError
+            If ``n_obs`` is neither "tokens" nor "documents".
         """
         theta, loglik, counts = self._fold_in(X)
         if n_obs == "tokens":
