@@ -293,3 +293,13 @@ def test_strings_that_utf8_cannot_encode_become_replacement_characters(fitted, t
     assert "map \ufffd" in page
     if data_format == "json":
         assert "t\ufffd0" in page and "\ufffd0.txt" in page
+
+
+def test_rank_documents_refuses_a_list_length_that_is_not_a_positive_int():
+    X = np.random.default_rng(0).poisson(1.0, size=(30, 12))
+    grid = countgrid.CountingGrid((5, 5), (2, 2), n_iter=2, tol=0, random_state=0).fit(X)
+    data = map_data(grid, X)
+    assert len(rank_documents(data, (0, 0), n_documents=3)[0]) <= 3
+    for bad, err in ((0, ValueError), (-5, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(err, match="n_documents"):
+            rank_documents(data, (0, 0), n_documents=bad)

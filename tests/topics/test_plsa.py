@@ -260,3 +260,14 @@ def test_sklearn_compatibility():
     pipe = make_pipeline(PLSA(n_components=3, random_state=0, n_iter=50),
                          LogisticRegression(max_iter=500)).fit(X, y)
     assert pipe.score(X, y) > 0.8
+
+
+def test_bic_needs_observations_and_n_parameters_an_int():
+    X = np.random.default_rng(0).poisson(1.0, size=(20, 8))
+    model = countgrid.PLSA(2, n_iter=3, random_state=0).fit(X)
+    assert model.n_parameters(20) == 2 * 7 + 20 * 1
+    with pytest.raises(ValueError, match="no tokens"):
+        model.bic(np.zeros((3, 8)))
+    for bad, err in ((-1, ValueError), (2.0, TypeError), (True, TypeError)):
+        with pytest.raises(err, match="n_samples"):
+            model.n_parameters(bad)

@@ -163,8 +163,13 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
     Raises
     ------
     TypeError, ValueError
-        If ``cell`` is not a cell of the grid.
+        If ``cell`` is not a cell of the grid, or ``n_documents`` is not a positive int.
     """
+    if isinstance(n_documents, (bool, np.bool_)) or not isinstance(n_documents,
+                                                                       (int, np.integer)):
+        raise TypeError(f"n_documents must be an int, got {type(n_documents).__name__}")
+    if n_documents < 1:
+        raise ValueError(f"n_documents must be >= 1, got {n_documents}")
     extent = tuple(int(e) for e in data["extent"])
     window = tuple(int(w) for w in data["window"])
     covering = np.zeros(int(np.prod(extent)), dtype=bool)

@@ -409,8 +409,14 @@ class PLSA(TransformerMixin, BaseEstimator):
         int
             The number ``k`` of free parameters.
         """
+        if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples,
+                                                                       (int, np.integer)):
+            raise TypeError(f"n_samples must be an int (a number of documents), got "
+                            f"{type(n_samples).__name__}")
+        if n_samples < 0:
+            raise ValueError(f"n_samples must be >= 0, got {n_samples}")
         K, W = np.shape(self.components_)
-        return int(K * (W - 1) + n_samples * (K - 1))
+        return int(K * (W - 1) + int(n_samples) * (K - 1))
 
     def bic(self, X, n_obs="tokens"):
         """Bayesian information criterion ``-2 L + k log(n_obs)`` on X (docs/topics.md, "BIC").
@@ -432,7 +438,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``n_obs`` is neither "tokens" nor "documents".
+            If ``n_obs`` is neither "tokens" nor "documents", or X holds none of them.
         """
         theta, loglik, counts = self._fold_in(X)
         if n_obs == "tokens":
@@ -441,6 +447,8 @@ class PLSA(TransformerMixin, BaseEstimator):
             n = float(counts.csr.shape[0])
         else:
             raise ValueError(f"n_obs must be 'tokens' or 'documents', got {n_obs!r}")
+        if n <= 0:       # log(0): BIC is undefined without observations
+            raise ValueError(f"X holds no {n_obs}: the BIC needs at least one observation")
         return float(-2.0 * loglik.sum() + self.n_parameters(counts.csr.shape[0]) * np.log(n))
 
 
