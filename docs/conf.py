@@ -147,24 +147,31 @@ _CANONICAL = {}
 def _canonical(env):
     """id(object) -> the name under which the reference documents it."""
     if not _CANONICAL:
-        import importlib
-
         for name in list(env.domains["py"].objects):
-            parts = name.split(".")
-            for cut in range(len(parts), 0, -1):
-                try:
-                    obj = importlib.import_module(".".join(parts[:cut]))
-                except ImportError:
-                    continue
-                try:
-                    for attr in parts[cut:]:
-                        obj = getattr(obj, attr)
-                except AttributeError:
-                    break
-                if not isinstance(obj, (int, float, str, tuple)):
-                    _CANONICAL.setdefault(id(obj), name)
-                break
+            obj = _lookup(name)
+            if obj is not None and not isinstance(obj, (int, float, str, tuple)):
+                _CANONICAL.setdefault(id(obj), name)
     return _CANONICAL
+
+
+def _lookup(dotted):
+    """The object a dotted name denotes (the longest importable module, then attributes),
+    or None."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
 
 
 def _resolve_alias(app, env, node, contnode):
@@ -173,8 +180,6 @@ def _resolve_alias(app, env, node, contnode):
     attribute (``stream_seed_``) is described in its class's Attributes section: plain text."""
     if node.get("refdomain") != "py":
         return None
-    import importlib
-
     from sphinx.util.nodes import make_refnode
 
     target = node["reftarget"].lstrip("~.")
@@ -183,20 +188,7 @@ def _resolve_alias(app, env, node, contnode):
         modules.insert(0, f"{node.get('py:module')}.{node.get('py:class')}")
     for base in modules + [""]:
         full = f"{base}.{target}" if base else target
-        parts = full.split(".")
-        for cut in range(len(parts), 0, -1):
-            try:
-                obj = importlib.import_module(".".join(parts[:cut]))
-            except ImportError:
-                continue
-            try:
-                for attr in parts[cut:]:
-                    obj = getattr(obj, attr)
-            except AttributeError:
-                obj = None
-            break
-        else:
-            obj = None
+        obj = _lookup(full)
         if obj is None:
             continue
         name = _canonical(env).get(id(obj))
