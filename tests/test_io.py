@@ -507,8 +507,12 @@ def test_model_file_keeps_the_corpus_it_was_fitted_on(data, tmp_path):
     assert list(back.metadata) == ["group", "score"]
     assert np.array_equal(back.metadata["score"], corpus.metadata["score"])
     assert_same_fitted(cg, countgrid.load(path))          # the model loads as without it
+    est, again = countgrid.load(path, return_corpus=True)  # both from one read
+    assert_same_fitted(cg, est)
+    assert np.array_equal(again.ids, corpus.ids) and (again.counts != corpus.counts).nnz == 0
     cg.save(tmp_path / "plain.npz")
     assert countgrid.io.load_corpus(tmp_path / "plain.npz") is None
+    assert countgrid.load(tmp_path / "plain.npz", return_corpus=True)[1] is None
 
 
 def test_corpus_of_another_vocabulary_is_refused_and_damage_is_named(data, tmp_path):

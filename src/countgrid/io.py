@@ -336,7 +336,7 @@ def _read(path):
     return header, arrays
 
 
-def load(path):
+def load(path, return_corpus=False):
     """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
 
     Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
@@ -346,14 +346,18 @@ def load(path):
     ----------
     path : str, path-like or binary file object
         The model file.
+    return_corpus : bool, default=False
+        Also return the corpus saved with the model (as :func:`load_corpus` does), from
+        the same single read of the file.
 
     Returns
     -------
     estimator
         A fitted estimator of the class the file names (which must be registered:
         importing ``countgrid`` registers countgrid's own, a subclass defined elsewhere
-        must be imported first), with the saved parameters and fitted attributes.  A
-        corpus saved with it is not returned: see :func:`load_corpus`.
+        must be imported first), with the saved parameters and fitted attributes.
+    corpus : countgrid.text.Corpus or None
+        Only with ``return_corpus=True``: the corpus saved with the model, or None.
 
     Raises
     ------
@@ -365,8 +369,8 @@ def load(path):
         If ``path`` is neither a file name nor a binary file object.
     """
     header, arrays = _read(path)
-    corpus_keys = _corpus_keys(path, header, arrays)
-    for key in corpus_keys:
+    corpus = _corpus(path, header, arrays) if return_corpus else None
+    for key in _corpus_keys(path, header, arrays):
         del arrays[key]
     used = set()
     try:
@@ -379,7 +383,7 @@ def load(path):
     if extra:
         raise ValueError(f"{path!s} is not a consistent countgrid model file: it holds arrays "
                          f"no attribute declares: {sorted(extra)[:5]}")
-    return est
+    return (est, corpus) if return_corpus else est
 
 
 def _corpus_keys(path, header, arrays):
@@ -420,6 +424,11 @@ def load_corpus(path):
         If ``path`` is neither a file name nor a binary file object.
     """
     header, arrays = _read(path)
+    return _corpus(path, header, arrays)
+
+
+def _corpus(path, header, arrays):
+    """The Corpus of the file's ``corpus:`` arrays, or None."""
     keys = _corpus_keys(path, header, arrays)
     if not keys:
         return None

@@ -143,14 +143,16 @@ def check_window(extent, window, name="--window"):
     return window
 
 
-def check_grid_memory(extent, n_words=1, n_docs=1, name="--grid"):
+def check_grid_memory(extent, n_words=1, n_docs=1, name="--grid", words_option="--max-features"):
     """Refuse a grid that cannot fit: a few (cells x words) arrays and a block of
-    posteriors."""
+    posteriors.  The advice names the options ``name`` and ``words_option`` (None: the
+    verb has no vocabulary option)."""
     cells = math.prod(extent)
+    fewer = f" or fewer words ({words_option})" if words_option else ""
     try:
         check_memory(8 * cells * (4 * n_words + min(n_docs, 4096)),
                      f"a {'x'.join(map(str, extent))} counting grid over {n_words} words",
-                     f"choose a smaller {name} or fewer words (--max-features)")
+                     f"choose a smaller {name}{fewer}")
     except MemoryError as exc:
         raise UsageError(f"argument {name}: {exc}") from None
 

@@ -1,15 +1,13 @@
 """``countgrid demo``: the whole workflow on bundled posts — raw text, a counting grid, its
 accuracy, the word-grid picture and the interactive map."""
-import math
 import os
 import time
 
 import numpy as np
 
 from countgrid import maps
-from countgrid._memory import check_memory
-from countgrid.cli._args import (UsageError, add_common, check_output, fraction, nonnegative_int,
-                                 positive_int, resolve_threads)
+from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_output, fraction,
+                                 nonnegative_int, positive_int, resolve_threads)
 from countgrid.cli._output import write_atomically
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_split
@@ -119,17 +117,6 @@ def _picture_output(path, have_matplotlib):
     return check_output(path, formats), False, note
 
 
-def _check_grid_memory(extent, n_words=1, n_train=1):
-    cells = math.prod(extent)
-    what = f"a {extent[0]} x {extent[1]} counting grid"
-    if n_words > 1:
-        what += f" over {n_words} words and {n_train} posts"
-    try:
-        check_memory(8 * cells * (4 * n_words + n_train), what, "choose a smaller --extent")
-    except MemoryError as exc:
-        raise UsageError(f"argument --extent: {exc}") from None
-
-
 def demo_corpus():
     """(corpus, note): the bundled posts vectorised from their text (scikit-learn), or the
     bundled pre-vectorised counts of the same posts when scikit-learn is missing."""
@@ -157,7 +144,8 @@ def run(args, out):
     extent, window = tuple(args.extent), tuple(args.window)
     if any(w > e for w, e in zip(window, extent)):
         raise UsageError(f"argument --window: window {window} is larger than extent {extent}")
-    _check_grid_memory(extent)                  # absurd sizes, before loading anything
+    # absurd sizes, before loading anything
+    check_grid_memory(extent, name="--extent", words_option=None)
     output, text_only, note = _picture_output(args.output, _have("matplotlib"))
     html = None if args.html.lower() == "none" else check_output(args.html, ["html", "htm"],
                                                                  name="--html",
@@ -179,7 +167,8 @@ def run(args, out):
         sizes = np.unique(labels, return_counts=True)[1]
         raise UsageError(f"argument --test-size: {args.test_size} of each group rounds to no "
                          f"post at all (the groups have {sizes.min()} to {sizes.max()} posts)")
-    _check_grid_memory(extent, X.shape[1], len(train))
+    check_grid_memory(extent, X.shape[1], len(train), name="--extent",
+                      words_option=None)
     if vec_note:
         say(vec_note)
     say(f"20 Newsgroups, 3 groups ({', '.join(names)}): {X.shape[0]} posts, "

@@ -4,12 +4,11 @@ model)."""
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
 from countgrid import io
 from countgrid.cli._args import (UsageError, check_input, count_or_fraction, nonnegative_int,
                                  positive_int)
-from countgrid.text import Corpus, read_corpus
+from countgrid.text import read_corpus
 
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
               "with one document per line, .csv/.tsv (with --text-col), .jsonl (with "
@@ -77,30 +76,10 @@ def read_documents(args, path, vocabulary=None, name="INPUT"):
         options["vocabulary"] = vocabulary
         for key in ("min_df", "max_df", "max_features"):
             options.pop(key, None)
-    corpus = read_corpus(path, **options)
-    if vocabulary is not None and list(corpus.vocabulary) != list(vocabulary):
-        corpus = align(corpus, vocabulary, path)
+    corpus = read_corpus(path, **options)      # maps counts onto ``vocabulary`` by term
     if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
         corpus = corpus.sample(args.max_docs, random_state=getattr(args, "seed", 0))
     return corpus
-
-
-def align(corpus, vocabulary, path):
-    """The corpus with its columns in the order of ``vocabulary`` (words it lacks count 0;
-    words the model does not know are dropped)."""
-    vocabulary = np.asarray(vocabulary)
-    where = {w: j for j, w in enumerate(corpus.vocabulary)}
-    cols = np.array([where.get(w, -1) for w in vocabulary])
-    known = cols >= 0
-    if not known.any():
-        raise ValueError(f"{path}: none of its {corpus.n_terms} words is in the model's "
-                         "vocabulary")
-    X = corpus.counts.tocsc()[:, np.where(known, cols, 0)].tocsr()
-    X = X @ sp.diags(known.astype(X.dtype))
-    X.eliminate_zeros()
-    return Corpus(sp.csr_matrix(X), vocabulary, ids=corpus.ids, titles=corpus.titles,
-                  snippets=corpus.snippets, links=corpus.links, metadata=corpus.metadata,
-                  source=corpus.source)
 
 
 def load_model(path, name="MODEL"):
@@ -108,8 +87,7 @@ def load_model(path, name="MODEL"):
     check_input(path, name)
     if os.path.isdir(path):
         raise UsageError(f"argument {name}: {path} is a folder, not a model file")
-    est = io.load(path)
-    return est, io.load_corpus(path)
+    return io.load(path, return_corpus=True)     # one read of the file for both
 
 
 def model_vocabulary(est, corpus, args, name="--vocab"):

@@ -98,11 +98,13 @@ def describe(est):
         extent = "x".join(map(str, np.shape(grid.pi_)[:-1]))
         window = "x".join(map(str, grid.window))
         return (f"{extent} counting grid, window {window}, {grid.n_features_in_} words, "
-                f"{grid.n_iter_} iterations ({'converged' if grid.converged_ else 'not converged'})")
+                f"{grid.n_iter_} iterations "
+                f"({'converged' if grid.converged_ else 'not converged'})")
     if kind == "plsa":
         return f"pLSA with {est.n_components} topics over {est.n_features_in_} words"
     if kind == "rap":
-        return f"RAP harmonium with {est.n_components} hidden units over {est.n_features_in_} words"
+        return (f"RAP harmonium with {est.n_components} hidden units over "
+                f"{est.n_features_in_} words")
     if kind == "zipgtm":
         return f"ZIP-GTM map of {'x'.join(map(str, est.grid_shape))} nodes"
     return type(est).__name__
@@ -152,7 +154,7 @@ def transform_table(est, X, anchor="center"):
     grid = grid_of(est)
     kind = model_kind(est)
     if grid is not None:
-        pos = _positions(grid, X, anchor)
+        pos = grid.positions(X, anchor=anchor)
         D = pos.shape[1]
         names = ["row", "col"] if D == 2 else [f"dim{d}" for d in range(D)]
         ll = grid.score_samples(X)
@@ -168,13 +170,3 @@ def transform_table(est, X, anchor="center"):
         return ["x", "y"], list(Z.T)
     raise UsageError(f"argument MODEL: cannot transform with a {type(est).__name__}")
 
-
-def _positions(grid, X, anchor):
-    try:
-        return grid.positions(X, anchor=anchor)
-    except TypeError:                      # positions() without the anchor option
-        pos = grid.positions(X)
-        if anchor == "center":
-            extent = np.shape(grid.pi_)[:-1]
-            pos = (pos + np.asarray(grid.window) // 2) % np.asarray(extent)
-        return pos
