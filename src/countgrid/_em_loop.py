@@ -16,7 +16,7 @@ import warnings
 from countgrid import _progress
 from countgrid.exceptions import ConvergenceWarning
 
-__all__ = ["EMMonitor"]
+__all__ = ["EMMonitor", "minibatch_rho"]
 
 
 class EMMonitor:
@@ -97,3 +97,12 @@ def _caller_level():
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def minibatch_rho(step, learning_offset, learning_decay):
+    """Step size ``rho_t = (tau_0 + t)^-kappa`` of stepwise EM (Cappe & Moulines 2009;
+    scikit-learn's LatentDirichletAllocation names: ``learning_offset``, ``learning_decay``).
+    The first step (t = 0) takes the minibatch's statistics whole."""
+    if step == 0:
+        return 1.0
+    return float(learning_offset + step) ** -float(learning_decay)

@@ -8,7 +8,7 @@ from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
-from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
+from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
 from countgrid.grid._torus import check_grid, grid_size
 
@@ -28,7 +28,7 @@ _PARAMS_DOC = """
 
 class _GridEstimator(BaseEstimator):
     # the same constructor parameters as CountingGrid, which is fitted with them
-    __init__ = CountingGrid.__init__
+    __init__ = grid_init
     _parameter_constraints = GRID_PARAMETER_CONSTRAINTS
 
     def _new_grid(self, random_state=None):

@@ -1,9 +1,14 @@
 """The counting grid estimator (Jojic & Perina, UAI 2011)."""
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 
 from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._blocks import Blocks, is_dask_collection
+from countgrid._dask import DaskBlocks
+from countgrid._dask import transform as dask_transform
+from countgrid._em_loop import EMMonitor, minibatch_rho
 from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
 from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
@@ -12,8 +17,9 @@ from countgrid._validation import (as_real_array, check_is_fitted, check_random_
                                    resolve_dtype)
 from countgrid.grid import _grid_kernels, _words
 from countgrid.grid._browse import cell_corners, check_cell, rank_scores
-from countgrid.grid._em import (BLOCK_ELEMENTS, blocked_estep, grid_counts, posteriors,
-                                 run_em)
+from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
+                                 block_statistics, blocked_estep, distributed_estep,
+                                 grid_counts, local_estep, m_step, posteriors, run_em)
 from countgrid.grid._torus import check_grid, grid_size
 from countgrid.maps._html import write_html
 
@@ -33,6 +39,35 @@ GRID_PARAMETER_CONSTRAINTS = {
     "random_state": ["random_state"],
     "verbose": ["boolean", Interval(Integral, 0, None)],
 }
+
+#: How CountingGrid learns: batch or stepwise EM (docs/scale.md).
+LEARNING_CONSTRAINTS = {
+    "learning_method": [Options("batch", "online")],
+    "batch_size": [Options("auto"), Interval(Integral, 1, None)],
+    "learning_offset": [Interval(Real, 0, None, closed="neither")],
+    "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
+    "total_samples": [Interval(Integral, 1, None)],
+}
+
+
+def grid_init(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
+              posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
+              dtype=np.float64, num_threads=None, random_state=None, verbose=0):
+    """The constructor of the estimators fitted on a grid (scikit-learn reads their
+    parameters from its signature)."""
+    self.extent = extent
+    self.window = window
+    self.n_iter = n_iter
+    self.tol = tol
+    self.pseudocount = pseudocount
+    self.posterior_floor = posterior_floor
+    self.window_schedule = window_schedule
+    self.learn_prior = learn_prior
+    self.min_iter = min_iter
+    self.dtype = dtype
+    self.num_threads = num_threads
+    self.random_state = random_state
+    self.verbose = verbose
 
 
 class CountingGrid(TransformerMixin, BaseEstimator):
@@ -96,6 +131,24 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         products, whose reproducibility across thread counts is BLAS's.
     verbose : int, default=0
         Print the log-likelihood of every iteration.
+    learning_method : {"batch", "online"}, default="batch"
+        "batch": EM over all documents per iteration (on a chunk source, one pass per
+        iteration); "online": stepwise EM, ``n_iter`` passes at most over minibatches of
+        ``batch_size`` documents, the window statistics of each blended with step
+        ``(learning_offset + t)^-learning_decay`` and followed by an M-step (Cappe &
+        Moulines 2009; docs/scale.md, "Online EM").  The convergence test then reads the
+        summed minibatch log-likelihoods of a pass.
+    batch_size : "auto" or int, default="auto"
+        Documents per minibatch of online EM and :meth:`partial_fit`.  "auto" makes a
+        minibatch's E-step cost about one M-step: ``10 n_features / (mean distinct words
+        per document + 10)``, at least 256.
+    learning_offset : float, default=10.0
+        ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
+    learning_decay : float in (0.5, 1], default=0.7
+        ``kappa`` of the step size.
+    total_samples : int, default=1_000_000
+        Corpus size the minibatch statistics of :meth:`partial_fit` are scaled to
+        (``fit`` uses the number of documents it sees).
 
     Attributes
     ----------
@@ -115,6 +168,9 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     pseudocount_, posterior_floor_ : float
         The values used.
     n_features_in_ : int
+    n_batch_iter_ : int
+        Minibatch updates of online EM (``learning_method="online"`` or
+        :meth:`partial_fit`); 0 after batch EM.
 
     Examples
     --------
@@ -127,27 +183,24 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     (50, 64)
     """
 
-    _parameter_constraints = GRID_PARAMETER_CONSTRAINTS
+    _parameter_constraints = {**GRID_PARAMETER_CONSTRAINTS, **LEARNING_CONSTRAINTS}
     _fitted_arrays = ("pi_", "h_", "log_likelihood_", "n_iter_", "converged_", "prior_",
-                      "pseudocount_", "posterior_floor_", "n_features_in_")
+                      "pseudocount_", "posterior_floor_", "n_features_in_", "n_batch_iter_")
     _derived_arrays = ("h_",)
 
     def __init__(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
                  posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
-                 dtype=np.float64, num_threads=None, random_state=None, verbose=0):
-        self.extent = extent
-        self.window = window
-        self.n_iter = n_iter
-        self.tol = tol
-        self.pseudocount = pseudocount
-        self.posterior_floor = posterior_floor
-        self.window_schedule = window_schedule
-        self.learn_prior = learn_prior
-        self.min_iter = min_iter
-        self.dtype = dtype
-        self.num_threads = num_threads
-        self.random_state = random_state
-        self.verbose = verbose
+                 dtype=np.float64, num_threads=None, random_state=None, verbose=0,
+                 learning_method="batch", batch_size="auto", learning_offset=10.0,
+                 learning_decay=0.7, total_samples=1_000_000):
+        grid_init(self, extent, window, n_iter, tol, pseudocount, posterior_floor,
+                  window_schedule, learn_prior, min_iter, dtype, num_threads, random_state,
+                  verbose)
+        self.learning_method = learning_method
+        self.batch_size = batch_size
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
+        self.total_samples = total_samples
 
     # ------------------------------------------------------------------ fit
     def _grid_and_schedule(self):
@@ -168,9 +221,9 @@ class CountingGrid(TransformerMixin, BaseEstimator):
             schedule.append((win, int(iters)))
         return extent, window, schedule
 
-    def _resolve_pseudocount(self, counts, L):
+    def _resolve_pseudocount(self, mean_length, L):
         if self.pseudocount == "auto":
-            return float(counts.lengths.mean() / (2.5 * L))
+            return float(mean_length / (2.5 * L))
         return float(self.pseudocount)
 
     def _resolve_floor(self, L):
@@ -210,8 +263,12 @@ class CountingGrid(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts (int or float).  Sparse input is used as CSR.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), ChunkSource \
+or dask array
+            Non-negative counts (int or float).  Sparse input is used as CSR.  A
+            :class:`countgrid.streaming.ChunkSource` is read chunk by chunk at every pass
+            (out of core: memory O(L n_features + chunk)); a dask array of row blocks is
+            fitted on the dask.distributed cluster of the current client (docs/scale.md).
         y : ignored
         init_pi : array-like of shape ``extent + (n_features,)``, optional
             Strictly positive starting grid (normalised over features);
@@ -224,21 +281,33 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         extent, window, schedule = self._grid_and_schedule()
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
-        counts = grid_counts(X, dtype)
-        if counts.lengths.sum() <= 0:
+        self.__dict__.pop("n_batch_iter_", None)
+        distributed = is_dask_collection(X)
+        if distributed:
+            if self.learning_method == "online":
+                raise ValueError("learning_method='online' reads minibatches in order on this "
+                                 "machine; fit a dask array with learning_method='batch'")
+            data = DaskBlocks(X, partial(block_counts, dtype=dtype), self.num_threads)
+        else:
+            data = Blocks(X, partial(block_counts, dtype=dtype))
+        if data.n_tokens <= 0:
             raise ValueError("X contains no counts: every document is empty")
         L = grid_size(extent)
-        Z = counts.n_features
+        Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
         check_memory(dtype.itemsize * (6 * Z * L + 3 * max(L, BLOCK_ELEMENTS)),
                      f"a counting grid of extent {extent} ({L} cells) over {Z} features",
                      "use a smaller extent, fewer features (e.g. "
                      "countgrid.text.select_by_resolving_power) or dtype=numpy.float32")
-        rho = self._resolve_pseudocount(counts, L)
+        rho = self._resolve_pseudocount(data.mean_length, L)
         floor = self._resolve_floor(L)
         rng = check_random_state(self.random_state)
-        pi = self._initial_pi(init_pi, extent, counts.n_features, dtype, rng)
+        pi = self._initial_pi(init_pi, extent, Z, dtype, rng)
         log_prior = None
+        if distributed:
+            estep_all = distributed_estep(data, self.learn_prior)
+        else:
+            estep_all = local_estep(data, nt)
 
         def checkpoint(stage_window, stage):
             # pi is updated in place only by the M-step: between two M-steps it holds a
@@ -260,19 +329,175 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                 self._checkpoint(apply)
             return on_update
 
-        with limit_blas_threads(nt, active=not counts.is_sparse):
-            for win, iters in schedule:
-                stage = f" window {win}"
-                _, log_prior, _ = run_em(counts, pi, extent, win, iters, 0.0, 0, rho, floor,
-                                         log_prior, self.learn_prior, nt, self.verbose,
-                                         stage=stage, on_update=checkpoint(win, " of the"
-                                                                           + stage + " stage"))
-            monitor, log_prior, h = run_em(
-                counts, pi, extent, window, int(self.n_iter), float(self.tol),
-                int(self.min_iter), rho, floor, log_prior, self.learn_prior, nt, self.verbose,
-                on_update=checkpoint(window, f" (of n_iter={self.n_iter})"))
+        stages = [(win, iters, 0.0, 0, f" window {win}") for win, iters in schedule]
+        stages.append((window, int(self.n_iter), float(self.tol), int(self.min_iter), ""))
+        with limit_blas_threads(nt, active=data.is_dense):
+            for win, iters, tol, min_iter, stage in stages:
+                label = f" of the{stage} stage" if stage else f" (of n_iter={self.n_iter})"
+                if self.learning_method == "online":
+                    monitor, log_prior, h = self._online_passes(
+                        data, pi, extent, win, iters, tol, min_iter, rho, floor, log_prior,
+                        nt, data.n_samples, stage, checkpoint(win, label))
+                else:
+                    monitor, log_prior, h = run_em(
+                        estep_all, pi, extent, win, iters, tol, min_iter, rho, floor,
+                        log_prior, self.learn_prior, nt, self.verbose, stage=stage,
+                        on_update=checkpoint(win, label))
         self._set_fitted(pi, h, log_prior, monitor.history, monitor.n_updates,
                          monitor.converged, rho, floor, extent, Z)
+        if self.learning_method == "batch":
+            self.n_batch_iter_ = 0
+        self._stepwise = None
+        return self
+
+    # --------------------------------------------------------- online EM
+    def _batch_size(self, data):
+        """``batch_size``, or "auto": the minibatch whose E-step costs about one M-step,
+        ``10 n_features / (mean distinct words per document + 10)``, at least 256
+        (docs/scale.md, "Online EM")."""
+        if self.batch_size != "auto":
+            return int(self.batch_size)
+        per_doc = data.n_nonzero / max(data.n_samples, 1)
+        return int(max(256, np.ceil(10.0 * data.n_features / (per_doc + 10.0))))
+
+    def _online_passes(self, data, pi, extent, window, n_passes, tol, min_iter, rho, floor,
+                       log_prior, nt, total, stage, on_update):
+        """Stepwise EM over the minibatches of ``data``, ``n_passes`` times at most; the
+        monitor records the summed minibatch log-likelihoods of each pass."""
+        monitor = EMMonitor("CountingGrid", n_passes, tol, min_iter=min_iter,
+                            verbose=self.verbose, stage=stage, label="online log-likelihood")
+        self._stepwise = None
+        batch = self._batch_size(data)
+        for done in range(1, n_passes + 1):
+            loglik = 0.0
+            for counts in data.minibatches(batch):
+                ll, log_prior = self._stepwise_update(counts, pi, extent, window, rho, floor,
+                                                      log_prior, nt, total, on_update)
+                loglik += ll
+                on_update(len(monitor.history), log_prior, monitor)
+            if monitor.record(loglik, n_updates=done):
+                break
+        monitor.finish()
+        h = np.empty_like(pi)
+        _grid_kernels.histograms(pi, extent, window, h, np.empty_like(pi), nt)
+        return monitor, log_prior, h
+
+    def _stepwise_update(self, counts, pi, extent, window, rho, floor, log_prior, nt, total,
+                         on_update):
+        """One minibatch of stepwise EM (Cappe & Moulines 2009; Liang & Klein 2009):
+        ``s <- (1 - rho_t) s + rho_t (total / n_b) s_b`` on the window statistics, then the
+        M-step from ``s`` (docs/scale.md, "Online EM").  Returns (the minibatch's
+        log-likelihood before the update, log_prior)."""
+        Z, L = pi.shape
+        state = getattr(self, "_stepwise", None)
+        if state is None or state["stats"].n.shape != pi.shape:
+            state = self._stepwise = {
+                "stats": None, "step": getattr(self, "n_batch_iter_", 0),
+                "batch": GridStatistics(Z, L, pi.dtype, self.learn_prior),
+                "h": np.empty_like(pi), "logh": np.empty_like(pi),
+                "scratch": np.empty_like(pi)}
+        h, logh, batch = state["h"], state["logh"], state["batch"]
+        _grid_kernels.histograms(pi, extent, window, h, logh, nt)
+        batch.n.fill(0)
+        if batch.qsum is not None:
+            batch.qsum.fill(0)
+        batch.log_likelihood, batch.n_documents = 0.0, 0
+        block_statistics(counts, logh, log_prior, floor, nt, batch)
+        scale = float(total) / counts.n_samples
+        if state["stats"] is None:
+            state["stats"] = GridStatistics(Z, L, pi.dtype, self.learn_prior)
+            state["stats"].blend(batch, 1.0, scale)
+        else:
+            rho_t = minibatch_rho(state["step"], float(self.learning_offset),
+                                  float(self.learning_decay))
+            state["stats"].blend(batch, rho_t, scale)
+        if on_update is not None:
+            on_update(None, None, None)
+        new_log_prior = m_step(state["stats"], h, pi, extent, window, rho, nt,
+                               scratch=state["scratch"])
+        if self.learn_prior:
+            log_prior = new_log_prior
+        state["step"] += 1
+        self.n_batch_iter_ = state["step"]
+        return batch.log_likelihood, log_prior
+
+    def partial_fit(self, X, y=None):
+        """One pass of stepwise (online) EM over ``X``, in minibatches of ``batch_size``.
+
+        The first call initialises the grid from ``random_state`` (and the pseudocount
+        from X's mean document length); later calls continue from the fitted grid.  The
+        statistics of each minibatch are scaled to ``total_samples`` documents and blended
+        with step ``(learning_offset + t)^-learning_decay`` (docs/scale.md, "Online EM").
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ChunkSource
+            Non-negative counts.
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        The running statistics live in the estimator, not in model files: a grid loaded
+        with :func:`countgrid.io.load` continues its step schedule (``n_batch_iter_``) but
+        rebuilds the statistics from its next minibatch.
+        """
+        extent, window, _ = self._grid_and_schedule()
+        nt = effective_n_threads(self.num_threads)
+        first = not hasattr(self, "pi_")
+        if first:
+            dtype = resolve_dtype(self.dtype, X)
+            n_features = None
+        else:
+            dtype = np.dtype(self.pi_.dtype)
+            n_features = self.n_features_in_
+            if tuple(self.pi_.shape[:-1]) != tuple(extent):
+                raise ValueError(f"extent {extent} differs from the fitted grid's "
+                                 f"{tuple(self.pi_.shape[:-1])}: refit with fit")
+        data = Blocks(X, lambda M, name, nf: grid_counts(
+            M, dtype, n_features=n_features if nf is None else nf, name=name,
+            owner=None if first else type(self).__name__))
+        L = grid_size(extent)
+        Z = data.n_features
+        if first:
+            check_memory(dtype.itemsize * (7 * Z * L + 3 * max(L, BLOCK_ELEMENTS)),
+                         f"a counting grid of extent {extent} ({L} cells) over {Z} features",
+                         "use a smaller extent, fewer features or dtype=numpy.float32")
+            if data.n_tokens <= 0:
+                raise ValueError("X contains no counts: every document is empty")
+            rho = self._resolve_pseudocount(data.mean_length, L)
+            floor = self._resolve_floor(L)
+            pi = self._initial_pi(None, extent, Z, dtype, check_random_state(self.random_state))
+            log_prior, history = None, []
+            self.n_batch_iter_ = 0
+        else:
+            rho, floor = self.pseudocount_, self.posterior_floor_
+            pi = np.ascontiguousarray(self.pi_.reshape(L, Z).T)
+            log_prior = None
+            if getattr(self, "prior_", None) is not None:
+                log_prior = np.log(np.asarray(self.prior_, dtype=np.float64).ravel()
+                                   ).astype(dtype)
+            history = list(self.log_likelihood_)
+        loglik = 0.0
+        batch = self._batch_size(data)
+        try:
+            with limit_blas_threads(nt, active=data.is_dense):
+                for counts in data.minibatches(batch):
+                    ll, log_prior = self._stepwise_update(
+                        counts, pi, extent, window, rho, floor, log_prior, nt,
+                        int(self.total_samples), None)
+                    loglik += ll
+        except BaseException:
+            self._stepwise = None   # the running statistics may be half updated
+            raise
+        h = np.empty_like(pi)
+        _grid_kernels.histograms(pi, extent, window, h, np.empty_like(pi), nt)
+        history.append(loglik)
+        self._set_fitted(pi, h, log_prior, history, len(history), False, rho, floor,
+                         extent, Z)
         return self
 
     def _set_fitted(self, pi, h, log_prior, history, n_updates, converged, rho, floor,
@@ -339,6 +564,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         fitted_array(self, "prior_", shape=extent, nonnegative=True, optional=True)
         fitted_array(self, "log_likelihood_", ndim=1, finite=False)
         fitted_int(self, "n_iter_", 0)
+        if hasattr(self, "n_batch_iter_"):
+            fitted_int(self, "n_batch_iter_", 0)
         fitted_bool(self, "converged_")
         fitted_real(self, "pseudocount_", 0)
         fitted_real(self, "posterior_floor_", 0, 1)
@@ -351,17 +578,21 @@ class CountingGrid(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or dask array
             Non-negative counts over the training features (dense or sparse; processed
-            in blocks of rows).
+            in blocks of rows).  A dask array of row blocks is transformed on the
+            dask.distributed cluster of the current client.
 
         Returns
         -------
-        Q : ndarray of shape (n_samples, L)
+        Q : ndarray (dask array for a dask X) of shape (n_samples, L)
             ``Q[t, k] = q_t(k)``, positions in C order of ``extent``; each row
             sums to 1 and is floored at ``posterior_floor_`` as in learning.
             An empty document gets the prior (uniform by default).
         """
+        if is_dask_collection(X):
+            check_is_fitted(self, "pi_")
+            return dask_transform(self, X, grid_size(self.pi_.shape[:-1]))
         dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
         L = logh.shape[1]

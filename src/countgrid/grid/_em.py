@@ -29,6 +29,12 @@ def grid_counts(X, dtype, n_features=None, name="X", owner=None):
                dense_min_density=DENSE_BLAS_MIN_DENSITY), name)
 
 
+def block_counts(block, name, n_features, dtype):
+    """:func:`grid_counts` of one block of a chunk source or dask array (the
+    ``make_counts`` of countgrid._blocks.Blocks and countgrid._dask.DaskBlocks)."""
+    return grid_counts(block, dtype, n_features=n_features, name=name)
+
+
 def _dense_logh(logh):
     # A zero count times log(0) = -inf would give NaN in a GEMM.
     tiny = np.log(np.finfo(logh.dtype).tiny)
@@ -87,10 +93,133 @@ def blocked_estep(counts, logh, log_prior, floor, num_threads, visit=None):
     return loglik
 
 
-def run_em(counts, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
-           learn_prior, num_threads, verbose=0, stage="", on_update=None):
-    """EM iterations in place on pi (Z, L).
+class GridStatistics:
+    """Sufficient statistics of a set of documents under fixed parameters: what the M-step
+    (paper eq. 7) needs, summed over documents.
 
+    Attributes
+    ----------
+    n : ndarray of shape (n_features, L)
+        ``n[z, k] = sum_t c_tz q_t(k)``.
+    qsum : ndarray of shape (L,) or None
+        ``sum_t q_t(k)`` (the learned prior's numerator; None when the prior is fixed).
+    log_likelihood : float
+        Exact log-likelihood of the documents (the posteriors' normalisers).
+    n_documents : int
+    """
+
+    __slots__ = ("n", "qsum", "log_likelihood", "n_documents")
+
+    def __init__(self, n_features, L, dtype, learn_prior):
+        self.n = np.zeros((n_features, L), dtype=dtype)
+        self.qsum = np.zeros(L) if learn_prior else None
+        self.log_likelihood = 0.0
+        self.n_documents = 0
+
+    def add(self, other):
+        """``self += other`` (a reduction step of a distributed fit); returns self."""
+        self.n += other.n
+        if self.qsum is not None:
+            self.qsum += other.qsum
+        self.log_likelihood += other.log_likelihood
+        self.n_documents += other.n_documents
+        return self
+
+    def blend(self, other, rho, scale):
+        """Stepwise EM (Cappe & Moulines 2009): ``s <- (1 - rho) s + rho * scale * s_b``."""
+        self.n *= 1.0 - rho
+        self.n += (rho * scale) * other.n
+        if self.qsum is not None:
+            self.qsum *= 1.0 - rho
+            self.qsum += (rho * scale) * other.qsum
+        self.log_likelihood = other.log_likelihood
+        self.n_documents = other.n_documents
+        return self
+
+
+def block_statistics(counts, logh, log_prior, floor, num_threads, stats):
+    """E-step of one block of documents under ``logh`` / ``log_prior``, its statistics added
+    into ``stats`` (a GridStatistics); returns ``stats``.
+
+    Pure apart from ``stats``: the one step shared by the in-memory, out-of-core, online and
+    distributed fits (docs/scale.md).  The kernels release the GIL.
+    """
+    cursor = new_cursor(counts)
+
+    def visit(t0, t1, qb, llb):
+        accumulate(counts, t0, t1, qb, stats.n, cursor, num_threads)
+        if stats.qsum is not None:
+            stats.qsum += qb.sum(axis=0, dtype=np.float64)
+
+    loglik = blocked_estep(counts, logh, log_prior, floor, num_threads, visit)
+    stats.log_likelihood += float(np.sum(loglik))
+    stats.n_documents += counts.n_samples
+    return stats
+
+
+def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
+    """New ``pi`` (in place) and log-prior from summed statistics (paper eq. 7; draft eq. 10).
+
+    ``h`` holds the window histograms of the current ``pi``.  The kernel uses its count
+    argument as scratch: ``scratch`` (same shape as ``stats.n``) keeps ``stats.n`` intact
+    (online EM keeps its running statistics); without it ``stats.n`` is overwritten.
+    """
+    n = stats.n
+    if scratch is not None:
+        np.copyto(scratch, n)
+        n = scratch
+    _grid_kernels.mstep(n, h, pi, extent, window, rho, ALPHA, num_threads)
+    if stats.qsum is None:
+        return None
+    L = pi.shape[1]
+    prior = stats.qsum + 1e-12 * max(stats.qsum.sum(), 1.0) / L
+    prior /= prior.sum()
+    return np.log(prior).astype(pi.dtype)
+
+
+def local_estep(blocks, num_threads):
+    """The E-step over ``blocks()`` (an iterable of Counts) on this machine, block after
+    block: ``estep(logh, log_prior, floor, stats)`` for :func:`run_em`."""
+    def estep_all(logh, log_prior, floor, stats):
+        total = 0.0
+        for counts in blocks():
+            if stats is None:
+                total += float(np.sum(blocked_estep(counts, logh, log_prior, floor,
+                                                    num_threads)))
+            else:
+                block_statistics(counts, logh, log_prior, floor, num_threads, stats)
+        return total if stats is None else stats.log_likelihood
+    return estep_all
+
+
+def block_task(counts, params, num_threads):
+    """The block step as a task of a distributed fit: ``params = (logh, log_prior, floor,
+    want_statistics, learn_prior)``; the block's statistics, or its log-likelihood."""
+    logh, log_prior, floor, want_statistics, learn_prior = params
+    if not want_statistics:
+        return float(np.sum(blocked_estep(counts, logh, log_prior, floor, num_threads)))
+    stats = GridStatistics(logh.shape[0], logh.shape[1], logh.dtype, learn_prior)
+    return block_statistics(counts, logh, log_prior, floor, num_threads, stats)
+
+
+def distributed_estep(blocks, learn_prior):
+    """The E-step over the blocks of a countgrid._dask.DaskBlocks, as :func:`local_estep`."""
+    def estep_all(logh, log_prior, floor, stats):
+        if stats is None:
+            return float(sum(blocks.gathered(block_task, (logh, log_prior, floor, False,
+                                                          learn_prior))))
+        stats.add(blocks.summed(block_task, (logh, log_prior, floor, True, learn_prior)))
+        return stats.log_likelihood
+    return estep_all
+
+
+def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
+           learn_prior, num_threads, verbose=0, stage="", on_update=None):
+    """Batch EM iterations in place on pi (Z, L).
+
+    ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
+    returns their total log-likelihood, adding their statistics into ``stats`` unless it is
+    None (:func:`local_estep` on this machine, ``countgrid._dask`` on a cluster).
     Returns (monitor, log_prior, h): ``monitor.history[i]`` is the exact total
     log-likelihood after i + 1 updates (countgrid._em_loop.EMMonitor), and h the window
     histograms of the final pi.  ``on_update(n_updates, log_prior, monitor)`` is called
@@ -100,39 +229,29 @@ def run_em(counts, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_pr
     Z, L = pi.shape
     h = np.empty_like(pi)
     logh = np.empty_like(pi)
-    n = np.empty_like(pi)
+    stats = GridStatistics(Z, L, pi.dtype, learn_prior)
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
-
-    def statistics(cursor, qsum):
-        """What the M-step needs of each block: n += C^T q (and the prior's posterior mass)."""
-        def visit(t0, t1, qb, llb):
-            accumulate(counts, t0, t1, qb, n, cursor, num_threads)
-            if qsum is not None:
-                qsum[:] += qb.sum(axis=0, dtype=np.float64)
-        return visit
-
     for it in range(n_iter + 1):
         _grid_kernels.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
         if last:   # the log-likelihood of the final parameters only
-            visit = None
+            loglik = estep_all(logh, log_prior, floor, None)
         else:
-            n.fill(0)
-            qsum = np.zeros(L) if learn_prior else None
-            visit = statistics(new_cursor(counts), qsum)
-        loglik = blocked_estep(counts, logh, log_prior, floor, num_threads, visit)
-        if it > 0 and monitor.record(np.sum(loglik), n_updates=it):
+            stats.n.fill(0)
+            if stats.qsum is not None:
+                stats.qsum.fill(0)
+            stats.log_likelihood, stats.n_documents = 0.0, 0
+            loglik = estep_all(logh, log_prior, floor, stats)
+        if it > 0 and monitor.record(loglik, n_updates=it):
             break
         if last:
             break
         if on_update is not None:
             on_update(None, None, monitor)
-        _grid_kernels.mstep(n, h, pi, extent, window, rho, ALPHA, num_threads)
+        new_log_prior = m_step(stats, h, pi, extent, window, rho, num_threads)
         if learn_prior:
-            prior = qsum + 1e-12 * max(qsum.sum(), 1.0) / L
-            prior /= prior.sum()
-            log_prior = np.log(prior).astype(pi.dtype)
+            log_prior = new_log_prior
         if on_update is not None:
             on_update(it + 1, log_prior, monitor)
     monitor.finish()

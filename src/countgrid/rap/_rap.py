@@ -8,12 +8,14 @@ import scipy.sparse as sp
 
 from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._blocks import Blocks
 from countgrid._counts import Counts
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options, validate_params
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.rap import _rap_kernels
+from countgrid.streaming import is_chunk_source
 
 #: Visible log-rates ``a_i + sum_j W_ij h_j`` are clipped at this value before
 #: ``exp`` when sampling or reconstructing, so a Poisson rate never exceeds
@@ -232,6 +234,14 @@ class RAP(TransformerMixin, BaseEstimator):
                 "there, countgrid.rap.MAX_COUNT): rescale the counts")
         return counts
 
+    def _blocks(self, X, dtype, n_features=None):
+        """The validated counts of ``X`` as Blocks (one block, or a chunk source's)."""
+        def make(M, name, nf):
+            counts = Counts(M, dtype, n_features=n_features if nf is None else nf,
+                            name=name, owner=type(self).__name__)
+            return self._check_count_range(counts, name)
+        return Blocks(X, make)
+
     def _counts(self, X, dtype, n_features=None, dense_min_density=None):
         counts = Counts(X, dtype, n_features=n_features, dense_min_density=dense_min_density,
                         owner=type(self).__name__)
@@ -330,8 +340,8 @@ class RAP(TransformerMixin, BaseEstimator):
         return description
 
     # ------------------------------------------------------------ learning
-    def _initialize(self, counts, p, rng):
-        N, D = counts.n_samples, counts.n_features
+    def _initialize(self, data, p, rng):
+        N, D = data.n_samples, data.n_features
         K, dtype = p["K"], p["dtype"]
         # W and its velocity, their copies at each checkpoint, the float64 draw of W
         self._check_sizes(min(N, p["batch_size"]), D, K, dtype.itemsize, "fit",
@@ -339,7 +349,9 @@ class RAP(TransformerMixin, BaseEstimator):
                           visible=True, num_threads=p["num_threads"])
         # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
         W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
-        colsum = np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
+        colsum = np.zeros(D)
+        for counts in data():
+            colsum += np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
         # log of the smoothed mean count of each word (our choice: the paper, section 2.3,
         # does not say how the parameters are initialised)
         a = np.log((colsum + 0.5) / (N + 1.0)).astype(dtype)
@@ -389,16 +401,18 @@ class RAP(TransformerMixin, BaseEstimator):
                     f"(after {n_updates} minibatch updates); lower learning_rate or "
                     "raise weight_decay")
 
-    def _run_batches(self, counts, order, p, state, epoch):
+    def _run_batches(self, counts, order, p, state, epoch, first_update=None):
         """One pass over the rows ``order`` in minibatches, updating ``state`` in place;
-        returns the number of minibatch updates made."""
+        returns the number of minibatch updates made.  ``first_update`` (default
+        ``n_updates_``) numbers the first minibatch (it keys its random stream)."""
         W, a, beta, vW, va, vbeta = state
         indptr, indices, data = counts.int64_arrays
         bs = p["batch_size"]
         mean_field = self.method == "mean_field"
         work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.shape[1], W.dtype,
                                       BLOCK_ROWS, p["num_threads"])
-        n_updates = self.n_updates_
+        first = self.n_updates_ if first_update is None else first_update
+        n_updates = first
         for start in range(0, order.shape[0], bs):
             rows = order[start:start + bs]
             gens = None if mean_field else self._gens((_KEY_BATCH, n_updates), rows.shape[0])
@@ -412,7 +426,7 @@ class RAP(TransformerMixin, BaseEstimator):
                                    epoch, n_updates)
         self._check_finite([("components_", W), ("intercept_visible_", a),
                             ("intercept_hidden_", beta)], epoch, n_updates)
-        return n_updates - self.n_updates_
+        return n_updates - first
 
     def fit(self, X, y=None):
         """Learn the parameters by CD (or mean-field) minibatch gradient ascent (eq. 10).
@@ -421,19 +435,21 @@ class RAP(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ChunkSource
             Non-negative counts, at most :data:`MAX_COUNT`.  Sparse input is used as
-            CSR, never densified.
+            CSR, never densified.  A :class:`countgrid.streaming.ChunkSource` is read
+            chunk by chunk at every epoch (out of core); the rows are then shuffled within
+            each chunk, the chunks read in order (docs/scale.md).
         y : ignored
 
         Returns
         -------
         self : RAP
         """
-        p = self._resolved_params(X)
-        counts = self._counts(X, p["dtype"])
+        p = self._resolved_params(None if is_chunk_source(X) else X)
+        data = self._blocks(X, p["dtype"])
         rng = check_random_state(self.random_state)
-        self._initialize(counts, p, rng)
+        self._initialize(data, p, rng)
         state = self._state(p["dtype"])
         n_epochs = p["n_epochs"]
         # BLAS single-threaded around the CD kernels: the OpenMP threads call GEMM on
@@ -441,11 +457,16 @@ class RAP(TransformerMixin, BaseEstimator):
         with limit_blas_threads(1):
             for epoch in range(1, n_epochs + 1):
                 t0 = time.perf_counter()
-                ss = np.random.SeedSequence(self.stream_seed_, spawn_key=(_KEY_SHUFFLE, epoch))
-                order = np.random.Generator(np.random.PCG64(ss)).permutation(counts.n_samples)
-                done = self._run_batches(counts, order.astype(np.int64), p, state, epoch)
+                for index, counts in enumerate(data()):
+                    # the epoch's shuffle (one per chunk of a chunk source)
+                    key = (_KEY_SHUFFLE, epoch) if data.in_memory else (_KEY_SHUFFLE, epoch,
+                                                                        index)
+                    ss = np.random.SeedSequence(self.stream_seed_, spawn_key=key)
+                    order = np.random.Generator(np.random.PCG64(ss)).permutation(
+                        counts.n_samples)
+                    done = self._run_batches(counts, order.astype(np.int64), p, state, epoch)
+                    self.n_updates_ += done
                 self._store(*state)
-                self.n_updates_ += done
                 self.n_iter_ = epoch
                 if epoch < n_epochs:
                     snapshot = self._snapshot()
@@ -466,33 +487,37 @@ class RAP(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts, at most :data:`MAX_COUNT`.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ChunkSource
+            Non-negative counts, at most :data:`MAX_COUNT`; a chunk source is read chunk
+            by chunk, in order.
         y : ignored
 
         Returns
         -------
         self : RAP
         """
-        p = self._resolved_params(X)
+        p = self._resolved_params(None if is_chunk_source(X) else X)
         first = not hasattr(self, "components_")
         if not first:
             self._check_fitted_state()
             if self.components_.shape[0] != p["K"]:
                 raise ValueError(f"n_components is {p['K']} but the model has "
                                  f"{self.components_.shape[0]} components")
-        counts = self._counts(X, p["dtype"], n_features=None if first else self.n_features_in_)
+        data = self._blocks(X, p["dtype"], n_features=None if first else self.n_features_in_)
         if first:
-            self._initialize(counts, p, check_random_state(self.random_state))
+            self._initialize(data, p, check_random_state(self.random_state))
         else:
-            self._check_sizes(min(counts.n_samples, p["batch_size"]), counts.n_features,
+            self._check_sizes(min(data.n_samples, p["batch_size"]), data.n_features,
                               p["K"], p["dtype"].itemsize, "partial_fit", n_param_arrays=2,
                               visible=True, num_threads=p["num_threads"])
         p["ntrials"] = np.ascontiguousarray(self.n_trials_, dtype=p["dtype"])
         state = self._state(p["dtype"], copy=not first)
+        done = 0
         with limit_blas_threads(1):
-            done = self._run_batches(counts, np.arange(counts.n_samples, dtype=np.int64), p,
-                                     state, self.n_iter_ + 1)
+            for counts in data():
+                done += self._run_batches(counts, np.arange(counts.n_samples, dtype=np.int64),
+                                          p, state, self.n_iter_ + 1,
+                                          first_update=self.n_updates_ + done)
         # commit: nothing above changed the fitted attributes (but a first call's start)
         self._store(*state)
         self.n_trials_ = p["ntrials"]

@@ -6,6 +6,7 @@ array is stored: a document pass (parallel over documents, CSR) updates
 ``P(z|d)`` and a word pass (parallel over words, CSC) accumulates ``P(w|z)``,
 each recomputing the posteriors ``P(z|d,w)`` it needs.
 """
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +15,10 @@ import scipy.sparse as sp
 from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
-from countgrid._em_loop import EMMonitor
+from countgrid._blocks import Blocks, is_dask_collection
+from countgrid._dask import DaskBlocks
+from countgrid._dask import transform as dask_transform
+from countgrid._em_loop import EMMonitor, minibatch_rho
 from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
@@ -67,6 +71,43 @@ class _ScaledCounts:
         self.csr = sp.csr_matrix((data, csr.indices, csr.indptr), shape=csr.shape)
 
 
+def _with_rows(blocks, theta):
+    """``(counts, theta rows of its documents)`` for each block (a Counts is one block)."""
+    if isinstance(blocks, Counts):
+        yield blocks, theta
+        return
+    r0 = 0
+    for counts in blocks():
+        yield counts, theta[r0:r0 + counts.n_samples]
+        r0 += counts.n_samples
+
+
+def block_step(counts, theta, phi, phib, nt):
+    """One EM step on a block of documents (docs/scale.md): the unnormalised statistics
+    of ``P(w|z)`` (n_words x K) and the log-likelihood at entry; the block's ``P(z|d)``
+    (``theta``) is updated in place.  Shared by the in-memory, out-of-core, online and
+    distributed fits; the kernels release the GIL."""
+    acc = _words_pass(counts, theta, phib, nt)
+    loglik = _docs_pass(counts, phi, phib, theta, 1, 0.0, nt)
+    return acc, float(loglik.sum())
+
+
+def block_counts(block, name, n_features, dtype):
+    """The validated counts of one block (``make_counts`` of countgrid._blocks.Blocks and
+    countgrid._dask.DaskBlocks)."""
+    return check_document_lengths(Counts(block, dtype, n_features=n_features, name=name),
+                                  name)
+
+
+def _distributed_step(counts, theta, params, nt):
+    phi, phib = params
+    return block_step(counts, theta, phi, phib, nt)
+
+
+def _distributed_loglik(counts, theta, phi, nt):
+    return float(_docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt).sum())
+
+
 def _words_pass(counts, theta, phib, nt):
     C = counts.csc
     acc = np.empty_like(phib)
@@ -117,6 +158,21 @@ class PLSA(TransformerMixin, BaseEstimator):
         OpenMP threads (None = all cores).  Results do not depend on it.
     random_state : None, int or numpy.random.Generator
     verbose : int, default=0
+    learning_method : {"batch", "online"}, default="batch"
+        "batch": EM over all documents per iteration (on a chunk source, one pass per
+        iteration); "online": stepwise EM over minibatches of ``batch_size`` documents,
+        ``n_iter`` passes at most, each minibatch folded in (``fold_in_iter``,
+        ``fold_in_tol``) and its statistics blended with step
+        ``(learning_offset + t)^-learning_decay`` (docs/scale.md, "Online EM").
+    batch_size : int, default=128
+        Documents per minibatch of online EM and :meth:`partial_fit`.
+    learning_offset : float, default=10.0
+        ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
+    learning_decay : float in (0.5, 1], default=0.7
+        ``kappa`` of the step size.
+    total_samples : int, default=1_000_000
+        Corpus size the minibatch statistics of :meth:`partial_fit` are scaled to
+        (``fit`` uses the number of documents it sees).
 
     Attributes
     ----------
@@ -136,6 +192,9 @@ class PLSA(TransformerMixin, BaseEstimator):
         Whether the last phase met ``tol`` (else a ``ConvergenceWarning`` was issued).
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
+    n_batch_iter_ : int
+        Minibatch updates of online EM (``learning_method="online"`` or
+        :meth:`partial_fit`); 0 after batch EM.
 
     Examples
     --------
@@ -162,14 +221,20 @@ class PLSA(TransformerMixin, BaseEstimator):
         "num_threads": ["num_threads"],
         "random_state": ["random_state"],
         "verbose": ["boolean", Interval(Integral, 0, None)],
+        "learning_method": [Options("batch", "online")],
+        "batch_size": [Interval(Integral, 1, None)],
+        "learning_offset": [Interval(Real, 0, None, closed="neither")],
+        "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
+        "total_samples": [Interval(Integral, 1, None)],
     }
     _fitted_arrays = ("components_", "doc_topic_", "log_likelihood_", "beta_", "n_iter_",
-                      "converged_", "n_features_in_")
+                      "converged_", "n_features_in_", "n_batch_iter_")
 
     def __init__(self, n_components=10, tempered=False, beta_min=0.5, beta_step=0.9, holdout=0.1,
                  n_iter=100, tol=1e-6, init="docs", smoothing=1e-10, fold_in_iter=500,
                  fold_in_tol=1e-10, dtype=np.float64, num_threads=None, random_state=None,
-                 verbose=0):
+                 verbose=0, learning_method="batch", batch_size=128, learning_offset=10.0,
+                 learning_decay=0.7, total_samples=1_000_000):
         self.n_components = n_components
         self.tempered = tempered
         self.beta_min = beta_min
@@ -185,6 +250,11 @@ class PLSA(TransformerMixin, BaseEstimator):
         self.num_threads = num_threads
         self.random_state = random_state
         self.verbose = verbose
+        self.learning_method = learning_method
+        self.batch_size = batch_size
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
+        self.total_samples = total_samples
 
     # ------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -192,8 +262,13 @@ class PLSA(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), ChunkSource \
+or dask array
+            Non-negative counts.  A :class:`countgrid.streaming.ChunkSource` is read chunk
+            by chunk at every pass (out of core; ``doc_topic_``, n_samples x n_components,
+            stays in memory); a dask array of row blocks is fitted on the
+            dask.distributed cluster of the current client, ``doc_topic_`` then being a
+            dask array whose blocks stay on the workers (docs/scale.md).
         y : ignored
 
         Returns
@@ -203,36 +278,162 @@ class PLSA(TransformerMixin, BaseEstimator):
         self._validate_params()
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
-        counts = check_document_lengths(Counts(X, dtype))
+        self.__dict__.pop("n_batch_iter_", None)
+        if is_dask_collection(X):
+            if self.tempered or self.learning_method == "online":
+                raise ValueError("a dask array is fitted by batch EM without tempering: set "
+                                 "tempered=False and learning_method='batch'")
+            data = DaskBlocks(X, partial(block_counts, dtype=dtype), self.num_threads)
+        else:
+            data = Blocks(X, partial(block_counts, dtype=dtype))
+            if self.tempered and not data.in_memory:
+                raise ValueError("tempered=True holds out tokens of an in-memory X: pass a "
+                                 "matrix, or tempered=False with a chunk source")
         # one exact power of two for all documents (and the smoothing, so that the M-step
         # is unchanged): P(w|z) and P(z|d) are those of the original counts
-        exp = _count_exponent(counts.csr.data)
+        exp = _count_exponent([data.max_count()])
         smoothing = float(self.smoothing)
         if exp > 0 and smoothing > 0:
             # tiny counts: no further than keeps the scaled smoothing in range (it then
             # dominates the statistics anyway)
             exp = min(exp, 1000 - int(np.frexp(smoothing)[1]))
         if exp:
-            counts = Counts(_ScaledCounts(counts.csr, np.full(counts.n_samples, exp)).csr,
-                            dtype)
+            data.map_counts(lambda c: Counts(
+                _ScaledCounts(c.csr, np.full(c.n_samples, exp)).csr, dtype))
             smoothing = float(np.ldexp(smoothing, exp))
-        D, W = counts.csr.shape
+        D, W = data.n_samples, data.n_features
         K = int(self.n_components)
         # theta and its copies (D x K), phi and the statistics (W x K), per-entry q (nnz x K)
-        check_memory(np.dtype(dtype).itemsize * K * (3 * D + 4 * W + counts.csr.nnz),
+        check_memory(np.dtype(dtype).itemsize * K * (3 * D + 4 * W + data.n_nonzero),
                      f"pLSA with {K} topics on {D} documents x {W} words",
                      "use fewer topics (n_components), fewer words or dtype=numpy.float32")
-        if counts.lengths.sum() <= 0:
+        if data.n_tokens <= 0:
             raise ValueError("X contains no counts: every document is empty")
         rng = check_random_state(self.random_state)
-        theta, phi = self._initial(rng, counts, K, dtype)
+        theta, phi = self._initial(rng, data, K, dtype)
+        if self.learning_method == "online":
+            self._stepwise = None
+            phi, history, done, converged = self._online(data, phi, nt, smoothing, D)
+            theta = self._fold_in_blocks(data, phi, nt)
+            self._set_fitted(theta, phi, history, 1.0, done, converged, exp)
+            return self
         if self.tempered:
-            theta, phi, beta = self._temper(counts, theta, phi, rng, nt, smoothing)
+            theta, phi, beta = self._temper(data.whole, theta, phi, rng, nt, smoothing)
         else:
             beta = 1.0
-        theta, phi, history, done, converged = self._em(counts, theta, phi, beta, nt,
+        if not isinstance(data, Blocks):
+            data.set_state(theta)           # the blocks' P(z|d) go to their workers
+            theta = None
+        theta, phi, history, done, converged = self._em(data, theta, phi, beta, nt,
                                                         int(self.n_iter), smoothing, exp)
+        if theta is None:
+            theta = data.state_array(phi.dtype)
         self._set_fitted(theta, phi, history, beta, done, converged, exp)
+        self.n_batch_iter_ = 0
+        return self
+
+    # ------------------------------------------------------------ online EM
+    def _online(self, data, phi, nt, smoothing, total):
+        """Stepwise EM passes over the minibatches (docs/scale.md, "Online EM")."""
+        monitor = EMMonitor("PLSA", int(self.n_iter), self.tol, verbose=self.verbose,
+                            label="online log-likelihood")
+        for done in range(1, int(self.n_iter) + 1):
+            loglik = 0.0
+            for counts in data.minibatches(int(self.batch_size)):
+                ll, phi = self._stepwise_update(counts, phi, nt, smoothing, total)
+                loglik += ll
+            if monitor.record(loglik, n_updates=done):
+                break
+        return phi, monitor.history, monitor.n_updates, monitor.finish()
+
+    def _stepwise_update(self, counts, phi, nt, smoothing, total):
+        """One minibatch: fold in its ``P(z|d)`` under ``phi``, blend its statistics of
+        ``P(w|z)`` scaled to ``total`` documents into the running ones with step
+        ``(learning_offset + t)^-learning_decay``, M-step.  Returns (log-likelihood, phi)."""
+        theta = np.full((counts.n_samples, phi.shape[1]), 1.0 / phi.shape[1], dtype=phi.dtype)
+        _docs_pass(counts, phi, None, theta, int(self.fold_in_iter), float(self.fold_in_tol),
+                   nt)
+        acc, loglik = block_step(counts, theta, phi, phi, nt)
+        scale = float(total) / counts.n_samples
+        state = getattr(self, "_stepwise", None)
+        if state is None or state["stats"].shape != acc.shape:
+            state = self._stepwise = {"stats": acc.astype(np.float64) * scale,
+                                      "step": getattr(self, "n_batch_iter_", 0)}
+        else:
+            rho = minibatch_rho(state["step"], float(self.learning_offset),
+                                float(self.learning_decay))
+            state["stats"] *= 1.0 - rho
+            state["stats"] += (rho * scale) * acc
+        state["step"] += 1
+        self.n_batch_iter_ = state["step"]
+        return loglik, np.ascontiguousarray(self._m_step(state["stats"], smoothing),
+                                            dtype=phi.dtype)
+
+    def _fold_in_blocks(self, data, phi, nt):
+        """``P(z|d)`` of every document of ``data`` under ``phi`` (folding-in)."""
+        parts = []
+        for counts in data():
+            theta = np.full((counts.n_samples, phi.shape[1]), 1.0 / phi.shape[1],
+                            dtype=phi.dtype)
+            _docs_pass(counts, phi, None, theta, int(self.fold_in_iter),
+                       float(self.fold_in_tol), nt)
+            parts.append(theta)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def partial_fit(self, X, y=None):
+        """One pass of stepwise (online) EM over ``X`` in minibatches of ``batch_size``.
+
+        Each minibatch is folded in under the current ``P(w|z)``; its statistics, scaled
+        to ``total_samples`` documents, are blended into the running ones with step
+        ``(learning_offset + t)^-learning_decay`` (Cappe & Moulines 2009; docs/scale.md).
+        ``doc_topic_`` holds the ``P(z|d)`` of the last call's documents.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or ChunkSource
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        first = not hasattr(self, "components_")
+        nt = effective_n_threads(self.num_threads)
+        if first:
+            dtype = resolve_dtype(self.dtype, X)
+            n_features = None
+        else:
+            dtype = np.dtype(self.components_.dtype)
+            n_features = self.n_features_in_
+        data = Blocks(X, lambda M, name, nf: check_document_lengths(Counts(
+            M, dtype, n_features=n_features if nf is None else nf, name=name,
+            owner=None if first else "PLSA"), name))
+        if _count_exponent([data.max_count()]):
+            raise ValueError("X has counts beyond 2**64 or below 2**-64: partial_fit needs "
+                             "counts in range (fit rescales them)")
+        if first:
+            if data.n_tokens <= 0:
+                raise ValueError("X contains no counts: every document is empty")
+            _, phi = self._initial(check_random_state(self.random_state), data,
+                                   int(self.n_components), dtype)
+            history = []
+            self.n_batch_iter_ = 0
+        else:
+            phi = np.ascontiguousarray(np.asarray(self.components_).T)
+            history = list(self.log_likelihood_)
+        loglik = 0.0
+        try:
+            for counts in data.minibatches(int(self.batch_size)):
+                ll, phi = self._stepwise_update(counts, phi, nt, float(self.smoothing),
+                                                int(self.total_samples))
+                loglik += ll
+            theta = self._fold_in_blocks(data, phi, nt)
+        except BaseException:
+            self._stepwise = None   # the running statistics may be half updated
+            raise
+        history.append(loglik)
+        self._set_fitted(theta, phi, history, 1.0, len(history), False)
         return self
 
     def _set_fitted(self, theta, phi, history, beta, done, converged, exp=0):
@@ -245,8 +446,8 @@ class PLSA(TransformerMixin, BaseEstimator):
         self.converged_ = bool(converged)
         self.n_features_in_ = phi.shape[0]
 
-    def _initial(self, rng, counts, K, dtype):
-        D, W = counts.csr.shape
+    def _initial(self, rng, data, K, dtype):
+        D, W = data.n_samples, data.n_features
         if isinstance(self.init, str):
             if self.init == "random":
                 theta = rng.random((D, K)) + 1e-3
@@ -254,8 +455,8 @@ class PLSA(TransformerMixin, BaseEstimator):
             elif self.init == "docs":
                 # P(w|z) from K random documents, smoothed with half an average document
                 rows = rng.choice(D, size=K, replace=K > D)
-                mean_doc = np.asarray(counts.csr.sum(axis=0), dtype=np.float64).ravel() / D
-                phi = (counts.csr[rows].toarray().T + 0.5 * mean_doc[:, None] + 1e-6)
+                mean_doc = data.column_sums() / D
+                phi = (data.rows(rows).toarray().T + 0.5 * mean_doc[:, None] + 1e-6)
                 theta = np.ones((D, K))
         else:
             comp = np.asarray(self.init, dtype=np.float64)
@@ -276,16 +477,26 @@ class PLSA(TransformerMixin, BaseEstimator):
         totals[totals <= 0] = 1.0
         return acc / totals
 
-    def _step(self, counts, theta, phi, beta, nt, smoothing):
-        """One EM iteration; returns (theta, phi, loglik at entry)."""
+    def _step(self, blocks, theta, phi, beta, nt, smoothing):
+        """One EM iteration over ``blocks`` (a Blocks, a DaskBlocks or a Counts); returns
+        (theta, phi, loglik at entry)."""
         phib = phi if beta == 1.0 else np.ascontiguousarray(phi ** beta, dtype=phi.dtype)
-        acc = _words_pass(counts, theta, phib, nt)
-        loglik = _docs_pass(counts, phi, phib, theta, 1, 0.0, nt)
+        if isinstance(blocks, DaskBlocks):     # distributed: theta stays on the workers
+            acc, loglik = blocks.stateful_step(_distributed_step, (phi, phib))
+        else:
+            acc, loglik = None, 0.0
+            for counts, theta_block in _with_rows(blocks, theta):
+                acc_block, ll = block_step(counts, theta_block, phi, phib, nt)
+                acc = acc_block if acc is None else acc.__iadd__(acc_block)
+                loglik += ll
         new_phi = np.ascontiguousarray(self._m_step(acc, smoothing), dtype=phi.dtype)
-        return theta, new_phi, float(loglik.sum())
+        return theta, new_phi, loglik
 
-    def _loglik(self, counts, theta, phi, nt):
-        return float(_docs_pass(counts, phi, None, theta.copy(), 0, 0.0, nt).sum())
+    def _loglik(self, blocks, theta, phi, nt):
+        if isinstance(blocks, DaskBlocks):
+            return blocks.state_values(_distributed_loglik, phi)
+        return sum(float(_docs_pass(counts, phi, None, theta_block.copy(), 0, 0.0, nt).sum())
+                   for counts, theta_block in _with_rows(blocks, theta))
 
     def _em(self, counts, theta, phi, beta, nt, n_iter, smoothing, exp=0):
         """EM iterations; history[i] is the log-likelihood after i + 1 updates."""
@@ -295,6 +506,8 @@ class PLSA(TransformerMixin, BaseEstimator):
             theta, phi, loglik_at_entry = self._step(counts, theta, phi, beta, nt, smoothing)
             if it > 0 and monitor.record(loglik_at_entry, n_updates=it):
                 break
+            if theta is None:       # distributed: P(z|d) stays on the workers
+                continue
             # checkpoint for Ctrl-C: the next step updates theta in place, phi is new
             self._checkpoint(lambda th=theta.copy(), ph=phi, done=it + 1, hist=list(
                 monitor.history): (self._set_fitted(th, ph, hist, beta, done, False, exp),
@@ -357,6 +570,8 @@ class PLSA(TransformerMixin, BaseEstimator):
         fitted_array(self, "log_likelihood_", ndim=1, finite=False)
         fitted_real(self, "beta_", 0, 1)
         fitted_int(self, "n_iter_", 0)
+        if hasattr(self, "n_batch_iter_"):
+            fitted_int(self, "n_batch_iter_", 0)
         fitted_bool(self, "converged_")
 
     def _fold_in(self, X):
@@ -375,11 +590,20 @@ class PLSA(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Topic mixtures ``P(z|d)`` of new documents by folding-in (docs/topics.md, "Folding-in").
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or dask array
+            Non-negative counts; a dask array of row blocks is transformed on the
+            dask.distributed cluster of the current client.
+
         Returns
         -------
-        ndarray of shape (n_samples, n_components); rows sum to 1 (uniform for
-        empty documents).
+        ndarray (dask array for a dask X) of shape (n_samples, n_components); rows sum
+        to 1 (uniform for empty documents).
         """
+        if is_dask_collection(X):
+            check_is_fitted(self, "components_")
+            return dask_transform(self, X, np.shape(self.components_)[0])
         return self._fold_in(X)[0]
 
     def score_samples(self, X):

@@ -1,0 +1,137 @@
+"""The documents of a fit as validated blocks of rows: one in-memory matrix, or a
+:class:`countgrid.streaming.ChunkSource` read chunk by chunk (docs/scale.md).
+
+The EM drivers (batch, out-of-core, online) see only :class:`Blocks`: an in-memory ``X``
+is validated once and is its own single block; a source is validated chunk by chunk at
+every pass, so that no more than one chunk is in memory.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid.streaming import is_chunk_source
+
+__all__ = ["Blocks", "is_dask_collection"]
+
+
+def is_dask_collection(X):
+    """Whether ``X`` is a dask collection (fitted by countgrid._dask), without importing
+    dask."""
+    return hasattr(type(X), "__dask_graph__") and type(X).__module__.startswith("dask")
+
+
+class Blocks:
+    """Validated count blocks of ``X``.
+
+    Parameters
+    ----------
+    X : matrix or ChunkSource
+    make_counts : callable
+        ``make_counts(matrix, name, n_features)`` returns a validated
+        :class:`countgrid._counts.Counts` (``n_features`` None for the first block).
+    name : str
+        The argument's name in error messages.
+
+    Attributes
+    ----------
+    n_samples, n_features : int
+    n_tokens : float
+        Total count (the sum of all entries).
+    n_nonzero : int
+        Non-zero entries (distinct words of all documents).
+    in_memory : bool
+    is_dense : bool
+        The in-memory counts stay dense (the BLAS path of the grid).
+    """
+
+    def __init__(self, X, make_counts, name="X"):
+        self._make, self._name = make_counts, name
+        self.in_memory = not is_chunk_source(X)
+        if self.in_memory:
+            self._whole = make_counts(X, name, None)
+            self.n_samples = self._whole.n_samples
+            self.n_features = self._whole.n_features
+            self.n_tokens = float(self._whole.lengths.sum())
+            self.is_dense = not self._whole.is_sparse
+            self.n_nonzero = (self._whole.X.nnz if self._whole.is_sparse
+                              else int(np.count_nonzero(self._whole.X)))
+            return
+        self._source = X
+        self.n_features = getattr(X, "n_features", None)
+        self.is_dense = False
+        self.n_samples, self.n_tokens, self.n_nonzero = 0, 0.0, 0
+        for counts in self():
+            self.n_samples += counts.n_samples
+            self.n_tokens += float(counts.lengths.sum())
+            self.n_nonzero += (counts.X.nnz if counts.is_sparse
+                               else int(np.count_nonzero(counts.X)))
+        if self.n_samples == 0:
+            raise ValueError(f"{name} has no rows: its chunk source produced no documents")
+
+    def __call__(self):
+        """A new iterator over the blocks (Counts), in row order."""
+        if self.in_memory:
+            yield self._whole
+            return
+        for i, chunk in enumerate(self._source.chunks()):
+            counts = self._make(chunk, f"chunk {i} of {self._name}", self.n_features)
+            self.n_features = counts.n_features
+            if counts.n_samples:
+                yield counts
+
+    def minibatches(self, batch_size):
+        """Blocks of at most ``batch_size`` rows, in row order (online EM)."""
+        for counts in self():
+            if counts.n_samples <= batch_size:
+                yield counts
+                continue
+            for r0 in range(0, counts.n_samples, batch_size):
+                rows = counts.X[r0:r0 + batch_size]
+                yield self._make(rows, self._name, self.n_features)
+
+    @property
+    def whole(self):
+        """The in-memory counts (a Counts); AttributeError for a chunk source."""
+        if not self.in_memory:
+            raise AttributeError("a chunk source has no in-memory counts")
+        return self._whole
+
+    def map_counts(self, fn):
+        """Apply ``fn(counts) -> counts`` to every block from now on (e.g. a rescaling)."""
+        make = self._make
+        self._make = lambda M, name, n_features: fn(make(M, name, n_features))
+        if self.in_memory:
+            self._whole = fn(self._whole)
+
+    def rows(self, indices):
+        """The rows ``indices`` (sorted or not, repeats allowed) as a CSR matrix."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if self.in_memory:
+            return self._whole.csr[indices]
+        parts, offset = {}, 0
+        for counts in self():
+            inside = (indices >= offset) & (indices < offset + counts.n_samples)
+            for i in np.unique(indices[inside]):
+                parts[int(i)] = counts.csr[int(i) - offset]
+            offset += counts.n_samples
+        return sp.vstack([parts[int(i)] for i in indices], format="csr")
+
+    def column_sums(self):
+        """Column totals (float64) over all documents."""
+        total = np.zeros(self.n_features)
+        for counts in self():
+            total += np.asarray(counts.X.sum(axis=0), dtype=np.float64).ravel()
+        return total
+
+    def max_count(self):
+        """The largest entry."""
+        top = 0.0
+        for counts in self():
+            data = counts.X.data if counts.is_sparse else counts.X
+            if data.size:
+                top = max(top, float(np.max(data)))
+        return top
+
+    @property
+    def mean_length(self):
+        return self.n_tokens / max(self.n_samples, 1)
+
