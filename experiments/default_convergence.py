@@ -26,10 +26,12 @@ Data (``data/`` of the repository, data/README.md):
   horizontally and vertically adjacent pixel values 0-16, both orders: a symmetric 17 x 17
   histogram, as the co-occurrence features the model was made for); "circular", each
   image's histogram of gradient directions (36 bins of 10 degrees, weighted by the gradient
-  magnitude, period 360).  ``--gmm-images`` images of each kind.
+  magnitude, period 360).  The first ``--gmm-images`` (300) images, each kind.
 
-    python experiments/default_convergence.py --json /tmp/conv.json      # ~15 min on 2 cores
-    python experiments/default_convergence.py --only plsa,gmm             # ~2 min
+    python experiments/default_convergence.py --json /tmp/conv.json    # ~17 min on 2 busy cores
+    python experiments/default_convergence.py --only plsa              # ~2 min
+
+Results: experiments/README.md.
 """
 import argparse
 import json
@@ -255,7 +257,7 @@ def main(argv=None):
     ap.add_argument("--gtm-docs", type=int, default=1000)
     ap.add_argument("--gtm-terms", type=int, default=330)
     ap.add_argument("--gmm-components", type=int, default=3)
-    ap.add_argument("--gmm-images", type=int, default=1797)
+    ap.add_argument("--gmm-images", type=int, default=300)
     ap.add_argument("--n-iter-long", type=int, default=1000,
                     help="iterations of the rerun of a model that did not converge")
     ap.add_argument("--threads", type=int, default=None)
