@@ -10,7 +10,7 @@ Corpora
   (a) "synthetic": drawn from a true counting grid, T=2000 documents, Z=1000
       words, exactly 100 tokens per document, E=32x32, W=4x4, seed 0 (see
       make_synthetic for the generator).  CSR.
-  (b) "news20_full": ../shared/data/news20_full.npz, vocabulary pruned to
+  (b) "news20_full": data/news20_full.npz, vocabulary pruned to
       the 20,000 words with the largest total count in the corpus (ties at the
       cut broken by column order), documents left empty dropped, E=48x48, W=5x5.
 
@@ -75,10 +75,9 @@ from _countgrid_import import countgrid  # noqa: E402
 
 import numpy_counting_grid as ncg  # noqa: E402
 
-NEWS20 = os.path.join(os.environ.get(
-    "COUNTGRID_DATA_DIR",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
-    "news20_full.npz")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+
 CORPORA = {
     "synthetic": dict(extent=(32, 32), window=(4, 4)),
     "news20_full": dict(extent=(48, 48), window=(5, 5)),
@@ -115,9 +114,9 @@ def make_synthetic(T=2000, Z=1000, extent=(32, 32), window=(4, 4), tokens=100, s
     return sp.csr_matrix(rows), k
 
 
-def load_news20(path=NEWS20, vocab=20000):
+def load_news20(path=None, vocab=20000):
     """news20_full, the `vocab` words with the largest total count, empty docs dropped."""
-    X = sp.load_npz(path).tocsr()
+    X = sp.load_npz(path or data_path("news20_full.npz")).tocsr()
     total = np.asarray(X.sum(axis=0)).ravel()
     keep = np.sort(np.argsort(-total, kind="stable")[:vocab])
     Xp = X[:, keep].tocsr()

@@ -1,8 +1,8 @@
 """The front door, timed as a user runs it: ``countgrid fit`` + ``countgrid html`` on a
 folder of 5,000 raw text files (issue 11: under 3 minutes on 2 cores).
 
-The files are 20 Newsgroups posts (news20_same and news20_different texts from
-``../shared/data``, six groups), one per file, in a temporary folder.  The two commands run
+The files are 20 Newsgroups posts (news20_same and news20_different texts from the
+repository's ``data/``, six groups), one per file, in a temporary folder.  The two commands run
 in subprocesses through the installed ``countgrid`` entry point with their defaults (a
 32x32 grid, window 5x5, a coarse stage of 10 iterations, up to 100 EM iterations), and
 their wall-clock times, the model and map sizes and the peak memory are printed.
@@ -21,14 +21,15 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def write_posts(folder, n_docs):
     """n_docs posts as <group>/<index>.txt files; returns the number written per group."""
     written = {}
     for name in ("news20_same.npz", "news20_different.npz"):
-        z = np.load(os.path.join(DATA, name), allow_pickle=False)
+        z = np.load(data_path(name), allow_pickle=False)
         blob, off = z["texts_utf8"], z["texts_offsets"]
         labels = z["label_names"][z["y"]]
         for i in range(len(off) - 1):

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_plsa.py [--docs 5000] [--words 5000] [--topics 100]
 
-Data: the first ``--docs`` documents of news20_full (../shared/data, or
+Data: the first ``--docs`` documents of news20_full (data/ of the repository, or
 $COUNTGRID_DATA_DIR) restricted to the ``--words`` most frequent words, empty
 documents dropped.  Both methods start from their own random initialisation and
 run ``--iters`` iterations; seconds per iteration are wall-clock medians.  For the
@@ -26,13 +26,12 @@ sys.path.insert(0, HERE)
 from _countgrid_import import countgrid  # noqa: E402
 from countgrid.plsa import PLSA  # noqa: E402
 
-DATA = os.path.join(os.environ.get("COUNTGRID_DATA_DIR",
-                                   os.path.join(HERE, "..", "..", "shared", "data")),
-                    "news20_full.npz")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def corpus(n_docs, n_words):
-    X = sp.load_npz(DATA).tocsr()[:n_docs]
+    X = sp.load_npz(data_path("news20_full.npz")).tocsr()[:n_docs]
     keep = np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")[:n_words]
     X = X[:, np.sort(keep)]
     X = X[np.asarray(X.sum(axis=1)).ravel() > 0]

@@ -8,8 +8,8 @@ times ``RAP.transform`` of 100,000 documents (training documents repeated).
     python benchmarks/bench_rap.py            # a few minutes here
     python benchmarks/bench_rap.py --n-docs 5000 --n-words 5000
 
-Data: ``../shared/data/news20_full.npz`` relative to the repository, or the
-directory in the environment variable COUNTGRID_DATA_DIR.
+Data: ``data/news20_full.npz`` of the repository, or the directory in the
+environment variable COUNTGRID_DATA_DIR.
 """
 import argparse
 import os
@@ -22,16 +22,14 @@ import scipy.sparse as sp
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "data"))
 
 from _countgrid_import import countgrid, effective_n_threads  # noqa: E402
-
-
-def data_dir():
-    return os.environ.get("COUNTGRID_DATA_DIR", os.path.join(REPO, "..", "shared", "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def load_train(n_docs, n_words):
-    path = os.path.join(data_dir(), "news20_full.npz")
+    path = data_path("news20_full.npz")
     X = sp.load_npz(path).tocsr()
     split = np.load(path, allow_pickle=False)["split"]
     X = X[split == 0]

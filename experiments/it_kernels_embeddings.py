@@ -39,7 +39,7 @@ Usage (from the repository root)::
     PYTHONPATH=src python experiments/it_kernels_embeddings.py --dataset news20 --max-folds 2 \\
         --json /tmp/itk/news20.json
 
-Data: ``$COUNTGRID_DATA_DIR`` or ``<repo>/../shared/data``.
+Data: ``data/`` of the repository (data/README.md), or ``$COUNTGRID_DATA_DIR``.
 """
 import argparse
 import json
@@ -58,7 +58,9 @@ import countgrid
 from countgrid.kernels import jensen_tsallis_kernel
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA_DIR = os.environ.get("COUNTGRID_DATA_DIR", os.path.join(REPO, "..", "shared", "data"))
+sys.path.insert(0, os.path.join(REPO, "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+
 KERNELS = {"linear": None, "JS": 1.0, "JT q=0.5": 0.5, "JT q=1.5": 1.5}
 C_GRID = [1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4]
 K_GRID = [1, 3, 5, 7]
@@ -66,7 +68,7 @@ DEFAULT_Z = {"colon": 5, "news20": 10}
 
 
 def load(name):
-    path = os.path.join(DATA_DIR, name + ".npz")
+    path = data_path(name + ".npz")
     X = sp.load_npz(path).tocsr().astype(np.float64)
     y = np.load(path, allow_pickle=False)["y"]
     return X, y

@@ -45,10 +45,10 @@ from sklearn.pipeline import Pipeline
 
 import countgrid
 
-DEFAULT_DATA = os.path.join(os.environ.get(
-    "COUNTGRID_DATA_DIR",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
-    "news20_same.npz")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+
 PAPER_ACC = 81.28  # Table 1, E/W = 40/4, 1,700-post version of news-20-same
 
 
@@ -280,12 +280,14 @@ def main(argv=None):
     p.add_argument("--max-folds", type=int, default=None,
                    help="evaluate only the first M folds of the --folds split (same folds, "
                         "for quick or costly runs; default: all)")
-    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--data", default=None,
+                   help="the .npz corpus (default: data/news20_same.npz of the repository)")
     p.add_argument("--json", default=None, help="write all results to this JSON file")
     a = p.parse_args(argv)
 
-    X = sp.load_npz(a.data).tocsr()
-    z = np.load(a.data, allow_pickle=False)
+    path = a.data or data_path("news20_same.npz")
+    X = sp.load_npz(path).tocsr()
+    z = np.load(path, allow_pickle=False)
     y = z["y"]
     skf = StratifiedKFold(n_splits=a.folds, shuffle=True, random_state=a.seed)
     folds = list(skf.split(np.zeros(len(y)), y))

@@ -16,7 +16,7 @@ stemming: the stored vocabularies are unstemmed); for 20 Newsgroups the
 class are kept; for Reuters, words that occur only once in the training data
 or in a single training document are removed.
 
-Data directory: ``../shared/data`` relative to the repository, or the
+Data: ``data/`` of the repository (data/README.md), or the directory in the
 environment variable COUNTGRID_DATA_DIR.
 """
 import argparse
@@ -30,14 +30,13 @@ import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "src"))
+# the installed package (or PYTHONPATH=src after an in-place build), as the other
+# experiments: putting src/ first would shadow the installed package with unbuilt sources
+sys.path.insert(0, os.path.join(REPO, "data"))
 
 import countgrid  # noqa: E402
 from countgrid.metrics import precision_recall_curve_retrieval  # noqa: E402
-
-
-def data_dir():
-    return os.environ.get("COUNTGRID_DATA_DIR", os.path.join(REPO, "..", "shared", "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def mutual_information(Xtr, y):
@@ -61,7 +60,7 @@ def mutual_information(Xtr, y):
 def load(name):
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    path = os.path.join(data_dir(), f"{name}.npz")
+    path = data_path(f"{name}.npz")
     X = sp.load_npz(path).tocsr().astype(np.float64)
     z = np.load(path, allow_pickle=False)
     y, split, words = z["y"], z["split"], z["feature_names"]

@@ -9,7 +9,8 @@ coordinates) of ZIP-GTM, Poisson-GTM, a Gaussian GTM (the `ugtm` package) and PC
 
     PYTHONPATH=src python experiments/zip_gtm_news20.py [--png docs/zip_gtm_news20.png]
 
-Data directory: ``<repo>/../shared/data`` or the environment variable COUNTGRID_DATA_DIR.
+Data: ``data/`` of the repository (data/README.md), or the directory in the environment
+variable COUNTGRID_DATA_DIR.
 """
 import argparse
 import json
@@ -21,14 +22,12 @@ import numpy as np
 import scipy.sparse as sp
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def data_dir():
-    return os.environ.get("COUNTGRID_DATA_DIR", os.path.join(REPO, "..", "shared", "data"))
+sys.path.insert(0, os.path.join(REPO, "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def load_sample(per_class, seed):
-    path = os.path.join(data_dir(), "news20_different.npz")
+    path = data_path("news20_different.npz")
     X = sp.load_npz(path).tocsr()
     with np.load(path, allow_pickle=False) as z:
         y, names = z["y"], [str(s) for s in z["label_names"]]

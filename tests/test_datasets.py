@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from countgrid.datasets import Dataset, load_news20_3class, load_npz_corpus
+from repo_data import data_path
 
-# the shared data directory, ../shared/data relative to the repository root
-SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.pardir,
-                      "shared", "data", "news20_different.npz")
+# the real dataset in data/ of the repository (data/README.md; not in the sdist)
+NEWS20_DIFFERENT = data_path("news20_different.npz", must_exist=False)
 
 
 def _bundled_path():
@@ -63,7 +63,7 @@ def test_bundled_file_is_small_and_pickle_free():
             assert z[key].dtype.kind != "O", key
         assert {"data", "indices", "indptr", "shape", "y", "label_names", "feature_names",
                 "description"} <= set(z.files)
-    # Also readable by scipy's own reader, like the shared data files.
+    # Also readable by scipy's own reader, like the datasets in data/.
     with resources.as_file(res) as path:
         assert sp.load_npz(path).shape == (2780, 2500)
 
@@ -108,9 +108,10 @@ def test_load_npz_corpus_refuses_pickles(tmp_path):
         load_npz_corpus(path)
 
 
-@pytest.mark.skipif(not os.path.exists(SHARED), reason="shared data directory not available")
-def test_load_shared_corpus_matches_bundled_source():
-    d = load_npz_corpus(SHARED, dtype=None)
+@pytest.mark.skipif(not os.path.exists(NEWS20_DIFFERENT),
+                    reason="data/ holds no datasets in this copy (sdist)")
+def test_load_repository_corpus_matches_bundled_source():
+    d = load_npz_corpus(NEWS20_DIFFERENT, dtype=None)
     assert d.X.shape == (2780, 27992)
     assert list(d.label_names) == list(load_news20_3class().label_names)
     assert "texts_utf8" in d.extras
@@ -142,7 +143,7 @@ def test_load_npz_corpus_checks_every_part(tmp_path, over, match):
 
 
 def test_load_npz_corpus_keeps_signed_values_and_checks_arguments(tmp_path):
-    # the microarray files of ../shared/data hold signed intensities
+    # the microarray files of data/ hold signed intensities
     d = load_npz_corpus(_save_parts(tmp_path / "c.npz", data=np.array([1.0, -2.0, 3.0, 4.0])))
     assert d.X[0, 2] == -2.0
     with pytest.raises(TypeError, match="path must be"):

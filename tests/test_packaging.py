@@ -81,8 +81,19 @@ def test_sdist_manifest():
     text = (ROOT / "MANIFEST.in").read_text()
     for line in ("recursive-include csrc *.c *.h *.txt", "recursive-include tools *.sh *.py",
                  "recursive-exclude src/countgrid *.c *.fingerprint",
-                 "recursive-exclude src/countgrid _ckernels.pxd", "prune src/countgrid/lib"):
+                 "recursive-exclude src/countgrid _ckernels.pxd", "prune src/countgrid/lib",
+                 "include data/README.md data/SHA256SUMS data/repo_data.py",
+                 "exclude data/*.npz"):
         assert line in text
+    # nothing else brings the datasets of data/ into the sdist, or the wheel
+    assert not [ln for ln in text.splitlines()
+                if ln.split()[:1] in (["recursive-include"], ["graft"])
+                and ln.split()[1].strip("/") in ("data", ".")]
+    if tomllib is not None:
+        with open(PYPROJECT, "rb") as fh:
+            setuptools = tomllib.load(fh)["tool"]["setuptools"]
+        assert setuptools["package-dir"] == {"": "src"}      # data/ is outside the packages
+        assert setuptools["include-package-data"] is False
 
 
 @needs_checkout
@@ -126,3 +137,14 @@ def test_check_wheel_contents_script(tmp_path):
     assert ok.returncode == 0, ok.stdout
     ko = subprocess.run([sys.executable, str(script), bad], capture_output=True, text=True)
     assert ko.returncode == 1 and "vendored libgomp" in ko.stdout
+    # the bundled demo corpus is fine, the repository's datasets are not
+    demo = ["countgrid/data/news20_3class.npz", "countgrid/data/news20_3class_texts.npz"]
+    ok = subprocess.run([sys.executable, str(script), wheel(
+        "countgrid-0.1.2-cp311-cp311-manylinux_2_28_x86_64.whl", full + demo)],
+        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+    for extra in ("data/news20_same.npz", "countgrid/data/news20_full.npz", "repo_data.py"):
+        ko = subprocess.run([sys.executable, str(script), wheel(
+            "countgrid-0.1.3-cp311-cp311-manylinux_2_28_x86_64.whl", full + demo + [extra])],
+            capture_output=True, text=True)
+        assert ko.returncode == 1 and f"must not hold {extra}" in ko.stdout, ko.stdout

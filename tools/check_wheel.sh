@@ -53,6 +53,11 @@ grep -q "/tests/fixtures/v0_1_0/index.json$" "$WORK/sdist.txt" || fail "sdist la
 # generated files are made by the build, never shipped
 if grep -E "src/countgrid/.*\.c$|countgrid_api\.h$|_ckernels\.pxd$|cython_api\.pyx$" \
         "$WORK/sdist.txt"; then fail "sdist ships generated files"; fi
+# the repository's datasets (data/, 15 MB) stay out of the sdist and the wheel: only
+# data/README.md, SHA256SUMS and repo_data.py travel (the tests import repo_data)
+grep -q "/data/repo_data.py$" "$WORK/sdist.txt" || fail "sdist lacks data/repo_data.py"
+if grep -E "\.npz$" "$WORK/sdist.txt" | grep -vE "/src/countgrid/data/|/tests/fixtures/"; then
+    fail "sdist ships the repository's datasets"; fi
 
 step "auditwheel show (as built)"
 "$WORK/tools/bin/auditwheel" show "$WHEEL" | tee "$WORK/show-raw.txt"
@@ -83,12 +88,9 @@ mkdir -p "$WORK/checkout" "$WORK/run"
 tar -C "$REPO" --exclude=./src --exclude=./build --exclude=./.git --exclude=./dist \
     --exclude=./wheelhouse -cf - . | tar -C "$WORK/checkout" -xf -
 TESTS="$WORK/checkout/tests"
-# The real datasets sit at ../shared/data relative to a checkout: give the copy the same
-# neighbour, so that the tests on real data run against the wheel too.
-if [[ -d "$REPO/../shared/data" ]]; then
-    mkdir -p "$WORK/shared"
-    ln -s "$(cd "$REPO/../shared/data" && pwd)" "$WORK/shared/data"
-fi
+# The copy holds data/ (the real datasets, data/README.md), so the tests on real data run
+# against the wheel too.
+[[ -f "$WORK/checkout/data/news20_same.npz" ]] || fail "the checkout copy lacks data/"
 cd "$WORK/run"   # `import countgrid` must find the wheel
 "$V" - "$REPO" <<'EOF'
 import os, sys

@@ -2,7 +2,7 @@
 
 The source is ``news20_different.npz`` (20 Newsgroups, bydate split, the
 three well separated groups alt.atheism, rec.sport.baseball and sci.space;
-see ``../shared/data/README.md``).  The vocabulary is pruned to a compact,
+see ``data/README.md``).  The vocabulary is pruned to a compact,
 label-free selection:
 
 1. drop English stop words, Usenet boiler-plate (``writes``, ``edu``,
@@ -36,10 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_SOURCE = os.path.join(os.environ.get(
-    "COUNTGRID_DATA_DIR",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")),
-    "news20_different.npz")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+
 DEFAULT_OUTPUT = os.path.join(HERE, os.pardir, "src", "countgrid", "data", "news20_3class.npz")
 DEFAULT_TEXTS_OUTPUT = os.path.join(HERE, os.pardir, "src", "countgrid", "data",
                                     "news20_3class_texts.npz")
@@ -194,7 +193,8 @@ def build_texts(source, output, max_chars=2000, verbose=True):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--source", default=DEFAULT_SOURCE)
+    p.add_argument("--source", default=None,
+                   help="news20_different.npz (default: the one in data/ of the repository)")
     p.add_argument("--output", default=os.path.normpath(DEFAULT_OUTPUT))
     p.add_argument("--n-words", type=int, default=2500)
     p.add_argument("--min-df", type=int, default=5)
@@ -202,6 +202,7 @@ def main(argv=None):
     p.add_argument("--texts-output", default=os.path.normpath(DEFAULT_TEXTS_OUTPUT))
     p.add_argument("--max-chars", type=int, default=2000)
     args = p.parse_args(argv)
+    args.source = args.source or data_path("news20_different.npz")
     build(args.source, args.output, args.n_words, args.min_df, args.max_df)
     build_texts(args.source, args.texts_output, args.max_chars)
     return 0

@@ -152,9 +152,10 @@ def load_npz_corpus(path, dtype=np.float64):
 
     The format is that of ``scipy.sparse.save_npz`` plus optional arrays
     ``y``, ``feature_names``, ``label_names`` and ``description``; any other
-    arrays are returned in ``extras``.  This reads the files of the shared
-    data directory (``news20_*.npz``, ``reuters_r8.npz``, ...) and the
-    bundled demo corpus.
+    arrays are returned in ``extras``.  This reads the datasets kept in the
+    ``data/`` folder of the source repository (``news20_*.npz``,
+    ``reuters_r8.npz``, ...; not installed with the package) and the bundled
+    demo corpus.
 
     Parameters
     ----------

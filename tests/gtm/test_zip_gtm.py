@@ -276,3 +276,22 @@ def test_select_by_resolving_power_matches_brute_force(fmt):
         select_by_resolving_power(Xi, 1, 3, by="idf")
     with pytest.raises(ValueError, match="X"):
         select_by_resolving_power(-X, 1, 3)
+
+
+def test_convergence_warning_when_n_iter_is_too_small():
+    import warnings
+
+    from countgrid.exceptions import ConvergenceWarning
+
+    X = _small_counts(np.random.default_rng(1))
+    kw = dict(grid_shape=(3, 4), n_basis=4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"ZIPGTM did not converge in 2 iterations "
+                                                r"\(last relative change .*\), tol=1e-05"):
+        g = ZIPGTM(n_iter=2, **kw).fit(X)
+    assert not g.converged_ and g.n_iter_ == 2 and len(g.objective_) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        g = ZIPGTM(n_iter=500, **kw).fit(X)               # the default tol is met
+        assert g.converged_ and 2 < g.n_iter_ < 500
+        g = ZIPGTM(n_iter=3, tol=0, **kw).fit(X)           # tol=0: every iteration, silent
+        assert not g.converged_ and g.n_iter_ == 3

@@ -2290,7 +2290,7 @@ def gen_datasets():
              ("corpus.npz", "data"), {}),
             ("data-NaN", "raise", lambda ctx: good(ctx, data=np.r_[np.nan, D.Xs.data[1:]]),
              ("corpus.npz", "data"), {}),
-            # signed values are data (the microarray files of ../shared/data hold them)
+            # signed values are data (the microarray files of data/ hold them)
             ("data-negative", "ok", lambda ctx: good(ctx, data=np.r_[-1.0, D.Xs.data[1:]]),
              ("corpus.npz", "data"), {}),
             ("y-wrong-length", "raise", lambda ctx: good(ctx, y=D.y[:-1]), ("corpus.npz", "y"),

@@ -210,3 +210,27 @@ def test_bad_input_names_the_argument():
     g = HistogramGMM(1, n_iter=5, random_state=0).fit(W, [c, c])
     with pytest.raises(ValueError, match="points"):
         g.pdf(np.zeros((3, 3)))
+
+
+def test_convergence_warning_when_n_iter_is_too_small():
+    import warnings
+
+    from countgrid.exceptions import ConvergenceWarning
+
+    W, c = _histogram(_sample_2d(np.random.default_rng(0), 5000), np.linspace(-5, 5, 41))
+    for domain in ("euclidean", "circular"):
+        kw = dict(domain=domain, period=10.0, random_state=0)
+        with pytest.warns(ConvergenceWarning, match=r"HistogramGMM did not converge in 2 "
+                                                    r"iterations \(last change .*\), tol=1e-07"):
+            g = HistogramGMM(2, n_iter=2, **kw).fit(W, [c, c])
+        assert not g.converged_ and g.n_iter_ == 2 and len(g.log_likelihood_) == 3
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            g = HistogramGMM(2, **kw).fit(W, [c, c])       # the defaults converge here
+            assert g.converged_ and 2 < g.n_iter_ < 200
+            g = HistogramGMM(2, n_iter=3, tol=0, **kw).fit(W, [c, c])
+            assert not g.converged_ and g.n_iter_ == 3
+    Ws = W + W.T                                           # the symmetric domain too
+    with pytest.warns(ConvergenceWarning, match="HistogramGMM did not converge in 1 iter"):
+        g = HistogramGMM(2, domain="symmetric", n_iter=1, random_state=0).fit(Ws, [c, c])
+    assert not g.converged_

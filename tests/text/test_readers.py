@@ -13,10 +13,10 @@ import scipy.io
 import scipy.sparse as sp
 
 from countgrid.text import Corpus, read_corpus, read_documents
+from repo_data import data_path
 
 LOOSE = dict(min_df=1, max_df=1.0)     # no pruning: tiny fixtures
-SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), os.pardir, "shared", "data")
+NEWS20_SAME = data_path("news20_same.npz", must_exist=False)    # data/README.md
 
 
 def write(path, text, encoding="utf-8"):
@@ -468,13 +468,13 @@ def test_fixed_vocabulary_from_a_file(tmp_path):
 
 
 def _news20_texts():
-    z = np.load(os.path.join(SHARED, "news20_same.npz"), allow_pickle=False)
+    z = np.load(NEWS20_SAME, allow_pickle=False)
     offsets, blob = z["texts_offsets"], z["texts_utf8"].tobytes()
     return [blob[offsets[i]:offsets[i + 1]].decode() for i in range(len(offsets) - 1)], z
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(SHARED, "news20_same.npz")),
-                    reason="shared data directory not available")
+@pytest.mark.skipif(not os.path.exists(NEWS20_SAME),
+                    reason="data/ holds no datasets in this copy (sdist)")
 def test_real_news20_same(tmp_path):
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -508,7 +508,7 @@ def test_real_news20_same(tmp_path):
     # the .npz itself: labels, split and texts become metadata, titles and snippets
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # one post has no word
-        n = read_corpus(os.path.join(SHARED, "news20_same.npz"))
+        n = read_corpus(NEWS20_SAME)
     assert n.counts.shape == (2924, 26558)
     assert set(n.metadata["label"]) == set(z["label_names"].tolist())
     assert n.snippets[0] == c.snippets[0] and n.titles[0] == c.titles[0]

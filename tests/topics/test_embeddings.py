@@ -365,3 +365,45 @@ def test_cg_embeddings_shapes(mode, n_models):
     assert fess.transform(X).min() >= 0
     with pytest.raises(ValueError, match="reduce"):
         countgrid.CountingGridFESS(reduce="none", **CG_KW).fit(X, y)
+
+
+# ------------------------------------------ FESS rounding (issue 12): clipped at 0
+def _fess_trigger(model, max_count=40):
+    """Single-word documents whose folded-in P(z|d) rounds above 1 under a one-topic model
+    (P(z|d) is updated multiplicatively from 1: fl(fl(n / P(w|z)) P(w|z)) / n > 1)."""
+    W = model.components_.shape[1]
+    docs = np.array([[n * (j == w) for j in range(W)] for w in range(W)
+                     for n in range(1, max_count + 1)], dtype=np.float64)
+    return docs[model.transform(docs)[:, 0] > 1.0]
+
+
+def test_fess_terms_clip_rounding_below_zero():
+    # constructed: P(w|z) = 21/2000 and a count of 3 give fl(fl(3 / 0.0105) 0.0105) > 3, so
+    # folding-in ends at P(z|d) = 1 + 2.2e-16 and B = -3 ln P(z|d) = -6.7e-16 unclipped
+    m = PLSA(n_components=1)
+    m.components_ = np.array([[21 / 2000, 1979 / 2000]])
+    m.n_features_in_ = 2
+    doc = np.array([[3.0, 0.0]])
+    theta = m.transform(doc)[0, 0]
+    assert theta == np.nextafter(1.0, 2.0)             # the construction holds
+    assert -3.0 * np.log(theta) < 0                     # what B held before the clip
+    for reduce in ("none", "words", "topics"):
+        for block in E.fess_terms(m, doc, reduce):
+            dense = block.toarray() if sp.issparse(block) else block
+            assert (dense >= 0).all(), reduce
+    A, B, Ent = E.fess_terms(m, doc)
+    assert B.nnz == 0 and Ent.nnz == 0                  # q = 1: no mixing cost, no entropy
+    np.testing.assert_allclose(A.toarray(), [[-3 * np.log(21 / 2000), 0.0]], rtol=1e-15)
+
+
+def test_fess_rounding_does_not_stop_the_jt_classifier():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(rng.uniform(0.5, 6.0, 12), (40, 12)).astype(np.float64)
+    y = np.arange(40) % 2
+    clf = countgrid.ITKernelClassifier(
+        countgrid.FreeEnergyScoreSpace(mode="whole_data", n_components=1, random_state=0),
+        kernel="jt", classifier="knn", n_neighbors=1).fit(X, y)
+    docs = _fess_trigger(clf.embedding_.models_[0])
+    assert len(docs) > 0                                # the rounding case is there
+    assert clf.embedding_.transform(docs).min() >= 0
+    assert clf.predict(docs).shape == (len(docs),)

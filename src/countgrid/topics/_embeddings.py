@@ -164,6 +164,8 @@ def fess_terms(model, X, reduce="none"):
     Returns
     -------
     (A, B, E) : tuple of three matrices of the same shape
+        Non-negative: entries that rounding makes negative (down to about ``-n(d,w)``
+        times the machine epsilon of the model's dtype) are set to 0.
     """
     reduce = _check_reduce(reduce)
     post = _Posterior(model, X)
@@ -171,6 +173,12 @@ def fess_terms(model, X, reduce="none"):
     A = -nq * np.log(post.phi[:, post.cols].T)
     B = -post.n[:, None] * xlogy(post.q, post.theta[post.rows])
     E = -post.n[:, None] * xlogy(post.q, post.q)
+    # Each block is >= 0 in exact arithmetic, but folding-in updates P(z|d) multiplicatively
+    # without renormalising, so a dominant topic can end at 1 + ulp (for example one topic
+    # and a count n(d,w) = 3 of a word with fl(fl(3 / P(w|z)) P(w|z)) > 3), and then
+    # B = -n q ln P(z|d) < 0; the IT kernels refuse negative vectors.  Clip at 0.
+    for block in (A, B, E):
+        np.maximum(block, 0.0, out=block)
     return post.block(A, reduce), post.block(B, reduce), post.block(E, reduce)
 
 
