@@ -24,11 +24,12 @@ import _countgrid_import  # noqa: E402,F401
 import countgrid  # noqa: E402
 from countgrid import _progress  # noqa: E402
 
-DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
 
 def load(n_words):
-    z = np.load(os.path.join(DATA, "news20_full.npz"), allow_pickle=False)
+    z = np.load(data_path("news20_full.npz"), allow_pickle=False)
     X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
     keep = np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")[:n_words]
     X = X[:, np.sort(keep)].astype(np.float32)

@@ -231,19 +231,24 @@ def encode_labels(y, n_samples=None):
     return classes, idx.reshape(-1)
 
 
-def check_random_state(random_state):
-    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
+def check_random_state(random_state, name="random_state"):
+    """A numpy Generator from None, an int >= 0, a SeedSequence, a RandomState or a
+    Generator; ``name`` is how errors name the argument (e.g. "sample(random_state)")."""
+    what = "None, an int >= 0, a numpy SeedSequence, Generator or RandomState"
     if random_state is None:
         return np.random.default_rng()
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (numbers.Integral, np.random.SeedSequence)) and not isinstance(
-            random_state, (bool, np.bool_)):
+    if isinstance(random_state, np.random.SeedSequence):
         return np.random.default_rng(random_state)
-    raise TypeError(f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
-                    f"got {random_state!r}")
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state,
+                                                                     (bool, np.bool_)):
+        if random_state < 0:
+            raise ValueError(f"{name} must be {what}, got {random_state!r}")
+        return np.random.default_rng(int(random_state))
+    raise TypeError(f"{name} must be {what}, got {random_state!r}")
 
 
 def check_is_fitted(estimator, attribute):

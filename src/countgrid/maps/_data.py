@@ -327,10 +327,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         n_total = Xc.shape[0]
         doc_index = np.arange(n_total, dtype=np.int64)
         if max_docs is not None and n_total > max_docs:
-            try:
-                rng = check_random_state(random_state)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"random_state: {exc}") from None
+            rng = check_random_state(random_state)
             doc_index = np.sort(rng.choice(n_total, size=max_docs, replace=False))
             Xc = Xc[doc_index]
     for name, value in (("titles", titles), ("snippets", snippets), ("links", links),

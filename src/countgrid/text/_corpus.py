@@ -566,10 +566,7 @@ class Corpus:
             raise TypeError(f"n must be an int, got {n!r}")
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
-        try:
-            rng = check_random_state(random_state)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"random_state: {exc}") from None
+        rng = check_random_state(random_state)
         total = self.n_documents
         if n >= total:
             return self.subset(np.arange(total))
