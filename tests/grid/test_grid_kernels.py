@@ -1105,3 +1105,131 @@ def test_threads_bit_identical(dtype):
     for key in res[1]:
         a, b = np.asarray(res[1][key]), np.asarray(res[2][key])
         assert a.tobytes() == b.tobytes(), key
+
+
+# ----------------------------------------------------------------------------- 9. E-step tiles
+# COUNTGRID_ESTEP_TILE (csrc/grid/grid_internal.h) tiles the positions of each block of 32
+# documents; every mode must give the untiled bytes (each q[t, l] gets the same terms in
+# the same order).  The kernel reads the variable on every call.
+TILE_MODES = ["auto", "1", "7", "16", "100", "256", "1000"]
+
+
+def _tile_case(rng, dtype, Z=300, N=75):
+    """L = 1073 (29 x 37: no tile width divides it) and 75 documents (three blocks, the
+    last one partial) with empty rows and rows of 1, 2 and 3 words; enough distinct words
+    (Z = 300) that the automatic width (512 KiB budget) splits the rows."""
+    L = 29 * 37
+    logh = np.log(random_pi(rng, Z, L)).astype(dtype)
+    C = random_counts(rng, N, Z, max_tokens=60, empty_rows=(0, 33, N - 1))
+    for t, n_words in ((5, 1), (6, 2), (7, 3), (40, 1), (41, 2), (42, 3)):
+        if t >= N:
+            continue
+        C[t] = 0
+        C[t, rng.choice(Z, n_words, replace=False)] = rng.integers(1, 4, n_words)
+    return C, logh
+
+
+@pytest.mark.parametrize("tile", TILE_MODES)
+@pytest.mark.parametrize("use_prior", [False, True], ids=["uniform", "prior"])
+@index_p
+@threads_p
+@dtype_p
+def test_estep_tiles_bit_identical(tile, use_prior, itype, nt, dtype, monkeypatch):
+    rng = np.random.default_rng(90)
+    C, logh = _tile_case(rng, dtype)
+    L = logh.shape[1]
+    lp = random_log_prior(rng, L).astype(dtype) if use_prior else None
+    floor = 1e-3 / L if use_prior else 0.0
+    csr = to_csr(C, dtype, itype)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, dtype, itype, 1, lp, floor, csr=csr)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    q1, ll1 = run_estep(C, logh, dtype, itype, nt, lp, floor, csr=csr)
+    assert q1.tobytes() == q0.tobytes()
+    assert ll1.tobytes() == ll0.tobytes()
+    # and both are the E-step
+    qref, llref = estep_ref(C, logh, lp, floor)
+    assert_close(q1, qref, dtype, atol=1e-3 * rtol_of(dtype) / L)
+    assert_close(ll1, llref, dtype, atol=ll_atol(dtype))
+
+
+@pytest.mark.parametrize("tile", ["auto", "16"])
+@pytest.mark.parametrize("block", [(0, 1), (3, 40), (31, 33), (74, 75), (10, 10)])
+@threads_p
+@dtype_p
+def test_estep_tiles_row_blocks(tile, block, nt, dtype, monkeypatch):
+    """A sub-range of rows (the 32-row blocks then start elsewhere) gives the untiled
+    bytes of the full computation."""
+    rng = np.random.default_rng(91)
+    C, logh = _tile_case(rng, dtype)
+    csr = to_csr(C, dtype, np.int64)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q_full, ll_full = run_estep(C, logh, dtype, np.int64, 1, csr=csr)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    r0, r1 = block
+    q, ll = run_estep(C, logh, dtype, np.int64, nt, row_start=r0, row_end=r1, csr=csr)
+    assert q.tobytes() == q_full[r0:r1].tobytes()
+    assert ll.tobytes() == ll_full[r0:r1].tobytes()
+
+
+@pytest.mark.parametrize("value", ["", "abc", "-5", "12x", "AUTO"])
+def test_estep_tile_bad_values_mean_untiled(value, monkeypatch):
+    rng = np.random.default_rng(92)
+    C, logh = _tile_case(rng, np.float64, Z=40, N=35)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, np.float64, np.int32, 1)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", value)
+    q1, ll1 = run_estep(C, logh, np.float64, np.int32, 2)
+    assert q1.tobytes() == q0.tobytes() and ll1.tobytes() == ll0.tobytes()
+
+
+@pytest.mark.parametrize("simd", ["baseline", "avx2", "avx512"])
+@dtype_p
+def test_estep_tiles_bit_identical_for_each_isa(simd, dtype, monkeypatch):
+    """The tile boundaries move elements between the vector body and the scalar tail of
+    the row kernels: each instruction set must still give the untiled bytes."""
+    from countgrid import _kernels
+    monkeypatch.setenv("COUNTGRID_SIMD", simd)
+    if _kernels.simd_name() != simd:
+        pytest.skip(f"{simd} is not available on this CPU/build")
+    rng = np.random.default_rng(93)
+    C, logh = _tile_case(rng, dtype)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, dtype, np.int32, 1)
+    for tile in ("auto", "5", "24", "333"):
+        monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+        q1, ll1 = run_estep(C, logh, dtype, np.int32, 2)
+        assert q1.tobytes() == q0.tobytes(), tile
+        assert ll1.tobytes() == ll0.tobytes(), tile
+
+
+@pytest.mark.parametrize("tile", ["auto", "3"])
+@pytest.mark.parametrize("name", list(ESTEP_BAD))
+def test_estep_csr_value_errors_with_tiles(tile, name, monkeypatch):
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    a = _estep_args(np.int32)
+    _call_estep(dict(a))
+    a.update(ESTEP_BAD[name](a))
+    for key in ("indptr", "indices"):
+        a[key] = np.ascontiguousarray(a[key], dtype=np.int32)
+    with pytest.raises(ValueError):
+        _call_estep(a)
+
+
+@pytest.mark.parametrize("tile", ["0", "auto", "16"])
+def test_estep_bad_index_in_a_late_row_of_a_block(tile, monkeypatch):
+    """A word index out of range in the middle of a block (after rows whose words were
+    marked for the automatic width): a ValueError, and the next call on valid input is
+    still right (the marks were cleared)."""
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    rng = np.random.default_rng(94)
+    C, logh = _tile_case(rng, np.float64, Z=50, N=40)
+    indptr, indices, data = to_csr(C, np.float64, np.int64)
+    bad = indices.copy()
+    bad[indptr[20] + 1] = 50
+    q = np.empty((40, logh.shape[1]))
+    with pytest.raises(ValueError):
+        K.estep_csr(indptr, bad, data, 0, 40, logh, None, 0.0, q, np.empty(40), 1)
+    q1, ll1 = run_estep(C, logh, np.float64, np.int64, 1, csr=(indptr, indices, data))
+    qref, llref = estep_ref(C, logh)
+    assert_close(q1, qref, np.float64, atol=1e-13 / logh.shape[1])
