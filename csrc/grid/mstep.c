@@ -1,5 +1,6 @@
-/* M-step of counting grids: sufficient statistics from CSC counts and the update of pi
- * (Jojic & Perina, UAI 2011, eq. 7; docs/counting_grids.md). */
+/* M-step of counting grids: sufficient statistics from CSC counts and dense or sparse
+ * (top-k) posteriors, and the update of pi (Jojic & Perina, UAI 2011, eq. 7;
+ * docs/counting_grids.md). */
 #include <math.h>
 #include <stdlib.h>
 #include "grid_internal.h"
@@ -11,5 +12,8 @@
 #define CG_TEMPLATE "grid/mstep_impl.h"
 #include "cg_instantiate.h"
 #define CG_TEMPLATE "grid/accumulate_csc_impl.h"
+#define CG_TEMPLATE_INDEXED
+#include "cg_instantiate.h"
+#define CG_TEMPLATE "grid/accumulate_topk_impl.h"
 #define CG_TEMPLATE_INDEXED
 #include "cg_instantiate.h"

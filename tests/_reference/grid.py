@@ -33,6 +33,8 @@ __all__ = [
     "posterior_ref",
     "estep_ref",
     "accumulate_ref",
+    "topk_posterior_ref",
+    "accumulate_topk_ref",
     "mstep_ref",
     "exact_loglik_ref",
     "code_convention_loglik_ref",
@@ -177,6 +179,42 @@ def accumulate_ref(C, Q):
     n = np.zeros((C.shape[1], Q.shape[1]))
     for t in range(C.shape[0]):
         n += np.outer(C[t], Q[t])
+    return n
+
+
+def topk_posterior_ref(Q, k):
+    """Sparse posteriors: for each row of ``Q`` (shape ``(n, L)``) the ``min(k, L)``
+    largest entries, ties broken by the lower position.
+
+    Returns ``(idx, val)`` of shape ``(n, min(k, L))``: the kept positions in ascending
+    order and their values divided by their sum.  Implementation: a full stable sort of
+    each row by decreasing value (``np.argsort`` of ``-q``, kind "stable", keeps equal
+    values in increasing position order), the first ``min(k, L)`` positions, sorted.
+    """
+    Q = _f64(Q)
+    n, L = Q.shape
+    kk = min(int(k), L)
+    idx = np.empty((n, kk), dtype=np.int64)
+    val = np.empty((n, kk))
+    for t in range(n):
+        order = np.argsort(-Q[t], kind="stable")
+        keep = np.sort(order[:kk])
+        idx[t] = keep
+        val[t] = Q[t, keep] / Q[t, keep].sum()
+    return idx, val
+
+
+def accumulate_topk_ref(C, idx, val, L):
+    """M-step statistics from sparse posteriors: ``n[z, idx[t, j]] += C[t, z] * val[t, j]``
+    with explicit loops (shape ``(Z, L)``); equal to ``C.T @ Q`` for the dense ``Q`` with
+    ``Q[t, idx[t, j]] = val[t, j]``."""
+    C = _f64(C)
+    val = _f64(val)
+    n = np.zeros((C.shape[1], int(L)))
+    for t in range(C.shape[0]):
+        for z in np.flatnonzero(C[t]):
+            for j in range(idx.shape[1]):
+                n[z, idx[t, j]] += C[t, z] * val[t, j]
     return n
 
 

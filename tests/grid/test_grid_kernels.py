@@ -18,6 +18,7 @@ from countgrid.grid import _grid_kernels as K
 
 from _reference.grid import (
     accumulate_ref,
+    accumulate_topk_ref,
     code_convention_loglik_ref,
     estep_ref,
     exact_loglik_ref,
@@ -26,6 +27,7 @@ from _reference.grid import (
     log_scores_ref,
     mstep_ref,
     posterior_ref,
+    topk_posterior_ref,
     window_sum_loop_ref,
     window_sum_ref,
 )
@@ -1105,3 +1107,435 @@ def test_threads_bit_identical(dtype):
     for key in res[1]:
         a, b = np.asarray(res[1][key]), np.asarray(res[2][key])
         assert a.tobytes() == b.tobytes(), key
+
+
+# ----------------------------------------------------------------------------- 9. E-step tiles
+# COUNTGRID_ESTEP_TILE (csrc/grid/grid_internal.h) tiles the positions of each block of 32
+# documents; every mode must give the untiled bytes (each q[t, l] gets the same terms in
+# the same order).  The kernel reads the variable on every call.
+TILE_MODES = ["auto", "1", "7", "16", "100", "256", "1000"]
+
+
+def _tile_case(rng, dtype, Z=300, N=75):
+    """L = 1073 (29 x 37: no tile width divides it) and 75 documents (three blocks, the
+    last one partial) with empty rows and rows of 1, 2 and 3 words; enough distinct words
+    (Z = 300) that the automatic width (512 KiB budget) splits the rows."""
+    L = 29 * 37
+    logh = np.log(random_pi(rng, Z, L)).astype(dtype)
+    C = random_counts(rng, N, Z, max_tokens=60, empty_rows=(0, 33, N - 1))
+    for t, n_words in ((5, 1), (6, 2), (7, 3), (40, 1), (41, 2), (42, 3)):
+        if t >= N:
+            continue
+        C[t] = 0
+        C[t, rng.choice(Z, n_words, replace=False)] = rng.integers(1, 4, n_words)
+    return C, logh
+
+
+@pytest.mark.parametrize("tile", TILE_MODES)
+@pytest.mark.parametrize("use_prior", [False, True], ids=["uniform", "prior"])
+@index_p
+@threads_p
+@dtype_p
+def test_estep_tiles_bit_identical(tile, use_prior, itype, nt, dtype, monkeypatch):
+    rng = np.random.default_rng(90)
+    C, logh = _tile_case(rng, dtype)
+    L = logh.shape[1]
+    lp = random_log_prior(rng, L).astype(dtype) if use_prior else None
+    floor = 1e-3 / L if use_prior else 0.0
+    csr = to_csr(C, dtype, itype)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, dtype, itype, 1, lp, floor, csr=csr)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    q1, ll1 = run_estep(C, logh, dtype, itype, nt, lp, floor, csr=csr)
+    assert q1.tobytes() == q0.tobytes()
+    assert ll1.tobytes() == ll0.tobytes()
+    # and both are the E-step
+    qref, llref = estep_ref(C, logh, lp, floor)
+    assert_close(q1, qref, dtype, atol=1e-3 * rtol_of(dtype) / L)
+    assert_close(ll1, llref, dtype, atol=ll_atol(dtype))
+
+
+@pytest.mark.parametrize("tile", ["auto", "16"])
+@pytest.mark.parametrize("block", [(0, 1), (3, 40), (31, 33), (74, 75), (10, 10)])
+@threads_p
+@dtype_p
+def test_estep_tiles_row_blocks(tile, block, nt, dtype, monkeypatch):
+    """A sub-range of rows (the 32-row blocks then start elsewhere) gives the untiled
+    bytes of the full computation."""
+    rng = np.random.default_rng(91)
+    C, logh = _tile_case(rng, dtype)
+    csr = to_csr(C, dtype, np.int64)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q_full, ll_full = run_estep(C, logh, dtype, np.int64, 1, csr=csr)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    r0, r1 = block
+    q, ll = run_estep(C, logh, dtype, np.int64, nt, row_start=r0, row_end=r1, csr=csr)
+    assert q.tobytes() == q_full[r0:r1].tobytes()
+    assert ll.tobytes() == ll_full[r0:r1].tobytes()
+
+
+@pytest.mark.parametrize("value", ["", "abc", "-5", "12x", "AUTO"])
+def test_estep_tile_bad_values_mean_untiled(value, monkeypatch):
+    rng = np.random.default_rng(92)
+    C, logh = _tile_case(rng, np.float64, Z=40, N=35)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, np.float64, np.int32, 1)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", value)
+    q1, ll1 = run_estep(C, logh, np.float64, np.int32, 2)
+    assert q1.tobytes() == q0.tobytes() and ll1.tobytes() == ll0.tobytes()
+
+
+@pytest.mark.parametrize("simd", ["baseline", "avx2", "avx512"])
+@dtype_p
+def test_estep_tiles_bit_identical_for_each_isa(simd, dtype, monkeypatch):
+    """The tile boundaries move elements between the vector body and the scalar tail of
+    the row kernels: each instruction set must still give the untiled bytes."""
+    from countgrid import _kernels
+    monkeypatch.setenv("COUNTGRID_SIMD", simd)
+    if _kernels.simd_name() != simd:
+        pytest.skip(f"{simd} is not available on this CPU/build")
+    rng = np.random.default_rng(93)
+    C, logh = _tile_case(rng, dtype)
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", "0")
+    q0, ll0 = run_estep(C, logh, dtype, np.int32, 1)
+    for tile in ("auto", "5", "24", "333"):
+        monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+        q1, ll1 = run_estep(C, logh, dtype, np.int32, 2)
+        assert q1.tobytes() == q0.tobytes(), tile
+        assert ll1.tobytes() == ll0.tobytes(), tile
+
+
+@pytest.mark.parametrize("tile", ["auto", "3"])
+@pytest.mark.parametrize("name", list(ESTEP_BAD))
+def test_estep_csr_value_errors_with_tiles(tile, name, monkeypatch):
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    a = _estep_args(np.int32)
+    _call_estep(dict(a))
+    a.update(ESTEP_BAD[name](a))
+    for key in ("indptr", "indices"):
+        a[key] = np.ascontiguousarray(a[key], dtype=np.int32)
+    with pytest.raises(ValueError):
+        _call_estep(a)
+
+
+@pytest.mark.parametrize("tile", ["0", "auto", "16"])
+def test_estep_bad_index_in_a_late_row_of_a_block(tile, monkeypatch):
+    """A word index out of range in the middle of a block (after rows whose words were
+    marked for the automatic width): a ValueError, and the next call on valid input is
+    still right (the marks were cleared)."""
+    monkeypatch.setenv("COUNTGRID_ESTEP_TILE", tile)
+    rng = np.random.default_rng(94)
+    C, logh = _tile_case(rng, np.float64, Z=50, N=40)
+    indptr, indices, data = to_csr(C, np.float64, np.int64)
+    bad = indices.copy()
+    bad[indptr[20] + 1] = 50
+    q = np.empty((40, logh.shape[1]))
+    with pytest.raises(ValueError):
+        K.estep_csr(indptr, bad, data, 0, 40, logh, None, 0.0, q, np.empty(40), 1)
+    q1, ll1 = run_estep(C, logh, np.float64, np.int64, 1, csr=(indptr, indices, data))
+    qref, llref = estep_ref(C, logh)
+    assert_close(q1, qref, np.float64, atol=1e-13 / logh.shape[1])
+
+
+# ----------------------------------------------------------------------------- 10. top-k
+def _posteriors(rng, N, L, dtype):
+    """Posterior-like rows: peaked softmax rows, rows with exact ties (quantised values)
+    and zeros, a uniform row (an empty document's posterior) and a one-hot row."""
+    Q = np.exp(3 * rng.standard_normal((N, L)))
+    Q[1] = rng.integers(0, 4, L)                       # many ties, zeros
+    Q[1, 0] = 1.0
+    Q[2] = 1.0                                         # all equal
+    Q[3] = 0.0
+    Q[3, L // 2] = 1.0                                 # one-hot
+    Q[4] = rng.integers(1, 3, L) * 0.25                # two values only
+    Q /= Q.sum(axis=1, keepdims=True)
+    return np.ascontiguousarray(Q.astype(dtype))
+
+
+def _ks(L):
+    return [1, 2, 3, L // 2, L - 1, L, L + 5]
+
+
+@pytest.mark.parametrize("L", [1, 7, 64, 301])
+@threads_p
+@dtype_p
+def test_topk_posterior_matches_reference(L, nt, dtype):
+    rng = np.random.default_rng(100 + L)
+    N = 40 if L > 1 else 3
+    Q = _posteriors(rng, N, L, dtype) if L >= 5 else np.full((N, L), 1.0 / L, dtype)
+    for k in sorted(set(max(1, k) for k in _ks(L))):
+        idx, val = K.topk_posterior(Q, k, num_threads=nt)
+        ridx, rval = topk_posterior_ref(Q, k)
+        assert idx.dtype == np.int32 and val.dtype == dtype
+        assert idx.shape == val.shape == (N, min(k, L))
+        np.testing.assert_array_equal(idx, ridx, err_msg=f"k={k}")
+        assert_close(val, rval, dtype, rtol=1e-12 if dtype == np.float64 else 2e-7)
+        assert np.all(np.diff(idx, axis=1) > 0)              # ascending, distinct
+        assert_close(val.astype(np.float64).sum(axis=1), np.ones(N), dtype,
+                     rtol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+@dtype_p
+def test_topk_posterior_ties_take_the_lower_position(dtype):
+    q = np.array([[0.1, 0.2, 0.2, 0.1, 0.2, 0.2],
+                  [0.25, 0.25, 0.25, 0.25, 0.0, 0.0],
+                  [0.0, 0.0, 0.0, 0.0, 0.5, 0.5]], dtype=dtype)
+    idx, val = K.topk_posterior(q, 3)
+    np.testing.assert_array_equal(idx, [[1, 2, 4], [0, 1, 2], [0, 4, 5]])
+    assert_close(val, [[1 / 3] * 3, [1 / 3] * 3, [0.0, 0.5, 0.5]], dtype)
+    idx, val = K.topk_posterior(q, 1)
+    np.testing.assert_array_equal(idx, [[1], [0], [4]])
+    assert np.all(val == 1)
+
+
+@pytest.mark.parametrize("k_extra", [0, 1, 1000])
+@dtype_p
+def test_topk_posterior_k_at_least_L_keeps_the_row(k_extra, dtype):
+    rng = np.random.default_rng(101)
+    Q = _posteriors(rng, 9, 50, dtype)
+    idx, val = K.topk_posterior(Q, 50 + k_extra)
+    assert idx.shape == (9, 50)
+    np.testing.assert_array_equal(idx, np.broadcast_to(np.arange(50), (9, 50)))
+    # the rows already sum to 1: renormalising changes them by rounding only
+    assert_close(val, Q.astype(np.float64), dtype, rtol=1e-14 if dtype == np.float64 else 3e-7)
+
+
+@dtype_p
+def test_topk_posterior_renormalises_unnormalised_rows(dtype):
+    """Any non-negative row with a positive entry: the kept values are rescaled to sum 1
+    (and huge float64 rows do not overflow the sum)."""
+    q = np.array([[3.0, 0.0, 1.0, 2.0], [1e300, 1e300, 1e300, 5.0], [0.0, 0.0, 0.0, 7.0]])
+    if dtype == np.float32:
+        q[1] = [3e38, 3e38, 3e38, 5.0]
+    q = q.astype(dtype)
+    idx, val = K.topk_posterior(q, 3)
+    np.testing.assert_array_equal(idx, [[0, 2, 3], [0, 1, 2], [0, 1, 3]])
+    assert_close(val, [[0.5, 1 / 6, 1 / 3], [1 / 3] * 3, [0, 0, 1]], dtype)
+
+
+@dtype_p
+def test_topk_posterior_threads_bit_identical(dtype):
+    rng = np.random.default_rng(102)
+    Q = _posteriors(rng, 301, 97, dtype)
+    for k in (1, 10, 97):
+        a = K.topk_posterior(Q, k, num_threads=1)
+        b = K.topk_posterior(Q, k, num_threads=2)
+        assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
+
+
+@dtype_p
+def test_topk_posterior_in_place_outputs(dtype):
+    rng = np.random.default_rng(103)
+    Q = _posteriors(rng, 6, 20, dtype)
+    idx = np.full((8, 4), -7, np.int32)
+    val = np.full((8, 4), -7, dtype)
+    ri, rv = K.topk_posterior(Q, 4, idx, val)
+    assert ri is idx and rv is val
+    np.testing.assert_array_equal(idx[:6], topk_posterior_ref(Q, 4)[0])
+    assert np.all(idx[6:] == -7) and np.all(val[6:] == -7)     # rows beyond n untouched
+    e_idx, e_val = K.topk_posterior(Q[:0], 4)
+    assert e_idx.shape == (0, 4) and e_val.shape == (0, 4)
+
+
+def _topk_bad_calls(dtype):
+    q = np.full((3, 5), 0.2, dtype)
+    other = np.float32 if dtype == np.float64 else np.float64
+
+    def with_row(value, col=1):
+        b = q.copy()
+        b[1, col] = value
+        return b
+    return {
+        "k=0": dict(k=0),
+        "k<0": dict(k=-3),
+        "nan": dict(q=with_row(np.nan)),
+        "negative": dict(q=with_row(-1e-30)),
+        "inf": dict(q=with_row(np.inf)),
+        "nan_last": dict(q=with_row(np.nan, col=4)),
+        "zero_row": dict(q=np.where(np.arange(3)[:, None] == 2, 0, q).astype(dtype)),
+        "no_columns": dict(q=np.zeros((3, 0), dtype)),
+        "idx_rows": dict(idx=np.zeros((2, 2), np.int32)),
+        "idx_cols": dict(idx=np.zeros((3, 3), np.int32)),
+        "idx_int64": dict(idx=np.zeros((3, 2), np.int64)),
+        "idx_fortran": dict(idx=np.zeros((2, 3), np.int32).T),
+        "val_cols": dict(val=np.zeros((3, 1), dtype)),
+        "val_dtype": dict(val=np.zeros((3, 2), other)),
+        "idx_readonly": dict(idx=np.zeros((3, 2), np.int32)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_topk_bad_calls(np.float64)))
+@dtype_p
+def test_topk_posterior_errors(name, dtype):
+    args = dict(q=np.full((3, 5), 0.2, dtype), k=2, idx=None, val=None)
+    K.topk_posterior(**args)                                  # the valid call works
+    args.update(_topk_bad_calls(dtype)[name])
+    if name == "idx_readonly":
+        args["idx"].setflags(write=False)
+    with pytest.raises(ValueError):
+        K.topk_posterior(args["q"], args["k"], args["idx"], args["val"], 1)
+
+
+def run_accumulate_topk(C, idx, val, L, dtype, itype, nt, block, n0=None):
+    N, Z = C.shape
+    indptr, indices, data = to_csc(C, dtype, itype)
+    cursor = indptr[:-1].copy()
+    n = np.zeros((Z, L), dtype=dtype) if n0 is None else n0.astype(dtype).copy()
+    for r0 in range(0, N, block):
+        r1 = min(N, r0 + block)
+        K.accumulate_csc_topk(indptr, indices, data, cursor, r0, r1,
+                              np.ascontiguousarray(idx[r0:r1], np.int32),
+                              np.ascontiguousarray(val[r0:r1], dtype), n, nt)
+    return n, cursor, indptr
+
+
+@pytest.mark.parametrize("block", [1, 7, 29, 100])
+@pytest.mark.parametrize("k", [1, 3, 17, 30])
+@index_p
+@threads_p
+@dtype_p
+def test_accumulate_csc_topk_matches_reference(block, k, itype, nt, dtype):
+    rng = np.random.default_rng(110)
+    N, Z, L = 29, 13, 17
+    C = random_counts(rng, N, Z, max_tokens=30, empty_rows=(0, 11))
+    C[:, 4] = 0                                           # an empty column
+    Q = _posteriors(rng, N, L, dtype)
+    idx, val = K.topk_posterior(Q, k)
+    n0 = rng.random((Z, L)).astype(dtype)
+    n, cursor, indptr = run_accumulate_topk(C, idx, val, L, dtype, itype, nt, block, n0)
+    ref = accumulate_topk_ref(C, idx, val, L)
+    assert_close(n, n0.astype(np.float64) + ref, dtype)
+    np.testing.assert_array_equal(cursor, indptr[1:])
+    # the reference is C^T Q' for the sparse posteriors Q' made dense
+    Qs = np.zeros((N, L))
+    np.put_along_axis(Qs, idx.astype(np.int64), val.astype(np.float64), axis=1)
+    np.testing.assert_allclose(ref, C.T @ Qs, rtol=1e-12, atol=1e-300)
+    # the counts' mass is preserved: sum_k n[z, k] = sum_t c_tz
+    np.testing.assert_allclose(ref.sum(axis=1), C.sum(axis=0), rtol=1e-5)
+
+
+@index_p
+@dtype_p
+def test_accumulate_csc_topk_k_equal_L_is_the_dense_accumulation(itype, dtype):
+    rng = np.random.default_rng(111)
+    N, Z, L = 40, 9, 23
+    C = random_counts(rng, N, Z, empty_rows=(3,))
+    Q = _posteriors(rng, N, L, dtype)
+    idx, val = K.topk_posterior(Q, L)
+    n_topk, _, _ = run_accumulate_topk(C, idx, val, L, dtype, itype, 1, 16)
+    n_dense, _, _ = run_accumulate(C, val, dtype, itype, 1, 16)
+    assert_close(n_topk, n_dense.astype(np.float64), dtype)
+
+
+@pytest.mark.parametrize("k", [1, 8, 600])
+@dtype_p
+def test_estep_topk_accumulate_pipeline(k, dtype):
+    """E-step (with empty documents: uniform posteriors, all ties) -> top-k -> sparse
+    accumulation, against the references of each step; 1 and 2 threads bit-identical."""
+    rng = np.random.default_rng(112)
+    extent, window, Z, N = (24, 25), (5, 4), 9, 70
+    L = grid_size(extent)
+    _, logh = histograms_ref(random_pi(rng, Z, L), extent, window)
+    logh = logh.astype(dtype)
+    C = random_counts(rng, N, Z, max_tokens=30, empty_rows=(2, 50))
+    out = {}
+    for nt in (1, 2):
+        q, _ = run_estep(C, logh, dtype, np.int32, nt)
+        idx, val = K.topk_posterior(q, k, num_threads=nt)
+        n, _, _ = run_accumulate_topk(C, idx, val, L, dtype, np.int64, nt, 32)
+        out[nt] = (idx, val, n)
+    for a, b in zip(out[1], out[2]):
+        assert a.tobytes() == b.tobytes()
+    idx, val, n = out[1]
+    ridx, rval = topk_posterior_ref(q, k)
+    np.testing.assert_array_equal(idx, ridx)
+    np.testing.assert_array_equal(idx[2], np.arange(min(k, L)))   # empty document: ties
+    assert_close(n, accumulate_topk_ref(C, idx, val, L), dtype)
+
+
+def _acc_topk_args(itype=np.int64, dtype=np.float64, k=2):
+    a = _acc_args(itype, dtype)
+    L = a["q"].shape[1]
+    idx, val = K.topk_posterior(np.ascontiguousarray(
+        np.random.default_rng(113).random((4, L)), dtype), k)
+    del a["q"]
+    return dict(a, idx=idx, val=val)
+
+
+def _call_acc_topk(a):
+    K.accumulate_csc_topk(a["indptr"], a["indices"], a["data"], a["cursor"], a["row_start"],
+                          a["row_end"], a["idx"], a["val"], a["n"], a["num_threads"])
+
+
+ACC_TOPK_BAD = {
+    name: change for name, change in ACC_BAD.items()
+    if not name.startswith("q_") and name not in ("row_before_start", "row_start_negative",
+                                                  "no_cells")
+}
+ACC_TOPK_BAD.update({
+    "row_before_start": lambda a: dict(row_start=1, idx=a["idx"][1:].copy(),
+                                       val=a["val"][1:].copy()),
+    "row_start_negative": lambda a: dict(row_start=-1),
+    "no_cells": lambda a: dict(n=np.zeros((3, 0))),
+    "idx_L": lambda a: dict(idx=_mod(a["idx"], (2, 1), 5)),
+    "idx_negative": lambda a: dict(idx=_mod(a["idx"], (0, 0), -1)),
+    "idx_int32_max": lambda a: dict(idx=_mod(a["idx"], (3, 1), 2**31 - 1)),
+    "idx_int32_min": lambda a: dict(idx=_mod(a["idx"], (1, 0), -2**31)),
+    "idx_unused_row": lambda a: dict(idx=_mod(a["idx"], (1, 1), 99)),   # row 1 is empty
+    "idx_too_few_rows": lambda a: dict(idx=a["idx"][:3].copy()),
+    "val_too_few_rows": lambda a: dict(val=a["val"][:3].copy()),
+    "val_other_cols": lambda a: dict(val=np.ones((4, 3))),
+    "idx_int64": lambda a: dict(idx=a["idx"].astype(np.int64)),
+    "val_f32": lambda a: dict(val=a["val"].astype(np.float32)),
+    "idx_fortran": lambda a: dict(idx=np.asfortranarray(np.zeros((4, 2), np.int32))),
+})
+
+
+@pytest.mark.parametrize("name", list(ACC_TOPK_BAD))
+@index_p
+def test_accumulate_csc_topk_errors(name, itype):
+    a = _acc_topk_args(itype)
+    _call_acc_topk(dict(a, cursor=a["cursor"].copy(), n=a["n"].copy()))   # valid call works
+    a.update(ACC_TOPK_BAD[name](a))
+    for key in ("indptr", "indices", "cursor"):
+        a[key] = np.ascontiguousarray(a[key], dtype=itype)
+    n_before = a["n"].copy()
+    with pytest.raises((ValueError, TypeError)):
+        _call_acc_topk(a)
+    if name.startswith("idx_") and a["n"].shape == n_before.shape:
+        # positions are checked before n is touched
+        assert a["n"].tobytes() == n_before.tobytes()
+
+
+@index_p
+def test_accumulate_csc_topk_skipped_block_is_an_error(itype):
+    rng = np.random.default_rng(114)
+    N, Z, L = 9, 4, 5
+    C = np.ones((N, Z))
+    idx, val = K.topk_posterior(np.ascontiguousarray(rng.random((N, L))), 2)
+    indptr, indices, data = to_csc(C, np.float64, itype)
+    cursor = indptr[:-1].copy()
+    n = np.zeros((Z, L))
+    K.accumulate_csc_topk(indptr, indices, data, cursor, 0, 3, idx[0:3].copy(),
+                          val[0:3].copy(), n, 1)
+    with pytest.raises(ValueError):
+        K.accumulate_csc_topk(indptr, indices, data, cursor, 6, 9, idx[6:9].copy(),
+                              val[6:9].copy(), n, 1)
+
+
+@pytest.mark.parametrize("name", list(ACC_CRASH_CASES))
+def test_accumulate_csc_topk_corrupt_input_raises_not_crashes(name):
+    case = ACC_CRASH_CASES[name].replace(
+        "K.accumulate_csc(indptr, indices, data, cursor, 0, 2, q, n, 1)",
+        "K.accumulate_csc_topk(indptr, indices, data, cursor, 0, 2, "
+        "np.zeros((2, 3), np.int32), np.ones((2, 3)), n, 1)")
+    assert "accumulate_csc_topk" in case
+    code = _CHILD_PRELUDE + textwrap.dedent(case) + """
+print("NO ERROR", n.tolist())
+"""
+    code = "try:\n" + textwrap.indent(code, "    ") + \
+        "\nexcept ValueError as e:\n    print('VALUEERROR', e)\n"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, (f"child crashed with return code {res.returncode}")
+    assert "VALUEERROR" in res.stdout, res.stdout

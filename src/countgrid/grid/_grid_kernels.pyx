@@ -9,10 +9,10 @@ the estimators validate user input first.
 """
 import numpy as np
 from cython cimport floating
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t, INT32_MAX
 
 cimport countgrid.grid._ckernels as ck
-from countgrid._ckernels cimport CG_MAX_DIM
+from countgrid._ckernels cimport CG_ERR_ARGUMENT, CG_ERR_INDEX, CG_MAX_DIM
 from countgrid._common cimport check_status, csr_entries, index_t
 
 ck.countgrid_import()
@@ -163,6 +163,87 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
                                    row_start, row_end, L, &q[0, 0], L, &n[0, 0], L,
                                    num_threads)
     check_status(status, "accumulate_csc")
+
+
+def topk_posterior(const floating[:, ::1] q, Py_ssize_t k, idx=None, val=None,
+                   int num_threads=0):
+    """Sparse posteriors: the min(k, L) largest entries of each row of q (n, L).
+
+    Ties are broken by the lower position.  Positions are written in ascending order to
+    idx (int32) and the values, divided by their sum so that they sum to 1, to val (the
+    dtype of q).  idx and val are allocated with shape (n, min(k, L)) when None, else
+    written in place (at least n rows, min(k, L) columns; further rows are untouched).
+    Returns (idx, val).  Every row of q must be finite and non-negative with a positive
+    entry (a posterior).
+    """
+    cdef Py_ssize_t n = q.shape[0], L = q.shape[1], kk
+    cdef int status = 0
+    cdef int32_t[:, ::1] iv
+    cdef floating[:, ::1] vv
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if L == 0:
+        raise ValueError("q has no columns (the grid has no cells)")
+    if L > INT32_MAX:
+        raise ValueError(f"q has {L} columns; positions must fit in int32")
+    kk = min(k, L)
+    if idx is None:
+        idx = np.empty((n, kk), dtype=np.int32)
+    if val is None:
+        val = np.empty((n, kk), dtype=np.float32 if floating is float else np.float64)
+    iv = idx
+    vv = val
+    _rows(iv.shape[0], iv.shape[1], n, kk, "idx")
+    _rows(vv.shape[0], vv.shape[1], n, kk, "val")
+    if n == 0:
+        return idx, val
+    with nogil:
+        status = ck.topk_posterior(n, L, &q[0, 0], L, k, &iv[0, 0], kk, &vv[0, 0], kk,
+                                   num_threads)
+    if status == CG_ERR_ARGUMENT:
+        raise ValueError("topk_posterior: every row of q must be finite and non-negative "
+                         "with a positive entry")
+    check_status(status, "topk_posterior")
+    return idx, val
+
+
+def accumulate_csc_topk(const index_t[::1] indptr, const index_t[::1] indices,
+                        const floating[::1] data, index_t[::1] cursor,
+                        Py_ssize_t row_start, Py_ssize_t row_end,
+                        const int32_t[:, ::1] idx, const floating[:, ::1] val,
+                        floating[:, ::1] n, int num_threads=0):
+    """n[z, idx[t', j]] += c_tz val[t', j] (t' = t - row_start) over rows t in
+    [row_start, row_end): accumulate_csc for sparse posteriors (topk_posterior)."""
+    cdef Py_ssize_t Z = indptr.shape[0] - 1, L = n.shape[1], rows = row_end - row_start
+    cdef Py_ssize_t k = idx.shape[1]
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    cdef const int32_t *xp = NULL
+    cdef const floating *vp = NULL
+    cdef int status = 0
+    if Z < 0 or cursor.shape[0] != Z:
+        raise ValueError("cursor must have one entry per column")
+    csr_entries(indices, data, &ip, &dp)
+    if not 0 <= row_start <= row_end:
+        raise ValueError("invalid row range")
+    _rows(n.shape[0], n.shape[1], Z, L, "n")
+    _rows(idx.shape[0], idx.shape[1], rows, k, "idx")
+    _rows(val.shape[0], val.shape[1], rows, k, "val")
+    if L == 0:
+        raise ValueError("n has no columns (the grid has no cells)")
+    if Z == 0 or rows == 0:
+        return
+    if k > 0:
+        xp = &idx[0, 0]
+        vp = &val[0, 0]
+    with nogil:
+        status = ck.accumulate_csc_topk(Z, &indptr[0], ip, dp, indices.shape[0], &cursor[0],
+                                        row_start, row_end, k, xp, k, vp, k, L, &n[0, 0], L,
+                                        num_threads)
+    if status == CG_ERR_INDEX:
+        raise ValueError("accumulate_csc_topk: a position in idx is outside [0, L) or a "
+                         "sparse index or index pointer is out of range (corrupt input)")
+    check_status(status, "accumulate_csc_topk")
 
 
 def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, extent, window,

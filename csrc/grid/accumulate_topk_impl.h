@@ -1,0 +1,65 @@
+/* M-step statistics from sparse posteriors (cg_grid_topk_posterior): the sparse analogue
+ * of accumulate_csc_impl.h, with the same cursor convention; included once per
+ * (REAL, INDEX). */
+
+int CG_FN2(cg_grid_accumulate_csc_topk)(int64_t n_features, const INDEX *indptr,
+                                        const INDEX *indices, const REAL *data, int64_t nnz,
+                                        INDEX *cursor, int64_t row_start, int64_t row_end,
+                                        int64_t k, const int32_t *idx, int64_t ld_idx,
+                                        const REAL *val, int64_t ld_val, int64_t L, REAL *n,
+                                        int64_t ld_n, int num_threads)
+{
+    int64_t z, r;
+    const int64_t rows = row_end - row_start;
+    int bad = 0;
+    if (n_features < 0 || nnz < 0 || row_start < 0 || row_end < row_start || L < 1 || k < 0
+        || ld_idx < k || ld_val < k || ld_n < L)
+        return CG_ERR_ARGUMENT;
+    if (n_features == 0 || rows == 0)
+        return CG_OK;
+    if (indptr == NULL || cursor == NULL || n == NULL
+        || (nnz > 0 && (indices == NULL || data == NULL))
+        || (k > 0 && (idx == NULL || val == NULL)))
+        return CG_ERR_ARGUMENT;
+    /* every position of the block is checked before n is touched */
+    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+    for (r = 0; r < rows; r++) {
+        const int32_t *it = idx + r * ld_idx;
+        int64_t j, out = 0;
+        for (j = 0; j < k; j++)
+            out |= (uint32_t)it[j] >= (uint64_t)L;
+        if (out)
+            cg_raise(&bad);
+    }
+    if (bad)
+        return CG_ERR_INDEX;
+    #pragma omp parallel for schedule(dynamic, 8) num_threads(cg_resolve_threads(num_threads))
+    for (z = 0; z < n_features; z++) {
+        REAL *CG_RESTRICT nz = n + z * ld_n;
+        int64_t p = (int64_t)cursor[z];
+        const int64_t col_start = (int64_t)indptr[z], col_end = (int64_t)indptr[z + 1];
+        int64_t end = p, prev = row_start;
+        int ok = col_start >= 0 && p >= col_start && p <= col_end && col_end <= nnz;
+        /* the rows of the block must be sorted and inside [row_start, row_end) */
+        while (ok && end < col_end && (int64_t)indices[end] < row_end) {
+            ok = (int64_t)indices[end] >= prev;
+            prev = (int64_t)indices[end];
+            end++;
+        }
+        if (!ok) {
+            cg_raise(&bad);
+            continue;
+        }
+        cursor[z] = (INDEX)end;
+        for (; p < end; p++) {
+            const int64_t t = (int64_t)indices[p] - row_start;
+            const int32_t *CG_RESTRICT it = idx + t * ld_idx;
+            const REAL *CG_RESTRICT vt = val + t * ld_val;
+            const REAL c = data[p];
+            int64_t j;
+            for (j = 0; j < k; j++)
+                nz[it[j]] += c * vt[j];
+        }
+    }
+    return bad ? CG_ERR_INDEX : CG_OK;
+}
