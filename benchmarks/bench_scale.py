@@ -129,16 +129,17 @@ def one_pass(estep_all, grid, pi, extent, window, rho, floor, nt):
 
 def run_mode(mode, args):
     """One mode in this process: prints a JSON line."""
+    from functools import partial
+
     from countgrid._blocks import Blocks
-    from countgrid.grid._em import grid_counts, local_estep
+    from countgrid.grid._em import block_counts, distributed_estep, grid_counts, local_estep
     from countgrid.streaming import MemmapCSR
     extent, window = tuple(args.extent), tuple(args.window)
     dtype = np.dtype(np.float32)
     nt = os.cpu_count() if args.threads is None else args.threads
     source = MemmapCSR(args.dir, rows_per_chunk=args.chunk)
     cg = countgrid.CountingGrid(extent, window, dtype=dtype, random_state=0,
-                                posterior_top_k=args.top_k) if args.top_k else \
-        countgrid.CountingGrid(extent, window, dtype=dtype, random_state=0)
+                                posterior_top_k=args.top_k)
     L, Z = int(np.prod(extent)), source.n_features
     pi = cg._initial_pi(None, extent, Z, dtype, np.random.default_rng(0))
     floor = 1.0 / (1e7 * L)
@@ -165,7 +166,7 @@ def run_mode(mode, args):
             data = Blocks(source, make)
         rho = data.mean_length / (2.5 * L)
         out["setup"] = time.perf_counter() - tic
-        estep = local_estep(data, nt)
+        estep = local_estep(data, nt, args.top_k)
         out["seconds"], out["loglik"] = one_pass(estep, cg, pi, extent, window, rho, floor,
                                                  nt)
     else:
@@ -185,10 +186,10 @@ def run_mode(mode, args):
                 parts.append(da.from_delayed(blk, shape=(rows, Z), dtype=np.float32,
                                              meta=_csr_meta()))
             X = da.concatenate(parts, axis=0)
-            data = DaskBlocks(X, dtype, 1)
+            data = DaskBlocks(X, partial(block_counts, dtype=dtype), 1)
             rho = data.mean_length / (2.5 * L)
             out["setup"] = time.perf_counter() - tic
-            estep = data.grid_estep(False)
+            estep = distributed_estep(data, False, args.top_k)
             out["seconds"], out["loglik"] = one_pass(estep, cg, pi, extent, window, rho,
                                                      floor, nt)
             out["worker_peak_rss_mb"] = [v / 1024.0 for v in client.run(

@@ -13,6 +13,10 @@ from countgrid.grid import _grid_kernels
 
 # Rows per block: about 32 MB of float64 posteriors, whatever the grid size.
 BLOCK_ELEMENTS = 1 << 22
+# Sparse posteriors of up to this many (position, value) pairs are gathered before one
+# accumulation: every accumulation sweeps the rows of n its words touch, so the sweep is
+# shared by many more documents than a posterior block holds (docs/scale.md).
+TOPK_ELEMENTS = 1 << 22
 # Dense inputs at least this dense use the BLAS path (GEMM); sparser ones go to CSR.
 DENSE_BLAS_MIN_DENSITY = 0.25
 ALPHA = 1e-10
@@ -137,21 +141,52 @@ class GridStatistics:
         return self
 
 
-def block_statistics(counts, logh, log_prior, floor, num_threads, stats):
+def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=None):
     """E-step of one block of documents under ``logh`` / ``log_prior``, its statistics added
     into ``stats`` (a GridStatistics); returns ``stats``.
+
+    ``top_k``: sparse posteriors (sparse counts only; docs/scale.md) — each document's
+    posterior is cut to its ``top_k`` most probable positions, renormalised, before it
+    enters ``n``; the log-likelihood and the prior's mass stay exact.
 
     Pure apart from ``stats``: the one step shared by the in-memory, out-of-core, online and
     distributed fits (docs/scale.md).  The kernels release the GIL.
     """
     cursor = new_cursor(counts)
+    L = logh.shape[1]
+    sparse_q = top_k is not None and counts.is_sparse and top_k < L
+    if sparse_q:
+        csc = counts.csc
+        span = max(block_rows(counts.n_samples, L), TOPK_ELEMENTS // top_k)
+        span = min(span, counts.n_samples)
+        idx = np.empty((span, top_k), dtype=np.int32)
+        val = np.empty((span, top_k), dtype=counts.dtype)
+        pending = [0, 0]                       # first row, rows gathered
+
+        def flush():
+            start, rows = pending
+            if rows:
+                _grid_kernels.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor,
+                                                  start, start + rows, idx[:rows],
+                                                  val[:rows], stats.n, num_threads)
+            pending[0], pending[1] = start + rows, 0
 
     def visit(t0, t1, qb, llb):
-        accumulate(counts, t0, t1, qb, stats.n, cursor, num_threads)
+        if sparse_q:
+            if pending[1] + (t1 - t0) > span:
+                flush()
+            rows = pending[1]
+            _grid_kernels.topk_posterior(qb, top_k, idx[rows:rows + t1 - t0],
+                                         val[rows:rows + t1 - t0], num_threads)
+            pending[1] += t1 - t0
+        else:
+            accumulate(counts, t0, t1, qb, stats.n, cursor, num_threads)
         if stats.qsum is not None:
             stats.qsum += qb.sum(axis=0, dtype=np.float64)
 
     loglik = blocked_estep(counts, logh, log_prior, floor, num_threads, visit)
+    if sparse_q:
+        flush()
     stats.log_likelihood += float(np.sum(loglik))
     stats.n_documents += counts.n_samples
     return stats
@@ -177,7 +212,7 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
     return np.log(prior).astype(pi.dtype)
 
 
-def local_estep(blocks, num_threads):
+def local_estep(blocks, num_threads, top_k=None):
     """The E-step over ``blocks()`` (an iterable of Counts) on this machine, block after
     block: ``estep(logh, log_prior, floor, stats)`` for :func:`run_em`."""
     def estep_all(logh, log_prior, floor, stats):
@@ -187,28 +222,30 @@ def local_estep(blocks, num_threads):
                 total += float(np.sum(blocked_estep(counts, logh, log_prior, floor,
                                                     num_threads)))
             else:
-                block_statistics(counts, logh, log_prior, floor, num_threads, stats)
+                block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k)
         return total if stats is None else stats.log_likelihood
     return estep_all
 
 
 def block_task(counts, params, num_threads):
     """The block step as a task of a distributed fit: ``params = (logh, log_prior, floor,
-    want_statistics, learn_prior)``; the block's statistics, or its log-likelihood."""
-    logh, log_prior, floor, want_statistics, learn_prior = params
+    want_statistics, learn_prior, top_k)``; the block's statistics, or its
+    log-likelihood."""
+    logh, log_prior, floor, want_statistics, learn_prior, top_k = params
     if not want_statistics:
         return float(np.sum(blocked_estep(counts, logh, log_prior, floor, num_threads)))
     stats = GridStatistics(logh.shape[0], logh.shape[1], logh.dtype, learn_prior)
-    return block_statistics(counts, logh, log_prior, floor, num_threads, stats)
+    return block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k)
 
 
-def distributed_estep(blocks, learn_prior):
+def distributed_estep(blocks, learn_prior, top_k=None):
     """The E-step over the blocks of a countgrid._dask.DaskBlocks, as :func:`local_estep`."""
     def estep_all(logh, log_prior, floor, stats):
         if stats is None:
             return float(sum(blocks.gathered(block_task, (logh, log_prior, floor, False,
-                                                          learn_prior))))
-        stats.add(blocks.summed(block_task, (logh, log_prior, floor, True, learn_prior)))
+                                                          learn_prior, top_k))))
+        stats.add(blocks.summed(block_task, (logh, log_prior, floor, True, learn_prior,
+                                             top_k)))
         return stats.log_likelihood
     return estep_all
 

@@ -62,7 +62,8 @@ def cg_fess_terms(grid, X, reduce="positions"):
                      owner=type(grid).__name__)[0]
     q = np.asarray(grid.transform(C), dtype=np.float64)       # (D, L)
     P = -q * log_p[None, :]
-    E = -xlogy(q, q)
+    # -q ln q >= 0 for q <= 1; a posterior normalised to 1 + ulp would make it -1e-16
+    E = np.maximum(-xlogy(q, q), 0.0)
     if reduce == "positions":
         ell = np.asarray(C @ logh)                             # (D, L)
         return np.hstack([-q * ell, P, E])
