@@ -141,7 +141,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         summed minibatch log-likelihoods of a pass.
     batch_size : "auto" or int, default="auto"
         Documents per minibatch of online EM and :meth:`partial_fit`.  "auto" makes a
-        minibatch's E-step cost about one M-step: ``10 n_features / (mean distinct words
+        minibatch's E-step cost about one M-step: ``40 n_features / (mean distinct words
         per document + 10)``, at least 256.
     learning_offset : float, default=10.0
         ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
@@ -362,12 +362,12 @@ or dask array
     # --------------------------------------------------------- online EM
     def _batch_size(self, data):
         """``batch_size``, or "auto": the minibatch whose E-step costs about one M-step,
-        ``10 n_features / (mean distinct words per document + 10)``, at least 256
+        ``40 n_features / (mean distinct words per document + 10)``, at least 256
         (docs/scale.md, "Online EM")."""
         if self.batch_size != "auto":
             return int(self.batch_size)
         per_doc = data.n_nonzero / max(data.n_samples, 1)
-        return int(max(256, np.ceil(10.0 * data.n_features / (per_doc + 10.0))))
+        return int(max(256, np.ceil(40.0 * data.n_features / (per_doc + 10.0))))
 
     def _online_passes(self, data, pi, extent, window, n_passes, tol, min_iter, rho, floor,
                        log_prior, nt, total, stage, on_update):
