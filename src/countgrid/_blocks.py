@@ -3,11 +3,16 @@
 
 The EM drivers (batch, out-of-core, online) see only :class:`Blocks`: an in-memory ``X``
 is validated once and is its own single block; a source is validated chunk by chunk at
-every pass, so that no more than one chunk is in memory.
+every pass, so that no more than one chunk is in memory.  Chunks without rows are skipped,
+and every pass must give the documents of the first (a source read only once, e.g. a
+function returning the same exhausted iterator, would otherwise fit on nothing).
 """
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._memory import check_memory
 from countgrid.streaming import is_chunk_source
 
 __all__ = ["Blocks", "is_dask_collection"]
@@ -56,14 +61,20 @@ class Blocks:
                               else int(np.count_nonzero(self._whole.X)))
             return
         self._source = X
-        self.n_features = getattr(X, "n_features", None)
+        n_features = getattr(X, "n_features", None)
+        if n_features is not None and (isinstance(n_features, bool) or not isinstance(
+                n_features, Integral) or n_features < 0):
+            raise TypeError(f"{name}.n_features must be None or an int >= 0, got "
+                            f"{n_features!r}")
+        self.n_features = None if n_features is None else int(n_features)
         self.is_dense = False
-        self.n_samples, self.n_tokens, self.n_nonzero = 0, 0.0, 0
+        self.n_samples, self.n_tokens, self.n_nonzero = None, 0.0, 0
+        n_samples = 0
         for counts in self():
-            self.n_samples += counts.n_samples
+            n_samples += counts.n_samples
             self.n_tokens += float(counts.lengths.sum())
-            self.n_nonzero += (counts.X.nnz if counts.is_sparse
-                               else int(np.count_nonzero(counts.X)))
+            self.n_nonzero += _nonzero(counts)
+        self.n_samples = n_samples
         if self.n_samples == 0:
             raise ValueError(f"{name} has no rows: its chunk source produced no documents")
 
@@ -72,11 +83,35 @@ class Blocks:
         if self.in_memory:
             yield self._whole
             return
-        for i, chunk in enumerate(self._source.chunks()):
-            counts = self._make(chunk, f"chunk {i} of {self._name}", self.n_features)
+        name, first = self._name, self.n_samples is None
+        chunks = self._source.chunks()
+        try:
+            chunks = iter(chunks)
+        except TypeError:
+            raise TypeError(f"{name}: {type(self._source).__name__}.chunks() returned "
+                            f"{type(chunks).__name__}, not an iterable of matrices") from None
+        rows = nonzero = 0
+        for i, chunk in enumerate(chunks):
+            shape = getattr(chunk, "shape", None)
+            if isinstance(shape, tuple) and len(shape) == 2 and shape[0] == 0:
+                continue                        # no rows: nothing to validate or fit
+            counts = self._make(chunk, f"chunk {i} of {name}", self.n_features)
             self.n_features = counts.n_features
-            if counts.n_samples:
-                yield counts
+            rows += counts.n_samples
+            if not first:
+                nonzero += _nonzero(counts)
+                if rows > self.n_samples:
+                    raise ValueError(self._changed(f"more than {self.n_samples} documents "
+                                                   f"by chunk {i}"))
+            yield counts
+        if not first and (rows, nonzero) != (self.n_samples, self.n_nonzero):
+            raise ValueError(self._changed(f"{rows} documents ({nonzero} non-zero counts)"))
+
+    def _changed(self, what):
+        return (f"{self._name}: its chunk source gave {what} in this pass, but "
+                f"{self.n_samples} documents ({self.n_nonzero} non-zero counts) in the first "
+                f"pass: a chunk source must give the same chunks at every pass (a generator "
+                f"object, or a function returning the same iterator, is read only once)")
 
     def minibatches(self, batch_size):
         """Blocks of at most ``batch_size`` rows, in row order (online EM)."""
@@ -117,6 +152,8 @@ class Blocks:
 
     def column_sums(self):
         """Column totals (float64) over all documents."""
+        check_memory(8 * self.n_features, f"the column totals of {self._name} "
+                     f"({self.n_features} features)", "use fewer features")
         total = np.zeros(self.n_features)
         for counts in self():
             total += np.asarray(counts.X.sum(axis=0), dtype=np.float64).ravel()
@@ -135,3 +172,6 @@ class Blocks:
     def mean_length(self):
         return self.n_tokens / max(self.n_samples, 1)
 
+
+def _nonzero(counts):
+    return counts.X.nnz if counts.is_sparse else int(np.count_nonzero(counts.X))

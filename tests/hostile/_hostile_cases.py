@@ -1,5 +1,6 @@
 """Cases of the hostile suite (issue 13): every public estimator, function and the command
-line, against every class of bad input, generated combinatorially.
+line, against every class of bad input, generated combinatorially (the front door of issue
+11: _hostile_front_door.py; the scale API of issue 14: _hostile_scale.py).
 
 Each :class:`Case` states what it expects: ``"ok"`` (must succeed; its ``oracle`` checks the
 result), ``"raise"`` (must raise a clear error naming one of ``names``) or ``"either"``
@@ -450,15 +451,16 @@ _SIZE_NAMES = ("y", "n_samples", "n_components", "extent", "window", "grid_shape
                "batch_size")
 
 
-def _partial_fit_slot():
+def _partial_fit_slot(name="RAP"):
+    """The first ``partial_fit`` of a fresh estimator (the continuation: _hostile_scale)."""
     def call(M):
-        return outputs("RAP", make("RAP").partial_fit(M))
+        return outputs(name, make(name).partial_fit(M))
 
     def reference():
-        return _cached(("partial", "RAP"), lambda: call(D.Xs))
+        return _cached(("partial", name), lambda: call(D.Xs))
 
-    s = Slot("RAP", "partial_fit", "X", "fit", lambda: D.X, call, reference,
-             _est_needs("RAP"), rows=None, cost=3.0)
+    s = Slot(name, "partial_fit", "X", "fit", lambda: D.X, call, reference,
+             (f"countgrid.{name}.partial_fit",), rows=None, cost=3.0)
     s.size_names = _SIZE_NAMES
     return s
 
@@ -571,7 +573,8 @@ def all_slots():
             S.append(_infer_slot(name, m))
         if name == "RAP":
             S.append(_partial_fit_slot())
-    return S + function_slots()
+    # the partial_fit of issue 14 last, so that the variants the slots above get do not move
+    return S + function_slots() + [_partial_fit_slot("CountingGrid"), _partial_fit_slot("PLSA")]
 
 
 def slot_case(slot, klass, variant, expect, build, names=None, cmp=False, rtol=1e-6,
@@ -2497,6 +2500,12 @@ _BUILT = None
 import _hostile_front_door  # noqa: E402 - its cases use the helpers above
 
 GENERATORS = GENERATORS + _hostile_front_door.GENERATORS
+
+import _hostile_scale  # noqa: E402 - the scale API of issue 14, on the helpers above
+
+GENERATORS = GENERATORS + tuple(_hostile_front_door._with_data(g)
+                                for g in _hostile_scale.GENERATORS)
+KNOWN_FAILURES = _hostile_scale.KNOWN_FAILURES
 
 
 def build_cases():

