@@ -1228,24 +1228,7 @@ def _reopen(wname, folder, written):
 #: Cases that fail because of code outside countgrid.streaming and countgrid._blocks (the
 #: estimators), with the fix proposed; tests/hostile/test_hostile.py expects them to fail
 #: until the fix lands (then the entry must go: a known failure that passes fails the test).
-KNOWN_FAILURES = {
-    "PLSA.fit/params/learning_method='online'+tempered=True":
-        "src/countgrid/topics/_plsa.py:314: the online branch runs before the tempering one "
-        "and ignores tempered=True; refuse the pair (ValueError naming tempered and "
-        "learning_method) as the dask branch at :282 does",
-    "PLSA.partial_fit/partial-fit/second-call-set_params-n_components":
-        "src/countgrid/topics/_plsa.py:407: a continued partial_fit takes P(w|z) from "
-        "components_ whatever n_components now says; refuse a changed n_components as "
-        "RAP.partial_fit does (rap/_rap.py:503)",
-    "PLSA.partial_fit/partial-fit/first-call-3e9-columns-init-random":
-        "src/countgrid/topics/_plsa.py:418: the first partial_fit allocates P(w|z) "
-        "(n_features x n_components) and the statistics without check_memory (fit checks "
-        "at :307); call check_memory with the estimate of fit before _initial",
-    "RAP.partial_fit/partial-fit/float32-then-float64":
-        "src/countgrid/rap/_rap.py:499: with dtype=None a continued partial_fit resolves the "
-        "precision from the new X and converts the model (float32 -> float64); keep the "
-        "model's dtype when continuing, as CountingGrid and PLSA do",
-}
+KNOWN_FAILURES = {}
 
 GENERATORS = (gen_chunk_sources, gen_partial_fit, gen_learning_params, gen_memmap, gen_npz,
               gen_writers)

@@ -500,6 +500,8 @@ class RAP(TransformerMixin, BaseEstimator):
         first = not hasattr(self, "components_")
         if not first:
             self._check_fitted_state()
+            if self.dtype is None:          # a continued model keeps its precision
+                p["dtype"] = np.dtype(self.components_.dtype)
             if self.components_.shape[0] != p["K"]:
                 raise ValueError(f"n_components is {p['K']} but the model has "
                                  f"{self.components_.shape[0]} components")

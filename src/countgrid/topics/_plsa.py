@@ -279,6 +279,10 @@ or dask array
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
         self.__dict__.pop("n_batch_iter_", None)
+        if self.tempered and self.learning_method == "online":
+            raise ValueError("tempered=True needs learning_method='batch' (tempering holds "
+                             "out tokens of the whole corpus); set tempered=False for "
+                             "online EM")
         if is_dask_collection(X):
             if self.tempered or self.learning_method == "online":
                 raise ValueError("a dask array is fitted by batch EM without tempering: set "
@@ -406,6 +410,9 @@ or dask array
         else:
             dtype = np.dtype(self.components_.dtype)
             n_features = self.n_features_in_
+            if np.shape(self.components_)[0] != int(self.n_components):
+                raise ValueError(f"n_components is {self.n_components} but the model has "
+                                 f"{np.shape(self.components_)[0]} topics: refit with fit")
         data = Blocks(X, lambda M, name, nf: check_document_lengths(Counts(
             M, dtype, n_features=n_features if nf is None else nf, name=name,
             owner=None if first else "PLSA"), name))
@@ -415,8 +422,11 @@ or dask array
         if first:
             if data.n_tokens <= 0:
                 raise ValueError("X contains no counts: every document is empty")
-            _, phi = self._initial(check_random_state(self.random_state), data,
-                                   int(self.n_components), dtype)
+            K, W = int(self.n_components), data.n_features
+            # P(w|z), its running statistics and the start's float64 copies (W x K each)
+            check_memory(8 * K * 4 * W, f"pLSA with {K} topics over {W} words",
+                         "use fewer topics (n_components) or fewer words")
+            _, phi = self._initial(check_random_state(self.random_state), data, K, dtype)
             history = []
             self.n_batch_iter_ = 0
         else:
