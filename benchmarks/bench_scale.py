@@ -105,7 +105,7 @@ def make_corpus(directory, args):
                                args.length, r)
     source = write_memmap_csr(CSRChunks(chunks), directory, rows_per_chunk=step)
     print(f"# corpus: {args.docs} documents x {args.words} words, "
-          f"{source._indptr[-1]} non-zeros, written in {time.perf_counter() - tic:.0f} s "
+          f"{source._nnz} non-zeros, written in {time.perf_counter() - tic:.0f} s "
           f"to {directory}", flush=True)
     return source
 
@@ -204,13 +204,11 @@ def _csr_meta():
 
 
 def _read_rows(directory, r0, rows):
+    """Rows [r0, r0 + rows) of the folder (r0 a multiple of rows): one chunk of it."""
+    import itertools
     from countgrid.streaming import MemmapCSR
-    import scipy.sparse as sp
     source = MemmapCSR(directory, rows_per_chunk=rows)
-    ptr = np.array(source._indptr[r0:r0 + rows + 1], dtype=np.int64)
-    p0, p1 = int(ptr[0]), int(ptr[-1])
-    return sp.csr_matrix((np.array(source._data[p0:p1]), np.array(source._indices[p0:p1]),
-                          ptr - p0), shape=(rows, source.shape[1]))
+    return next(itertools.islice(source.chunks(), r0 // rows, None))
 
 
 def main(argv=None):
