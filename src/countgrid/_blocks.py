@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from countgrid._memory import check_memory
 from countgrid.streaming import is_chunk_source
 
-__all__ = ["Blocks", "is_dask_collection"]
+__all__ = ["Blocks", "count_nonzero", "is_dask_collection", "max_count"]
 
 
 def is_dask_collection(X):
@@ -57,8 +57,8 @@ class Blocks:
             self.n_features = self._whole.n_features
             self.n_tokens = float(self._whole.lengths.sum())
             self.is_dense = not self._whole.is_sparse
-            self.n_nonzero = (self._whole.X.nnz if self._whole.is_sparse
-                              else int(np.count_nonzero(self._whole.X)))
+            self.n_nonzero = count_nonzero(self._whole)
+            self._max = max_count(self._whole)
             return
         self._source = X
         n_features = getattr(X, "n_features", None)
@@ -68,12 +68,13 @@ class Blocks:
                             f"{n_features!r}")
         self.n_features = None if n_features is None else int(n_features)
         self.is_dense = False
-        self.n_samples, self.n_tokens, self.n_nonzero = None, 0.0, 0
+        self.n_samples, self.n_tokens, self.n_nonzero, self._max = None, 0.0, 0, 0.0
         n_samples = 0
         for counts in self():
             n_samples += counts.n_samples
             self.n_tokens += float(counts.lengths.sum())
-            self.n_nonzero += _nonzero(counts)
+            self.n_nonzero += count_nonzero(counts)
+            self._max = max(self._max, max_count(counts))
         self.n_samples = n_samples
         if self.n_samples == 0:
             raise ValueError(f"{name} has no rows: its chunk source produced no documents")
@@ -99,7 +100,7 @@ class Blocks:
             self.n_features = counts.n_features
             rows += counts.n_samples
             if not first:
-                nonzero += _nonzero(counts)
+                nonzero += count_nonzero(counts)
                 if rows > self.n_samples:
                     raise ValueError(self._changed(f"more than {self.n_samples} documents "
                                                    f"by chunk {i}"))
@@ -160,18 +161,20 @@ class Blocks:
         return total
 
     def max_count(self):
-        """The largest entry."""
-        top = 0.0
-        for counts in self():
-            data = counts.X.data if counts.is_sparse else counts.X
-            if data.size:
-                top = max(top, float(np.max(data)))
-        return top
+        """The largest entry of the counts as given (found by the first pass)."""
+        return self._max
 
     @property
     def mean_length(self):
         return self.n_tokens / max(self.n_samples, 1)
 
 
-def _nonzero(counts):
+def max_count(counts):
+    """The largest entry of one block's counts."""
+    data = counts.X.data if counts.is_sparse else counts.X
+    return float(np.max(data)) if data.size else 0.0
+
+
+def count_nonzero(counts):
+    """Non-zero entries of one block's counts."""
     return counts.X.nnz if counts.is_sparse else int(np.count_nonzero(counts.X))

@@ -18,6 +18,8 @@ import operator
 
 import numpy as np
 
+from countgrid._blocks import count_nonzero, max_count
+
 __all__ = ["DaskBlocks", "transform"]
 
 
@@ -63,11 +65,8 @@ def _validated(block, make_counts, n_features, index):
 
 
 def _summary(counts):
-    X = counts.X
-    data = X.data if counts.is_sparse else X
-    nnz = X.nnz if counts.is_sparse else int(np.count_nonzero(X))
-    top = float(np.max(data)) if data.size else 0.0
-    return counts.n_samples, float(counts.lengths.sum()), nnz, top
+    return (counts.n_samples, float(counts.lengths.sum()), count_nonzero(counts),
+            max_count(counts))
 
 
 def _column_sums(counts):

@@ -407,10 +407,7 @@ or dask array
                 "scratch": np.empty_like(pi)}
         h, logh, batch = state["h"], state["logh"], state["batch"]
         _grid_kernels.histograms(pi, extent, window, h, logh, nt)
-        batch.n.fill(0)
-        if batch.qsum is not None:
-            batch.qsum.fill(0)
-        batch.log_likelihood, batch.n_documents = 0.0, 0
+        batch.reset()
         top_k = None if self.posterior_top_k is None else int(self.posterior_top_k)
         block_statistics(counts, logh, log_prior, floor, nt, batch, top_k)
         scale = float(total) / counts.n_samples

@@ -120,6 +120,14 @@ class GridStatistics:
         self.log_likelihood = 0.0
         self.n_documents = 0
 
+    def reset(self):
+        """Back to the statistics of no document (the buffers are reused)."""
+        self.n.fill(0)
+        if self.qsum is not None:
+            self.qsum.fill(0)
+        self.log_likelihood, self.n_documents = 0.0, 0
+        return self
+
     def add(self, other):
         """``self += other`` (a reduction step of a distributed fit); returns self."""
         self.n += other.n
@@ -275,11 +283,7 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if last:   # the log-likelihood of the final parameters only
             loglik = estep_all(logh, log_prior, floor, None)
         else:
-            stats.n.fill(0)
-            if stats.qsum is not None:
-                stats.qsum.fill(0)
-            stats.log_likelihood, stats.n_documents = 0.0, 0
-            loglik = estep_all(logh, log_prior, floor, stats)
+            loglik = estep_all(logh, log_prior, floor, stats.reset())
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
         if last:
