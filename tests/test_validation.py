@@ -70,7 +70,7 @@ def test_wrong_n_features(fitted, n_features, meth, sparse):
     ((4.0, 4), (2, 2), TypeError, "extent"),
     ((4.5, 4), (2, 2), TypeError, "extent"),
     ((4, 4), (2.0, 2), TypeError, "window"),
-    ("44", (2, 2), TypeError, "extent"),
+    ("44", (2, 2), ValueError, "extent"),   # a str: only "auto" is allowed
     ((True, 4), (1, 1), TypeError, "extent"),
     (None, (2, 2), TypeError, "extent"),
     ((4, 4), None, TypeError, "window"),

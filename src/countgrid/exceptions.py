@@ -45,6 +45,11 @@ class ConvergenceWarning(UserWarning):
     """EM stopped at n_iter before meeting the tolerance."""
 
 
+class CapacityWarning(UserWarning):
+    """A counting grid far larger than its data fill: many cells hold almost no documents
+    (docs/counting_grids.md, "Choosing the grid")."""
+
+
 class DataConversionWarning(UserWarning):
     """Input was converted to the form an estimator needs (e.g. a column-vector ``y`` to
     1-D), as scikit-learn's warning of the same name."""

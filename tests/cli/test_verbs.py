@@ -72,15 +72,25 @@ def model(posts):
     return posts / "model.npz"
 
 
+def test_coarse_iter_sets_the_stages_of_the_package_schedule():
+    from countgrid.cli._models import coarse_to_fine
+    assert coarse_to_fine((32, 32), (5, 5), 2) == [((10, 10), 2), ((7, 7), 2)]
+    assert coarse_to_fine((40, 40), (4, 4), 15) == countgrid.grid.auto_window_schedule(
+        (40, 40), (4, 4))
+    assert coarse_to_fine((32, 32), (5, 5), 0) is None
+    assert coarse_to_fine((8, 8), (3, 3), 2) is None
+
+
 def test_fit_raw_folder_saves_model_with_its_corpus(posts, model):
     est = countgrid.load(model)
     corpus = countgrid.io.load_corpus(model)
     assert type(est).__name__ == "CountingGrid" and est.pi_.shape[:2] == (8, 8)
     assert len(corpus) == 3 * N_PER_GROUP and corpus.n_terms == est.n_features_in_
-    assert est.window == (3, 3) and est.window_schedule == [((6, 6), 2)]
+    # the package's schedule has no stage for a 3x3 window on 8x8 (first window <= E/3)
+    assert est.window == (3, 3) and est.window_schedule is None
     # the saved counts are those the model was fitted on: refitting them gives the model
     assert est.pi_.dtype == np.float32                # the command line's default
-    again = countgrid.CountingGrid((8, 8), (3, 3), n_iter=4, window_schedule=[((6, 6), 2)],
+    again = countgrid.CountingGrid((8, 8), (3, 3), n_iter=4, window_schedule=None,
                                    dtype=np.float32, random_state=3,
                                    num_threads=1).fit(corpus.counts.astype(np.float32))
     assert np.array_equal(again.pi_, est.pi_)

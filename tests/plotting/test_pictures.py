@@ -56,7 +56,11 @@ def _no_overlapping_text(fig):
     renderer = fig.canvas.get_renderer()
     boxes = []
     for ax in fig.axes:
-        texts = ([t for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+        # the locator also labels ticks just outside the view, which are not drawn
+        (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+        ticks = ([t for t in ax.get_xticklabels() if x0 <= t.get_position()[0] <= x1]
+                 + [t for t in ax.get_yticklabels() if y0 <= t.get_position()[1] <= y1])
+        texts = ([t for t in ticks if t.get_text()]
                  + [ax.xaxis.label, ax.yaxis.label, ax.title])
         if ax.get_legend() is not None:
             texts += ax.get_legend().get_texts()

@@ -7,7 +7,7 @@ import numpy as np
 from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_window,
                                  grid_shape, nonnegative_int, positive_int, resolve_threads)
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._models import DEFAULT_WINDOW, coarse_to_fine
+from countgrid.cli._models import COARSE_ITER, DEFAULT_WINDOW, coarse_to_fine
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_folds
 from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
@@ -40,8 +40,9 @@ def add_parser(sub):
                    help="grid shape (default 24x24)")
     g.add_argument("--window", type=grid_shape, default=None, metavar="WINDOW",
                    help="window shape (default 4x4)")
-    g.add_argument("--coarse-iter", type=nonnegative_int, default=10,
-                   help="iterations with a window twice as large first (default 10)")
+    g.add_argument("--coarse-iter", type=nonnegative_int, default=COARSE_ITER,
+                   help="iterations of each larger window run first (coarse to fine; "
+                        f"default {COARSE_ITER}, 0: none)")
     g.add_argument("--n-iter", type=positive_int, default=100, help="EM iterations (100)")
     add_input_options(p)
     add_common(p)

@@ -4,7 +4,8 @@ import numpy as np
 
 from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
                                  nonnegative_int, positive_int)
-from countgrid.grid import CountingGrid
+from countgrid.grid import CountingGrid, auto_window_schedule
+from countgrid.grid._schedule import STAGE_ITER
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
 from countgrid.topics import PLSA
@@ -14,16 +15,17 @@ MODEL_HELP = ("cg: counting grid (default); plsa: probabilistic latent semantic 
               "rap: rate adapting Poisson harmonium; zipgtm: zero-inflated Poisson GTM map")
 DEFAULT_GRID = (32, 32)
 DEFAULT_WINDOW = (5, 5)
-COARSE_ITER = 10
+COARSE_ITER = STAGE_ITER
 
 
-def coarse_to_fine(extent, window, n_iter=COARSE_ITER):
-    """The annealing the authors always use (docs/counting_grids.md): a first stage with a
-    window twice as large (capped by the grid), then the target window."""
-    if n_iter <= 0:
+def coarse_to_fine(extent, window, stage_iter=COARSE_ITER):
+    """The package's coarse-to-fine window schedule (``window_schedule="auto"``,
+    :func:`countgrid.grid.auto_window_schedule`) with ``stage_iter`` iterations per
+    stage; None (no annealing) for 0."""
+    if stage_iter <= 0:
         return None
-    coarse = tuple(min(2 * w, e) for w, e in zip(window, extent))
-    return None if coarse == tuple(window) else [(coarse, int(n_iter))]
+    # --coarse-iter is what the user asked for: not shortened for a small --n-iter
+    return auto_window_schedule(extent, window, 4 * stage_iter, stage_iter) or None
 
 
 def add_model_options(parser):
@@ -35,8 +37,8 @@ def add_model_options(parser):
     group.add_argument("--window", type=grid_shape, default=None, metavar="WINDOW",
                        help="window shape of the counting grid (default 5x5)")
     group.add_argument("--coarse-iter", type=nonnegative_int, default=COARSE_ITER,
-                       help="iterations with a window twice as large before the target "
-                            f"window (cg; default {COARSE_ITER}, 0: none)")
+                       help="iterations of each larger window run before the target "
+                            f"window (cg, coarse to fine; default {COARSE_ITER}, 0: none)")
     group.add_argument("--n-components", "-k", type=positive_int, default=None,
                        help="topics (plsa, default 20) or hidden units (rap, default 50)")
     group.add_argument("--n-iter", type=positive_int, default=None,

@@ -1,12 +1,14 @@
 """Counting grids (Jojic & Perina, UAI 2011): the model, label embedding, the classifiers
 and the regressor read out from a grid, the one-grid-per-class classifier and the
 generative embeddings built on grids (docs/counting_grids.md)."""
+from countgrid.grid._capacity import auto_extent
 from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridRegressor,
                                          GenerativeCountingGridClassifier)
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, cg_fess_terms
 from countgrid.grid._label_embedding import embed_labels
+from countgrid.grid._schedule import auto_window_schedule
 
 __all__ = ["CountingGrid", "embed_labels", "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
-           "cg_fess_terms"]
+           "cg_fess_terms", "auto_extent", "auto_window_schedule"]

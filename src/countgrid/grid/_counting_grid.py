@@ -14,24 +14,26 @@ from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
-                                   resolve_dtype)
+                                   check_shape_tuple, resolve_dtype)
 from countgrid.grid import _grid_kernels, _words
 from countgrid.grid._browse import cell_corners, check_cell, rank_scores
 from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
                                  block_statistics, blocked_estep, distributed_estep,
                                  grid_counts, local_estep, m_step, posteriors, run_em)
-from countgrid.grid._torus import check_grid, grid_size
+from countgrid.grid._capacity import auto_extent, unused_cells, warn_unused_cells
+from countgrid.grid._schedule import auto_window_schedule
+from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
 from countgrid.maps._html import write_html
 
 #: Constraints of the parameters CountingGrid shares with the estimators built on it.
 GRID_PARAMETER_CONSTRAINTS = {
-    "extent": [GridShape()],
+    "extent": [Options("auto"), GridShape()],
     "window": [GridShape()],
     "n_iter": [Interval(Integral, 1, None)],
     "tol": [Interval(Real, 0, None)],
     "pseudocount": [Options("auto"), Interval(Real, 0, None)],
     "posterior_floor": [Options("auto"), Interval(Real, 0, 1)],
-    "window_schedule": [None, list, tuple],
+    "window_schedule": [Options("auto"), None, list, tuple],
     "learn_prior": ["boolean"],
     "min_iter": [Interval(Integral, 0, None)],
     "dtype": ["dtype", None],
@@ -51,8 +53,8 @@ LEARNING_CONSTRAINTS = {
 }
 
 
-def grid_init(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
-              posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
+def grid_init(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",
+              posterior_floor="auto", window_schedule="auto", learn_prior=False, min_iter=30,
               dtype=np.float64, num_threads=None, random_state=None, verbose=0):
     """The constructor of the estimators fitted on a grid (scikit-learn reads their
     parameters from its signature)."""
@@ -88,11 +90,19 @@ class CountingGrid(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    extent : tuple of int
+    extent : "auto" or tuple of int, default="auto"
         Grid shape ``(E_1, ..., E_D)``, any ``D >= 1``: ``(16, 16)`` for a 16x16 grid,
         ``(16,)`` for a ring of 16 cells.  A bare int is refused (ValueError) as ambiguous.
-    window : tuple of int
+        "auto" sizes the grid to the number N of training documents: capacity
+        ``kappa = L / |W| = clip(N / 3, 16, 100)`` around ``window``
+        (:func:`countgrid.grid.auto_extent`: for a 4x4 window 16x16 up to 48 documents,
+        24x24 for 108, 32x32 for 192, 40x40 from 300 on; docs/counting_grids.md,
+        "Choosing the grid").
+        A grid that leaves more than a third of its cells unused warns
+        (:class:`~countgrid.exceptions.CapacityWarning`).
+    window : tuple of int, default=(4, 4)
         Window shape ``(W_1, ..., W_D)``, ``1 <= W_d <= E_d`` (a tuple, as ``extent``).
+        4x4 is the paper's best window for text (Table 1).
     n_iter : int, default=100
         Maximum number of EM iterations (for the target window).
     tol : float, default=1e-5
@@ -106,10 +116,15 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     posterior_floor : "auto" or float, default="auto"
         Floor applied to every location posterior before renormalising;
         "auto" is ``1 / (1e7 L)``.  Must be ``< 1 / L``; 0 disables it.
-    window_schedule : list, optional
+    window_schedule : "auto", list or None, default="auto"
         Coarse-to-fine annealing run before the target window: each entry is
         a window (run for 15 iterations) or a pair ``(window, n_iter)``,
-        e.g. ``[(10, 10), (6, 6)]``.
+        e.g. ``[(10, 10), (6, 6)]``.  "auto" is the authors' annealing scaled to the
+        grid (:func:`countgrid.grid.auto_window_schedule`: 10x10 then 6x6 for 15
+        iterations each before a 4x4 window on 40x40; fewer when ``n_iter < 60``; none
+        when the window cannot grow), which classifies better than no annealing on
+        every corpus we measured (docs/results.md, "Defaults"); None runs the target
+        window only (the default of 0.1.0).
     learn_prior : bool, default=False
         Learn the location prior ``p(k) ∝ sum_t q_t(k)`` (draft eq. 10;
         docs/counting_grids.md, "Code conventions").
@@ -195,8 +210,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                       "pseudocount_", "posterior_floor_", "n_features_in_", "n_batch_iter_")
     _derived_arrays = ("h_",)
 
-    def __init__(self, extent, window, n_iter=100, tol=1e-5, pseudocount="auto",
-                 posterior_floor="auto", window_schedule=None, learn_prior=False, min_iter=30,
+    def __init__(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",
+                 posterior_floor="auto", window_schedule="auto", learn_prior=False, min_iter=30,
                  dtype=np.float64, num_threads=None, random_state=None, verbose=0,
                  learning_method="batch", batch_size="auto", learning_offset=10.0,
                  learning_decay=0.7, total_samples=1_000_000, posterior_top_k=None):
@@ -211,11 +226,20 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         self.posterior_top_k = posterior_top_k
 
     # ------------------------------------------------------------------ fit
-    def _grid_and_schedule(self):
+    def _grid_and_schedule(self, n_documents=None):
         """Validated parameters: (extent, window, schedule) with the schedule as a list of
-        (window, n_iter) pairs."""
+        (window, n_iter) pairs; ``extent="auto"`` is sized for ``n_documents``."""
         self._validate_params()
-        extent, window = check_grid(self.extent, self.window)
+        extent = self.extent
+        if isinstance(extent, str):   # "auto", the only string allowed
+            refuse_bare_int(self.window, "window", 2)
+            if n_documents is None:   # a fitted grid continued by partial_fit
+                extent = tuple(self.pi_.shape[:-1])
+            else:
+                extent = auto_extent(n_documents, check_shape_tuple(self.window, "window"))
+        extent, window = check_grid(extent, self.window)
+        if isinstance(self.window_schedule, str):   # "auto", the only string allowed
+            return extent, window, auto_window_schedule(extent, window, self.n_iter)
         schedule = []
         for entry in self.window_schedule or ():
             if (isinstance(entry, (tuple, list)) and len(entry) == 2
@@ -286,7 +310,7 @@ or dask array
         -------
         self
         """
-        extent, window, schedule = self._grid_and_schedule()
+        self._validate_params()
         dtype = resolve_dtype(self.dtype, X)
         nt = effective_n_threads(self.num_threads)
         self.__dict__.pop("n_batch_iter_", None)
@@ -300,6 +324,7 @@ or dask array
             data = Blocks(X, partial(block_counts, dtype=dtype))
         if data.n_tokens <= 0:
             raise ValueError("X contains no counts: every document is empty")
+        extent, window, schedule = self._grid_and_schedule(data.n_samples)
         L = grid_size(extent)
         Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
@@ -339,6 +364,7 @@ or dask array
             return on_update
 
         stages = [(win, iters, 0.0, 0, f" window {win}") for win, iters in schedule]
+        position_mass = np.zeros(L)
         stages.append((window, int(self.n_iter), float(self.tol), int(self.min_iter), ""))
         with limit_blas_threads(nt, active=data.is_dense):
             for win, iters, tol, min_iter, stage in stages:
@@ -351,11 +377,13 @@ or dask array
                     monitor, log_prior, h = run_em(
                         estep_all, pi, extent, win, iters, tol, min_iter, rho, floor,
                         log_prior, self.learn_prior, nt, self.verbose, stage=stage,
-                        on_update=checkpoint(win, label))
+                        on_update=checkpoint(win, label), position_mass=position_mass)
         self._set_fitted(pi, h, log_prior, monitor.history, monitor.n_updates,
                          monitor.converged, rho, floor, extent, Z)
         if self.learning_method == "batch":
             self.n_batch_iter_ = 0
+            warn_unused_cells(unused_cells(position_mass, extent, window, nt), extent, window,
+                              data.n_samples)
         self._stepwise = None
         return self
 
@@ -452,9 +480,12 @@ or dask array
         with :func:`countgrid.io.load` continues its step schedule (``n_batch_iter_``) but
         rebuilds the statistics from its next minibatch.
         """
-        extent, window, _ = self._grid_and_schedule()
-        nt = effective_n_threads(self.num_threads)
+        self._validate_params()
         first = not hasattr(self, "pi_")
+        # extent="auto" of a first call: sized for the corpus the minibatches come from
+        extent, window, _ = self._grid_and_schedule(
+            int(self.total_samples) if first else None)
+        nt = effective_n_threads(self.num_threads)
         if first:
             dtype = resolve_dtype(self.dtype, X)
             n_features = None

@@ -259,7 +259,8 @@ def distributed_estep(blocks, learn_prior, top_k=None):
 
 
 def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
-           learn_prior, num_threads, verbose=0, stage="", on_update=None):
+           learn_prior, num_threads, verbose=0, stage="", on_update=None,
+           position_mass=None):
     """Batch EM iterations in place on pi (Z, L).
 
     ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
@@ -269,7 +270,9 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
     log-likelihood after i + 1 updates (countgrid._em_loop.EMMonitor), and h the window
     histograms of the final pi.  ``on_update(n_updates, log_prior, monitor)`` is called
     when pi holds a complete update (and ``on_update(None, None, monitor)`` just before
-    the M-step starts changing it in place), for checkpoints.
+    the M-step starts changing it in place), for checkpoints.  ``position_mass`` (L,),
+    if given, receives the tokens placed at each window position by the last E-step
+    with statistics, ``sum_t |c_t| q_t(k)`` (countgrid.grid._capacity).
     """
     Z, L = pi.shape
     h = np.empty_like(pi)
@@ -290,6 +293,8 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
             break
         if on_update is not None:
             on_update(None, None, monitor)
+        if position_mass is not None:   # before the M-step overwrites stats.n
+            np.sum(stats.n, axis=0, dtype=np.float64, out=position_mass)
         new_log_prior = m_step(stats, h, pi, extent, window, rho, num_threads)
         if learn_prior:
             log_prior = new_log_prior

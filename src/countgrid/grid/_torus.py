@@ -21,10 +21,10 @@ def check_grid(extent, window, name_window="window"):
 
     A bare int extent is refused (it once made a silent ring where a square grid was
     meant); a bare int window only with a 1-D extent, where it is unambiguous."""
-    _refuse_bare_int(extent, "extent")
+    refuse_bare_int(extent, "extent")
     extent = check_shape_tuple(extent, "extent")
     if len(extent) > 1:
-        _refuse_bare_int(window, name_window, len(extent))
+        refuse_bare_int(window, name_window, len(extent))
     window = check_shape_tuple(window, name_window)
     if len(window) != len(extent):
         raise ValueError(f"{name_window} {window} and extent {extent} must have the same "
@@ -36,7 +36,7 @@ def check_grid(extent, window, name_window="window"):
     return extent, window
 
 
-def _refuse_bare_int(value, name, ndim=None):
+def refuse_bare_int(value, name, ndim=None):
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         n = int(value)
         hint = (f"pass ({n}, {n}) for a {n}x{n} grid or ({n},) for a ring of {n} cells"

@@ -254,7 +254,7 @@ def _embedding(estimator, gamma, label_names):
     if gamma is None:
         if isinstance(estimator, CountingGrid):
             raise ValueError("estimator is a CountingGrid, which holds no labels: pass "
-                             "gamma=countgrid.embed_labels(cg.transform(X), y, cg.extent, "
+                             "gamma=countgrid.embed_labels(cg.transform(X), y, cg.pi_.shape[:-1], "
                              "cg.window) or a CountingGridClassifier")
         gamma = estimator.gamma_
         classes = getattr(estimator, "classes_", None)
@@ -577,6 +577,7 @@ GenerativeCountingGridClassifier (one curve per class), PLSA, ZIPGTM or Histogra
     """
     _mpl()
     curves = _curves(estimator)
+    own_figure = ax is None
     ax = _axes(ax, (6.4, 4.0))
     for name, x, y in curves:
         ax.plot(x, y, marker="o" if len(x) <= 40 else None, ms=3, lw=1.4, label=name)
@@ -592,6 +593,8 @@ GenerativeCountingGridClassifier (one curve per class), PLSA, ZIPGTM or Histogra
         title = f"{type(estimator).__name__}: log-likelihood per EM iteration"
     if title:
         ax.set_title(title, fontsize=11)
+    if own_figure:   # room for long tick labels (-70000) beside the axis label
+        ax.figure.tight_layout()
     return ax
 
 
