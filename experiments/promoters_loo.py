@@ -38,8 +38,9 @@ adds 2-D 16x16/4x4, 24x24/4x4 and 3-D 8x8x8/3x3x3 for the transductive methods.
 Usage (from the repository root)::
 
     PYTHONPATH=src python experiments/promoters_loo.py --threads 1 --json /tmp/prom/loo.json
-    PYTHONPATH=src python experiments/promoters_loo.py --features kmer2,kmer3,kmer4,poskmer2,onehot \\
-        --methods le-trans,nn-trans,mnb --sweep --json /tmp/prom/sweep.json
+    PYTHONPATH=src python experiments/promoters_loo.py \\
+        --features kmer2,kmer3,kmer4,poskmer2,onehot --methods le-trans,nn-trans,mnb --sweep \\
+        --json /tmp/prom/sweep.json
 """
 import argparse
 import itertools
