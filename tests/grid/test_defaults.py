@@ -113,3 +113,15 @@ def test_oversized_grid_warns_and_a_fitting_one_does_not():
     with warnings.catch_warnings():
         warnings.simplefilter("error", CapacityWarning)
         CountingGrid((8, 8), (3, 3), **kw).fit(X)
+
+
+def test_auto_parameters_round_trip_in_model_files(tmp_path):
+    from countgrid import io
+    X, _ = corpus((10, 10), (3, 3), 60, seed=7)
+    cg = CountingGrid(window=(3, 3), n_iter=4, random_state=0, num_threads=1).fit(X)
+    path = tmp_path / "grid.npz"
+    io.save(cg, path)
+    back = io.load(path)
+    assert back.extent == "auto" and back.window_schedule == "auto"
+    np.testing.assert_array_equal(back.pi_, cg.pi_)
+    np.testing.assert_array_equal(back.transform(X), cg.transform(X))
