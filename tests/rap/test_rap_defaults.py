@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid.exceptions import NotFittedError
-from countgrid.rap import AUTO_RATE, RAP, auto_learning_rate
+from countgrid.rap import AUTO_RATE, AUTO_UNITS, RAP, auto_learning_rate
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +29,17 @@ def test_rule_values():
     assert auto_learning_rate(1.0) == AUTO_RATE == 0.09
     assert auto_learning_rate(2.0) == pytest.approx(0.0225, rel=1e-15)
     assert auto_learning_rate(1.5) == pytest.approx(0.04, rel=1e-15)
+    # beyond AUTO_UNITS hidden units the rate falls as 1 / K; below it stays
+    assert AUTO_UNITS == 50
+    assert auto_learning_rate(1.5, 10) == auto_learning_rate(1.5, 50) == auto_learning_rate(1.5)
+    assert auto_learning_rate(1.5, 200) == pytest.approx(0.01, rel=1e-15)
+    assert auto_learning_rate(2.0, 100) == pytest.approx(0.09 / 8, rel=1e-15)
     for bad in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="mean_nonzero_count"):
             auto_learning_rate(bad)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="n_components"):
+            auto_learning_rate(1.0, bad)
 
 
 def test_fitted_rate_follows_the_counts(docs):
@@ -53,6 +61,10 @@ def test_fitted_rate_follows_the_counts(docs):
     assert tiny.auto_learning_rate_ == AUTO_RATE
     zero = RAP(n_components=2, n_epochs=1, random_state=0).fit(np.zeros((5, 4)))
     assert zero.auto_learning_rate_ == AUTO_RATE and np.isfinite(zero.components_).all()
+    # the fitted rate uses n_components: 100 units halve it
+    wide_model = RAP(n_components=100, n_epochs=1, random_state=0).fit(X)
+    assert wide_model.auto_learning_rate_ == pytest.approx(one.auto_learning_rate_ / 2,
+                                                           rel=1e-12)
 
 
 def test_auto_is_the_explicit_rate_of_the_rule(docs):
@@ -107,6 +119,10 @@ def test_partial_fit_keeps_the_rate_of_its_first_call(docs, tmp_path):
     d.partial_fit(2 * X[150:])
     assert d.auto_learning_rate_ == pytest.approx(
         AUTO_RATE / mean_nonzero(2 * X[150:]) ** 2, rel=1e-12)
+    e = RAP(n_components=200, learning_rate=1e-3, random_state=1).partial_fit(X[:150])
+    e.set_params(learning_rate="auto").partial_fit(X[150:])
+    assert e.auto_learning_rate_ == pytest.approx(
+        AUTO_RATE / 4 / mean_nonzero(X[150:]) ** 2, rel=1e-12)
 
 
 def test_model_files_without_the_auto_rate(docs, tmp_path):

@@ -38,29 +38,36 @@ MAX_COUNT = math.exp(MAX_LOGRATE)
 
 _KEY_BATCH, _KEY_SHUFFLE, _KEY_SAMPLE = 0, 1, 2
 
-#: ``learning_rate="auto"`` is ``AUTO_RATE / m**2`` with ``m`` the mean non-zero count of
-#: the training data (see :func:`auto_learning_rate` and docs/rap.md, "Defaults").
+#: ``learning_rate="auto"`` is ``AUTO_RATE * min(1, AUTO_UNITS / K) / m**2`` with ``m``
+#: the mean non-zero count of the training data and ``K`` the hidden units (see
+#: :func:`auto_learning_rate` and docs/rap.md, "Defaults").
 AUTO_RATE = 0.09
+AUTO_UNITS = 50
 
 
-def auto_learning_rate(mean_nonzero_count):
-    """The step size of ``learning_rate="auto"`` for data whose non-zero counts average
-    ``mean_nonzero_count`` (``m``): ``AUTO_RATE / m**2``.
+def auto_learning_rate(mean_nonzero_count, n_components=AUTO_UNITS):
+    """The step size of ``learning_rate="auto"``:
+    ``AUTO_RATE * min(1, AUTO_UNITS / K) / m**2`` for data whose non-zero counts average
+    ``m`` and a model of ``K`` hidden units.
 
-    Why the square: multiplying every count by ``s`` leaves the model's hidden inputs
-    ``W^T x`` unchanged if ``W`` is divided by ``s``, while the CD gradient of ``W``
-    (``x h^T``, eq. 10) is multiplied by ``s``; the step that keeps the same relative
-    change of ``W`` is therefore divided by ``s**2``.  The constant was calibrated on
-    validation splits of the training documents of reuters_r8 and news20_full (``m`` =
-    1.52 and 1.50; best rates 0.02-0.04 with 20 epochs, K = 50); test queries were never
-    used (docs/rap.md, "Defaults").  Document length is deliberately left out: the
-    calibration refuted a step inversely proportional to it (news20's documents are 1.8
-    times longer than Reuters' and wanted the same or a larger step).
+    Why ``1 / m**2``: multiplying every count by ``s`` leaves the hidden inputs ``W^T x``
+    unchanged if ``W`` is divided by ``s``, while the CD gradient of ``W`` (``x h^T``,
+    eq. 10) is multiplied by ``s``; the step that keeps the same relative change of
+    ``W`` is therefore divided by ``s**2``.  Why ``1 / K`` beyond 50 units: a step
+    changes every visible log-rate ``a_i + sum_j W_ij h_j`` by a sum over the ``K``
+    hidden units.  The constants were calibrated on validation splits of the training
+    documents of reuters_r8 and news20_full (``m`` = 1.52 and 1.50; best rates
+    0.02-0.04 with 20 epochs at K = 50; at K = 200 0.0097 beat 0.0195); test queries
+    were never used (docs/rap.md, "Defaults").  Document length is deliberately left
+    out: news20's documents are 1.8 times longer than Reuters' and wanted the same or a
+    larger step.
 
     Parameters
     ----------
     mean_nonzero_count : float
         Sum of the counts over the number of non-zero counts (> 0).
+    n_components : int, default=AUTO_UNITS
+        Hidden units ``K`` (>= 1).
 
     Returns
     -------
@@ -69,7 +76,10 @@ def auto_learning_rate(mean_nonzero_count):
     m = float(mean_nonzero_count)
     if not (math.isfinite(m) and m > 0):
         raise ValueError(f"mean_nonzero_count must be a positive finite number, got {m!r}")
-    return AUTO_RATE / (m * m)
+    if (isinstance(n_components, (bool, np.bool_)) or not isinstance(n_components, Integral)
+            or n_components < 1):
+        raise ValueError(f"n_components must be an int >= 1, got {n_components!r}")
+    return AUTO_RATE * min(1.0, AUTO_UNITS / int(n_components)) / (m * m)
 
 
 def _sigmoid(u):
@@ -113,9 +123,10 @@ class RAP(TransformerMixin, BaseEstimator):
     learning_rate : float or "auto", default="auto"
         Step size of the gradient ascent (the gradient is the minibatch
         average).  ``"auto"`` (new in 0.2; 0.1.0's default was ``1e-3``) adapts the
-        step to the scale of the counts: ``AUTO_RATE / m**2 = 0.09 / m**2``, with
-        ``m`` the mean of the non-zero counts of the data the model is first fitted
-        on (:func:`auto_learning_rate`; about 0.04 for word counts).  The rule and its
+        step to the scale of the counts and to ``K = n_components``:
+        ``0.09 * min(1, 50 / K) / m**2``, with ``m`` the mean of the non-zero counts
+        of the data the model is first fitted on (:func:`auto_learning_rate`; about
+        0.04 for word counts and ``K <= 50``).  The rule and its
         calibration, on training documents only: docs/rap.md, "Defaults".  The step
         used is :attr:`learning_rate_`; an explicit float is used as given.
     momentum : float, default=0.9
@@ -429,7 +440,7 @@ class RAP(TransformerMixin, BaseEstimator):
         self.intercept_hidden_ = np.zeros(K, dtype=dtype)
         self.n_trials_ = p["ntrials"]
         if p["lr"] is None:
-            p["lr"] = self.auto_learning_rate_ = self._auto_rate(colsum.sum(), nonzero)
+            p["lr"] = self.auto_learning_rate_ = self._auto_rate(colsum.sum(), nonzero, K)
         elif hasattr(self, "auto_learning_rate_"):     # a refit with an explicit rate
             del self.auto_learning_rate_
         self.velocity_components_ = np.zeros((D, K), dtype=dtype).T
@@ -462,11 +473,12 @@ class RAP(TransformerMixin, BaseEstimator):
         self.velocity_hidden_ = -vbeta
 
     @staticmethod
-    def _auto_rate(total, nonzero):
+    def _auto_rate(total, nonzero, n_components):
         """``learning_rate="auto"`` for data with these count sum and non-zero count."""
         # non-zero counts of count data are >= 1: a smaller mean (fractional data, or no
         # data at all) is taken as 1, so the rate never exceeds AUTO_RATE
-        return auto_learning_rate(max(float(total) / max(int(nonzero), 1), 1.0))
+        return auto_learning_rate(max(float(total) / max(int(nonzero), 1), 1.0),
+                                  n_components)
 
     def _gens(self, key, n_rows):
         n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
@@ -595,7 +607,7 @@ class RAP(TransformerMixin, BaseEstimator):
             for counts in data():
                 total += float(counts.csr.data.sum())
                 nonzero += int(np.count_nonzero(counts.csr.data))
-            p["lr"] = self._auto_rate(total, nonzero)
+            p["lr"] = self._auto_rate(total, nonzero, p["K"])
         if first:
             self._initialize(data, p, check_random_state(self.random_state))
         else:
