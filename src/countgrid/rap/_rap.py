@@ -138,8 +138,9 @@ class RAP(TransformerMixin, BaseEstimator):
         Documents per minibatch (the paper's 100).
     n_epochs : int, default=20
         Passes over the training data in :meth:`fit` (shuffled each epoch).  0.1.0's
-        default was 10; with the ``"auto"`` rate 20 epochs beat 10 on both calibration
-        corpora (docs/rap.md, "Defaults").
+        default was 10; with the ``"auto"`` rate, 20 epochs gained 0.022 retrieval AUC
+        over 10 on news20's calibration split and lost 0.001 on Reuters'
+        (docs/rap.md, "Defaults").
     method : {"cd", "mean_field"}, default="cd"
         ``"cd"``: CD-k with one sampled Gibbs chain per document (Algorithm 1).
         ``"mean_field"``: both samples replaced by their conditional means,
