@@ -35,6 +35,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "data"))
 
 import countgrid  # noqa: E402
+import countgrid._progress  # noqa: E402
 from countgrid.metrics import precision_recall_curve_retrieval  # noqa: E402
 from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
@@ -86,54 +87,137 @@ def evaluate(name, codes_tr, codes_te, ytr, yte):
             "n_retrieved": c.n_retrieved.tolist(), "eval_seconds": time.perf_counter() - t0}
 
 
+def validation_split(ytr, fraction, seed):
+    """Stratified split of the TRAINING documents: (corpus rows, query rows).  The
+    calibration protocol (docs/rap.md, "Defaults") queries these held-out training
+    documents against the rest of the training split; the test split is never read."""
+    rng = np.random.default_rng(seed)
+    held = np.zeros(ytr.size, dtype=bool)
+    for c in np.unique(ytr):
+        idx = np.flatnonzero(ytr == c)
+        held[rng.choice(idx, int(round(fraction * idx.size)), replace=False)] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def _rate(text):
+    return text if text == "auto" else float(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="reuters_r8", choices=["news20_full", "reuters_r8"])
     ap.add_argument("--dims", default="25,50,100", help="latent dimensionalities to sweep")
-    ap.add_argument("--rap-epochs", type=int, default=10)
-    ap.add_argument("--learning-rate", type=float, default=1e-2)
-    ap.add_argument("--momentum", type=float, default=0.9)
-    ap.add_argument("--weight-decay", type=float, default=1e-4)
+    ap.add_argument("--rap-epochs", default=None,
+                    help="comma-separated epoch counts: one fit of the largest, evaluated "
+                         "after each listed epoch (default: RAP's own n_epochs)")
+    ap.add_argument("--learning-rate", default=None,
+                    help="comma-separated rates (floats or 'auto'), one RAP per rate "
+                         "(default: RAP's own default)")
+    ap.add_argument("--momentum", type=float, default=None)
+    ap.add_argument("--weight-decay", type=float, default=None)
+    ap.add_argument("--rap-params", default=None,
+                    help="JSON object of further RAP parameters, e.g. "
+                         "'{\"early_stopping\": false}'")
+    ap.add_argument("--split", default="test", choices=["test", "validation"],
+                    help="'validation': queries are a stratified --validation-fraction of "
+                         "the TRAINING split, the corpus the rest of it (calibration; the "
+                         "test split is not used)")
+    ap.add_argument("--validation-fraction", type=float, default=0.2)
+    ap.add_argument("--count-scale", type=float, default=1.0,
+                    help="multiply every count by this factor after preprocessing (to "
+                         "calibrate how the learning-rate rule scales with the counts)")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plsa-iter", type=int, default=0,
                     help="also evaluate pLSA (countgrid.PLSA, codes = folded-in P(z|d)) "
                          "with this many EM iterations; 0 skips it")
+    ap.add_argument("--no-baselines", action="store_true", help="skip tf-idf and LSI")
     ap.add_argument("--json", default=None)
     ap.add_argument("--png", default=None)
     args = ap.parse_args()
     dims = [int(d) for d in args.dims.split(",") if d]
+    epochs = (None if args.rap_epochs is None
+              else sorted({int(e) for e in args.rap_epochs.split(",") if e}))
+    rates = ([None] if args.learning_rate is None
+             else [_rate(r) for r in args.learning_rate.split(",") if r])
+    extra = json.loads(args.rap_params) if args.rap_params else {}
+    for name, value in (("momentum", args.momentum), ("weight_decay", args.weight_decay)):
+        if value is not None:
+            extra[name] = value
 
     Xtr, ytr, Xte, yte, words = load(args.dataset)
-    print(f"{args.dataset}: train {Xtr.shape[0]}, test {Xte.shape[0]}, words {Xtr.shape[1]}, "
-          f"empty train/test docs {(Xtr.getnnz(1) == 0).sum()}/{(Xte.getnnz(1) == 0).sum()}",
-          flush=True)
+    if args.count_scale != 1.0:
+        Xtr, Xte = Xtr * args.count_scale, Xte * args.count_scale
+    if args.split == "validation":
+        fit_rows, query_rows = validation_split(ytr, args.validation_fraction, args.seed)
+        Xtr, ytr, Xte, yte = Xtr[fit_rows], ytr[fit_rows], Xtr[query_rows], ytr[query_rows]
+    print(f"{args.dataset} ({args.split}): corpus {Xtr.shape[0]}, queries {Xte.shape[0]}, "
+          f"words {Xtr.shape[1]}, empty corpus/query docs {(Xtr.getnnz(1) == 0).sum()}/"
+          f"{(Xte.getnnz(1) == 0).sum()}", flush=True)
     results = []
-    idf = countgrid.retrieval.idf_weights(Xtr)
-    r = evaluate("tf-idf", countgrid.tfidf(Xtr, idf), countgrid.tfidf(Xte, idf), ytr, yte)
-    r.update(model="tf-idf", dim=Xtr.shape[1])
-    results.append(r)
-    print(f"tf-idf          AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}", flush=True)
+
+    def dump():
+        if args.json:
+            out = {"dataset": args.dataset, "args": vars(args), "n_train": int(Xtr.shape[0]),
+                   "n_test": int(Xte.shape[0]), "n_words": int(Xtr.shape[1]),
+                   "results": results}
+            with open(args.json, "w") as fh:
+                json.dump(out, fh, indent=1)
+
+    if not args.no_baselines:
+        idf = countgrid.retrieval.idf_weights(Xtr)
+        r = evaluate("tf-idf", countgrid.tfidf(Xtr, idf), countgrid.tfidf(Xte, idf), ytr, yte)
+        r.update(model="tf-idf", dim=Xtr.shape[1])
+        results.append(r)
+        print(f"tf-idf          AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}", flush=True)
     for k in dims:
-        t0 = time.perf_counter()
-        lsi = countgrid.LSI(n_components=k, random_state=args.seed).fit(Xtr)
-        t_fit = time.perf_counter() - t0
-        r = evaluate(f"LSI {k}", lsi.transform(Xtr), lsi.transform(Xte), ytr, yte)
-        r.update(model="LSI", dim=k, fit_seconds=t_fit)
-        results.append(r)
-        print(f"LSI  K={k:<4d}     AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}  "
-              f"fit {t_fit:.1f}s", flush=True)
-        t0 = time.perf_counter()
-        rap = countgrid.RAP(n_components=k, n_epochs=args.rap_epochs,
-                            learning_rate=args.learning_rate, momentum=args.momentum,
-                            weight_decay=args.weight_decay, num_threads=args.threads,
-                            random_state=args.seed).fit(Xtr)
-        t_fit = time.perf_counter() - t0
-        r = evaluate(f"RAP {k}", rap.transform(Xtr), rap.transform(Xte), ytr, yte)
-        r.update(model="RAP", dim=k, fit_seconds=t_fit, epochs=args.rap_epochs)
-        results.append(r)
-        print(f"RAP  K={k:<4d}     AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}  "
-              f"fit {t_fit:.1f}s", flush=True)
+        if not args.no_baselines:
+            t0 = time.perf_counter()
+            lsi = countgrid.LSI(n_components=k, random_state=args.seed).fit(Xtr)
+            t_fit = time.perf_counter() - t0
+            r = evaluate(f"LSI {k}", lsi.transform(Xtr), lsi.transform(Xte), ytr, yte)
+            r.update(model="LSI", dim=k, fit_seconds=t_fit)
+            results.append(r)
+            print(f"LSI  K={k:<4d}     AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}  "
+                  f"fit {t_fit:.1f}s", flush=True)
+            dump()
+        for rate in rates:
+            params = dict(extra, n_components=k, num_threads=args.threads,
+                          random_state=args.seed)
+            if rate is not None:
+                params["learning_rate"] = rate
+            if epochs is not None:
+                params["n_epochs"] = epochs[-1]
+            rap = countgrid.RAP(**params)
+            t0 = time.perf_counter()
+
+            def record(model, fit_seconds, rate=rate, params=params):
+                r = evaluate(f"RAP {k}", model.transform(Xtr), model.transform(Xte), ytr, yte)
+                used = getattr(model, "learning_rate_", model.learning_rate)
+                r.update(model="RAP", dim=k, fit_seconds=fit_seconds,
+                         epochs=int(model.n_iter_), updates=int(model.n_updates_),
+                         learning_rate=str("default" if rate is None else rate),
+                         learning_rate_used=float(used),
+                         params={p: v for p, v in params.items() if p != "num_threads"})
+                results.append(r)
+                print(f"RAP  K={k:<4d} lr={r['learning_rate']:<7s} ({float(used):.3g}) "
+                      f"epoch {r['epochs']:<5d} updates {r['updates']:<7d} "
+                      f"AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}  fit {fit_seconds:.1f}s",
+                      flush=True)
+                dump()
+
+            def listener(event, rap=rap, t0=t0):
+                if (event["owner"] == "RAP" and epochs is not None
+                        and event["done"] in epochs[:-1]):
+                    record(rap, time.perf_counter() - t0)
+
+            try:
+                with countgrid._progress.listen(listener):
+                    rap.fit(Xtr)
+            except FloatingPointError as exc:
+                print(f"RAP  K={k:<4d} lr={rate}: diverged ({exc})", flush=True)
+                continue
+            record(rap, time.perf_counter() - t0)
         if args.plsa_iter > 0:
             t0 = time.perf_counter()
             plsa = countgrid.PLSA(n_components=k, n_iter=args.plsa_iter, tol=1e-6,
@@ -144,11 +228,8 @@ def main():
             results.append(r)
             print(f"pLSA K={k:<4d}     AUC {r['auc']:.4f}  P@1 {r['p_at_1']:.4f}  "
                   f"fit {t_fit:.1f}s ({plsa.n_iter_} iterations)", flush=True)
-    out = {"dataset": args.dataset, "args": vars(args), "n_train": int(Xtr.shape[0]),
-           "n_test": int(Xte.shape[0]), "n_words": int(Xtr.shape[1]), "results": results}
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1)
+            dump()
+    dump()
     if args.png:
         import matplotlib
 
@@ -170,7 +251,7 @@ def main():
         ax.legend()
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
-    return out
+    return results
 
 
 if __name__ == "__main__":
