@@ -43,7 +43,7 @@ def add_model_options(parser):
                        help="topics (plsa, default 20) or hidden units (rap, default 50)")
     group.add_argument("--n-iter", type=positive_int, default=None,
                        help="maximum EM iterations (cg, plsa, zipgtm: default 100) or epochs "
-                            "(rap: default 10)")
+                            "(rap: default 20)")
     group.add_argument("--float64", action="store_true",
                        help="work in double precision (cg, plsa, rap; default single: half "
                             "the memory and the model file, and faster)")
@@ -68,7 +68,7 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
         return PLSA(n_components=args.n_components or 20, n_iter=args.n_iter or 100,
                     dtype=dtype, num_threads=num_threads, random_state=seed)
     if args.model == "rap":
-        return RAP(n_components=args.n_components or 50, n_epochs=args.n_iter or 10,
+        return RAP(n_components=args.n_components or 50, n_epochs=args.n_iter or 20,
                    dtype=dtype, num_threads=num_threads, random_state=seed)
     grid = args.grid or (15, 18)
     if len(grid) != 2:

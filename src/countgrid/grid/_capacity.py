@@ -47,7 +47,8 @@ def capacity_for(n_documents):
 
 
 def auto_extent(n_documents, window):
-    """The grid of ``extent="auto"``: capacity :func:`capacity_for` around ``window``.
+    """The grid of ``extent="auto"``: capacity ``kappa = clip(n_documents / 3, 16, 100)``
+    around ``window``.
 
     ``E_d = round(W_d kappa^(1/D))`` (at least ``W_d``), so that ``L / |W| ~ kappa``:
     a 4x4 window gives 16x16 up to 48 documents, 24x24 for 108, 32x32 for 192 and 40x40

@@ -73,7 +73,11 @@ def auto_learning_rate(mean_nonzero_count, n_components=AUTO_UNITS):
     -------
     float
     """
-    m = float(mean_nonzero_count)
+    try:
+        m = float(mean_nonzero_count)
+    except (TypeError, ValueError):
+        raise TypeError(f"mean_nonzero_count must be a positive finite number, got "
+                        f"{type(mean_nonzero_count).__name__}") from None
     if not (math.isfinite(m) and m > 0):
         raise ValueError(f"mean_nonzero_count must be a positive finite number, got {m!r}")
     if (isinstance(n_components, (bool, np.bool_)) or not isinstance(n_components, Integral)
