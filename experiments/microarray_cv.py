@@ -12,10 +12,10 @@ Protocol, per outer fold (stratified ``--folds``-fold CV, repeated with the fold
    (pomeroy's values are clipped to [20, 16000]: x - 20; colon: x, its minimum is 5.8),
    then every sample is scaled to the same total ``--total`` over the selected genes
    (default 2500 = 100 |W| for the 5x5 window, the per-sample normalisation
-   ``c <- 100 |W| c / sum c`` of A. Perina's copy of the authors' code,
-   ../shared/spec/countinggrid.md section 6) and rounded to integers.  ``--total 0`` keeps
+   ``c <- 100 |W| c / sum c`` of A. Perina's copy of the authors' code)
+   and rounded to integers.  ``--total 0`` keeps
    the scale and uses ``round(x / --scale)`` instead.  Per-sample, so no fold leaks;
-3. classifiers (spec section 7), each with the same E, W:
+3. classifiers (the draft journal version's three; docs/counting_grids.md), each with the same E, W:
 
    * ``le``: label embedding, inductive (``CountingGridClassifier`` on the training fold);
    * ``le-trans``: label embedding as in the paper's section 3: one grid on all samples of

@@ -14,7 +14,7 @@ bag of overlapping k-mers):
   where they start (6 segments, the last one 7 long), ``6 * 4^k`` features: position-aware;
 * ``onehot``: the file's 228 position x nucleotide indicators as a bag of 57 tokens.
 
-Classifiers (the same as ``microarray_cv.py``; ../shared/spec/countinggrid.md section 7),
+Classifiers (the same as ``microarray_cv.py``; docs/counting_grids.md),
 with the same E, W:
 
 * ``le-trans``: the paper's protocol (section 3: "each data point is taken out of the set

@@ -11,7 +11,7 @@ frequent).  Grid: ``CountingGrid(extent, window)`` with the package defaults (co
 ``window_schedule="auto"``).  Classifiers on the positions, per fold:
 
 * k-NN (k = 1 and 3, majority vote) with the toroidal distance between MAP window
-  positions (docs/counting_grids.md; spec section 7, "nearest neighbour in CG space");
+  positions (the draft journal version's "nearest neighbour in CG space");
 * label embedding read out under the same grid (eq. 9 on the training fold's posteriors),
   for comparison with the inductive protocol of experiments/grid_defaults.py.
 
