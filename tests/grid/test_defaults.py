@@ -28,6 +28,7 @@ def corpus(extent, window, n_docs, n_features=30, doc_length=40, seed=0):
     ((12, 12, 12), (3, 3, 2), 100, [((4, 4, 4), 15), ((3, 3, 3), 15)]),
     ((40, 40), (4, 4), 20, [((10, 10), 5), ((6, 6), 5)]),   # a short fit stays short
     ((40, 40), (4, 4), 3, []),
+    ((40, 40), (4, 4), None, [((10, 10), 15), ((6, 6), 15)]),   # stage length as given
     ((10, 10), (3, 3), 100, []),                             # the window cannot grow
     ((8, 8), (8, 8), 100, []),
 ])

@@ -25,7 +25,7 @@ def coarse_to_fine(extent, window, stage_iter=COARSE_ITER):
     if stage_iter <= 0:
         return None
     # --coarse-iter is what the user asked for: not shortened for a small --n-iter
-    return auto_window_schedule(extent, window, 4 * stage_iter, stage_iter) or None
+    return auto_window_schedule(extent, window, None, stage_iter) or None
 
 
 def add_model_options(parser):

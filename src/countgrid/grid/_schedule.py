@@ -26,10 +26,10 @@ def auto_window_schedule(extent, window, n_iter=100, stage_iter=STAGE_ITER):
     ----------
     extent, window : tuple of int
         Validated grid and target window (``countgrid.grid._torus.check_grid``).
-    n_iter : int, default=100
+    n_iter : int or None, default=100
         Iterations allowed for the target window: each stage runs
         ``min(stage_iter, n_iter // 4)`` iterations, so a short fit stays short (no
-        stage when ``n_iter < 4``).
+        stage when ``n_iter < 4``); None runs ``stage_iter`` whatever the fit's length.
     stage_iter : int, default=15
         Iterations of a stage when ``n_iter`` allows.
 
@@ -38,7 +38,7 @@ def auto_window_schedule(extent, window, n_iter=100, stage_iter=STAGE_ITER):
     list of (tuple of int, int)
         The stages, coarse first; empty when the window cannot grow.
     """
-    iters = min(int(stage_iter), int(n_iter) // 4)
+    iters = int(stage_iter) if n_iter is None else min(int(stage_iter), int(n_iter) // 4)
     if iters < 1:
         return []
     first = tuple(max(w, min(int(2.5 * w), e // 3)) for w, e in zip(window, extent))

@@ -433,10 +433,8 @@ class RAP(TransformerMixin, BaseEstimator):
         # W ~ N(0, 0.01^2) drawn in float64 (float32 and float64 models share it)
         W = np.ascontiguousarray(rng.normal(0.0, 0.01, size=(D, K)), dtype=dtype)
         colsum = np.zeros(D)
-        nonzero = 0
         for counts in data():
             colsum += np.bincount(counts.csr.indices, weights=counts.csr.data, minlength=D)
-            nonzero += int(np.count_nonzero(counts.csr.data))
         # log of the smoothed mean count of each word (our choice: the paper, section 2.3,
         # does not say how the parameters are initialised)
         a = np.log((colsum + 0.5) / (N + 1.0)).astype(dtype)
@@ -445,7 +443,8 @@ class RAP(TransformerMixin, BaseEstimator):
         self.intercept_hidden_ = np.zeros(K, dtype=dtype)
         self.n_trials_ = p["ntrials"]
         if p["lr"] is None:
-            p["lr"] = self.auto_learning_rate_ = self._auto_rate(colsum.sum(), nonzero, K)
+            p["lr"] = self.auto_learning_rate_ = self._auto_rate(data.n_tokens,
+                                                                 data.n_nonzero, K)
         elif hasattr(self, "auto_learning_rate_"):     # a refit with an explicit rate
             del self.auto_learning_rate_
         self.velocity_components_ = np.zeros((D, K), dtype=dtype).T
@@ -607,12 +606,8 @@ class RAP(TransformerMixin, BaseEstimator):
                 p["lr"] = self.auto_learning_rate_  # "auto" keeps the rate of the first call
             auto = p["lr"] is None    # a model fitted with a float, now "auto": rate of X
         data = self._blocks(X, p["dtype"], n_features=None if first else self.n_features_in_)
-        if not first and auto:
-            total = nonzero = 0
-            for counts in data():
-                total += float(counts.csr.data.sum())
-                nonzero += int(np.count_nonzero(counts.csr.data))
-            p["lr"] = self._auto_rate(total, nonzero, p["K"])
+        if not first and auto:   # the totals of the first pass over X (countgrid._blocks)
+            p["lr"] = self._auto_rate(data.n_tokens, data.n_nonzero, p["K"])
         if first:
             self._initialize(data, p, check_random_state(self.random_state))
         else:
