@@ -6,9 +6,11 @@ countgrid._param_validation), pickle-free persistence (``save`` / ``load``, see
 countgrid.io) with registration of every saveable class at its definition, and the
 scikit-learn tags, built lazily in ``__sklearn_tags__`` (which only scikit-learn calls).
 """
+import contextlib
 import copy
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -24,6 +26,38 @@ def _fitted_state(est):
     return {k: v for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")}
 
 
+# id(estimator) -> (thread ident, depth) while a fit or partial_fit runs: a second thread
+# fitting the same estimator is refused (docs/robustness.md, "Threads"); the fitting
+# thread holds a reference, so the id cannot be reused meanwhile.
+_FITTING = {}
+_FITTING_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_fitting_thread(est, name):
+    """Refuse (RuntimeError) a fit of ``est`` while another thread fits it: the two would
+    interleave their updates into a model neither asked for.  The same thread may nest
+    (``fit`` calling ``partial_fit``)."""
+    me = threading.get_ident()
+    with _FITTING_LOCK:
+        owner = _FITTING.get(id(est))
+        if owner is not None and owner[0] != me:
+            raise RuntimeError(
+                f"{type(est).__name__}.{name} was called while another thread is fitting "
+                "this same estimator; fit one estimator per thread (e.g. "
+                "sklearn.base.clone(est) for each), or wait for the other fit to end")
+        _FITTING[id(est)] = (me, 1 if owner is None else owner[1] + 1)
+    try:
+        yield
+    finally:
+        with _FITTING_LOCK:
+            thread, depth = _FITTING[id(est)]
+            if depth == 1:
+                del _FITTING[id(est)]
+            else:
+                _FITTING[id(est)] = (thread, depth - 1)
+
+
 def _transactional(method):
     """Wrap ``fit`` / ``partial_fit`` so that a call that fails half way leaves nothing
     half-trained behind.
@@ -34,12 +68,16 @@ def _transactional(method):
     :meth:`BaseEstimator._checkpoint` (its last complete iteration) if any, and otherwise
     an unfitted estimator (never the model of an earlier fit, which the user asked to
     replace).  A ``KeyboardInterrupt`` is re-raised with a note saying which state was
-    kept.
+    kept.  Only one thread at a time may fit a given estimator (``_one_fitting_thread``).
     """
     partial = method.__name__ == "partial_fit"
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        with _one_fitting_thread(self, method.__name__):
+            return run(self, *args, **kwargs)
+
+    def run(self, *args, **kwargs):
         before = _fitted_state(self)
         outer_checkpoint = self.__dict__.pop("_fit_checkpoint", None)
         try:
@@ -98,6 +136,10 @@ class BaseEstimator:
     #: Parameters documented as options of inference itself (e.g. pLSA's folding-in
     #: iterations): they take effect at the next transform, without a refit.
     _inference_options = ()
+    #: What a model file may hold for this estimator: ``{name: countgrid._fitted.array(...)
+    #: or scalar(...)}`` (dtype class and shape, checked before anything is decompressed;
+    #: docs/security.md).  ``_fitted_arrays`` is set to its names.
+    _fitted_schema = {}
     _fitted_arrays = ()
     _fitted_estimators = ()
     #: Fitted arrays that are a function of the others: model files leave them out when
@@ -113,6 +155,12 @@ class BaseEstimator:
         super().__init_subclass__(**kwargs)
         if saveable is not None:
             cls._saveable = bool(saveable)
+        if "_fitted_schema" in cls.__dict__:
+            # the schema is the one declaration of what a model file may hold
+            if "_fitted_arrays" in cls.__dict__:
+                raise TypeError(f"{cls.__name__} declares both _fitted_schema and "
+                                "_fitted_arrays: declare the schema only")
+            cls._fitted_arrays = tuple(cls._fitted_schema)
         if cls._saveable and not cls.__name__.startswith("_"):
             io.register(cls)
         for name in ("fit", "partial_fit"):

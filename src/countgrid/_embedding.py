@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._fitted import fitted_int
+from countgrid._fitted import array, fitted_int, scalar
 from countgrid._per_class import check_documents, fit_groups, fit_per_class, take_rows
 from countgrid._validation import check_is_fitted, encode_labels, n_samples
 
@@ -55,7 +55,8 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
     ``i``) and ``_block_width(model, i)``.
     """
 
-    _fitted_arrays = ("classes_", "n_features_in_")
+    _fitted_schema = {"classes_": array("label", "n_classes"),
+                      "n_features_in_": scalar("int")}
     _fitted_estimators = ("models_",)
     _allowed_modes = ("per_class", "whole_data")
     _model_class = None          # the class of the fitted models (PLSA, CountingGrid)

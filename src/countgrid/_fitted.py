@@ -9,7 +9,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["fitted_array", "fitted_int", "fitted_real", "fitted_bool", "fitted_labels"]
+__all__ = ["fitted_array", "fitted_int", "fitted_real", "fitted_bool", "fitted_labels",
+           "array", "scalar", "check_declared"]
 
 
 def fitted_array(est, name, shape=None, ndim=None, float_only=True, finite=True,
@@ -84,3 +85,138 @@ def fitted_labels(est, name="classes_", min_classes=2):
     if classes.shape[0] > 1 and not (classes[1:] > classes[:-1]).all():
         raise ValueError(f"{name} is not sorted and distinct")
     return classes
+
+
+# ----------------------------------------------------------------- declared schemas
+# What a model file may hold for an estimator, checked from the file's headers before any
+# array is decompressed (countgrid.io, docs/security.md): each saveable estimator declares
+# ``_fitted_schema = {name: array(...) | scalar(...)}``, and its ``_fitted_arrays`` are the
+# names of that schema.  The values and the relations between estimators are checked after
+# reading, by ``_check_fitted_state``.
+
+#: dtype classes of a schema entry: the numpy kinds (and item sizes) each accepts
+_DTYPE_CLASSES = {
+    "float": lambda dt: dt.kind == "f" and dt.itemsize in (4, 8),
+    "real": lambda dt: dt.kind in "biuf",
+    "int": lambda dt: dt.kind in "iu",
+    "bool": lambda dt: dt.kind == "b",
+    "label": lambda dt: dt.kind in "biufU",
+    "str": lambda dt: dt.kind == "U",
+}
+
+
+class Field:
+    """One fitted attribute of a schema: ``array`` or ``scalar``, its dtype class and, for
+    an array, its dimensions (see :func:`array`)."""
+
+    __slots__ = ("kind", "dtype", "dims", "bind")
+
+    def __init__(self, kind, dtype, dims=(), bind=None):
+        if dtype not in _DTYPE_CLASSES:
+            raise ValueError(f"unknown dtype class {dtype!r}")
+        self.kind, self.dtype, self.dims, self.bind = kind, dtype, tuple(dims), bind
+
+    def __repr__(self):
+        if self.kind == "scalar":
+            return f"scalar({self.dtype!r}{', bind=' + repr(self.bind) if self.bind else ''})"
+        return f"array({self.dtype!r}, {', '.join(map(repr, self.dims))})"
+
+
+def array(dtype, *dims):
+    """A fitted array: ``dims`` are ints (a fixed size), names (a size shared by every entry
+    that uses the name, or bound by a :func:`scalar`), ``"name+k"`` (that size plus an int)
+    or one ``"name..."`` (one or more dimensions, e.g. a grid's extent)."""
+    return Field("array", dtype, dims)
+
+
+def scalar(dtype, bind=None):
+    """A fitted scalar; an int scalar may ``bind`` a size name to its value."""
+    return Field("scalar", dtype, (), bind)
+
+
+def _dim_text(dim):
+    return dim if isinstance(dim, str) else str(dim)
+
+
+def check_declared(schema, declared, values, owner, sizes=None):
+    """Check what a file declares for one estimator against its schema, before reading it.
+
+    Parameters
+    ----------
+    schema : dict of str -> Field
+    declared : dict of str -> (kind, numpy.dtype, shape)
+        The file's attributes: kind ``"array"`` or ``"scalar"`` as its header says, dtype
+        and shape as the ``.npy`` headers declare.
+    values : dict of str -> scalar
+        The values of the scalar attributes (read first: they are a few bytes each).
+    owner : str
+        The estimator's name, for errors.
+    sizes : dict of str -> int, optional
+        Size names already known (e.g. read from a small member).
+
+    Raises
+    ------
+    ValueError
+        Naming the first attribute whose kind, dtype or shape the schema does not allow.
+    """
+    sizes = dict(sizes or {})
+    sources = {}
+    for name, field in schema.items():
+        if field.bind is not None and name in values:
+            value = values[name]
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+                    or value < 0:
+                raise ValueError(f"{name} of {owner} must be an int >= 0, got {value!r}")
+            sizes[field.bind] = int(value)
+            sources[field.bind] = name
+    for name, (kind, dtype, shape) in declared.items():
+        field = schema.get(name)
+        if field is None:
+            continue      # an attribute outside the schema is refused by the caller
+        if kind != field.kind:
+            raise ValueError(f"{name} of {owner} must be stored as a {field.kind}, the file "
+                             f"says {kind!r}")
+        if not _DTYPE_CLASSES[field.dtype](dtype):
+            raise ValueError(f"{name} of {owner} has the dtype {dtype}; a {field.dtype} "
+                             "is expected")
+        if field.kind == "scalar":
+            if shape != ():
+                raise ValueError(f"{name} of {owner} should be a scalar, got shape {shape}")
+            continue
+        _unify(name, owner, field.dims, tuple(shape), sizes, sources)
+
+
+def _unify(name, owner, dims, shape, sizes, sources):
+    expected = "(" + ", ".join(_dim_text(d) for d in dims) + ")"
+    variadic = [i for i, d in enumerate(dims) if isinstance(d, str) and d.endswith("...")]
+    if variadic:
+        i = variadic[0]
+        n_rest = len(dims) - 1
+        if len(shape) < n_rest + 1:
+            raise ValueError(f"{name} of {owner} has shape {shape}, expected {expected}")
+        k = len(shape) - n_rest
+        parts = list(dims[:i]) + [dims[i]] + list(dims[i + 1:])
+        groups = list(shape[:i]) + [shape[i:i + k]] + list(shape[i + k:])
+    else:
+        if len(shape) != len(dims):
+            raise ValueError(f"{name} of {owner} has shape {shape}, expected {expected}")
+        parts, groups = list(dims), list(shape)
+    for dim, got in zip(parts, groups):
+        if isinstance(dim, int):
+            want = dim
+        else:
+            symbol, _, offset = dim.removesuffix("...").partition("+")
+            offset = int(offset) if offset else 0
+            if symbol not in sizes:
+                sizes[symbol] = (got if isinstance(got, tuple) else got - offset)
+                if not isinstance(got, tuple) and got - offset < 0:
+                    raise ValueError(f"{name} of {owner} has shape {shape}, expected "
+                                     f"{expected}")
+                continue
+            known = sizes[symbol]
+            want = known if isinstance(known, tuple) else known + offset
+        if got != want:
+            bound = ", ".join(f"{k} = {v}" + (f" ({sources[k]})" if k in sources else "")
+                              for k, v in sizes.items())
+            raise ValueError(f"{name} of {owner} has shape {shape}, expected {expected} "
+                             f"where {bound}")

@@ -29,19 +29,37 @@ This module imports no estimator: every saveable estimator class registers itsel
 is defined (``BaseEstimator.__init_subclass__``), and ``load`` looks the class of a file up
 in that registry.  Importing ``countgrid`` defines them all.
 """
+import io as _io
 import json
-
 import os
 
 import numpy as np
 
-from countgrid._npz import digest, read_arrays
+from countgrid._atomic import atomic_write
+from countgrid._fitted import check_declared
+from countgrid._npz import DEFAULT_MAX_BYTES, digest, open_archive, parse_json, resolve_max_bytes
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"
 FORMAT_VERSION = 3
 _HEADER_KEY = "__countgrid__"
 _CORPUS_PREFIX = "corpus:"
+#: The largest JSON header a model file may declare (its parameters and the names of its
+#: arrays: a few kilobytes in practice).
+HEADER_MAX_BYTES = 16 * 2**20
+#: A scalar attribute is a number or a bool: a few bytes.
+_SCALAR_MAX_BYTES = 64
+#: How deep encoded parameters may nest (tuples of tuples...).
+_MAX_PARAM_DEPTH = 16
+#: The bit generators a saved ``random_state`` may name (a fixed table: a file never
+#: selects a callable by name).
+_BIT_GENERATORS = {cls.__name__: cls for cls in (np.random.PCG64, np.random.PCG64DXSM,
+                                                  np.random.MT19937, np.random.Philox,
+                                                  np.random.SFC64)}
+#: The dtypes a parameter may name (``dtype=numpy.float32`` and friends).
+_PARAM_DTYPES = {np.dtype(t).name: np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.longdouble)}
 
 
 # name in the file -> class; filled by BaseEstimator.__init_subclass__ (countgrid._base).
@@ -118,27 +136,66 @@ def _encode(value):
     raise TypeError(f"cannot save a parameter of type {type(value).__name__}: {value!r}")
 
 
-def _decode(value):
-    if isinstance(value, dict):
-        if "__float__" in value:
-            return float.fromhex(value["__float__"])
-        if "__seq__" in value:
-            items = [_decode(v) for v in value["items"]]
-            return tuple(items) if value["__seq__"] == "tuple" else items
-        if "__ndarray__" in value:
-            dtype = np.dtype(value["dtype"])
-            if value.get("hex") is not None:
-                flat = np.array([float.fromhex(h) for h in value["hex"]], dtype=dtype)
-                return flat.reshape(value["shape"])
-            return np.array(value["__ndarray__"], dtype=dtype).reshape(value["shape"])
-        if "__dtype__" in value:
-            return np.dtype(value["__dtype__"]).type
-        if "__generator__" in value:
-            bitgen = getattr(np.random, value["__generator__"])()
-            bitgen.state = value["state"]
-            return np.random.Generator(bitgen)
-        raise ValueError(f"unknown encoded parameter {value!r}")
-    return value
+def _param_dtype(name):
+    """The numpy dtype a parameter names (``"float32"``, ``"<f8"``), from a fixed table."""
+    try:
+        dtype = np.dtype(name) if isinstance(name, str) and len(name) < 32 else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or _PARAM_DTYPES.get(dtype.name) != dtype.newbyteorder("="):
+        raise ValueError(f"the dtype {str(name)[:40]!r} is not one a parameter may hold")
+    return dtype
+
+
+def _decode(value, depth=0):
+    """A constructor parameter from its JSON form.  Only plain values are rebuilt: nothing
+    in the file names a function, a class or an attribute that is then looked up."""
+    if depth > _MAX_PARAM_DEPTH:
+        raise ValueError("a parameter is nested too deeply")
+    if not isinstance(value, dict):
+        return value
+    if "__float__" in value:
+        return float.fromhex(value["__float__"])
+    if "__seq__" in value:
+        kind, items = value["__seq__"], value.get("items")
+        if kind not in ("tuple", "list") or not isinstance(items, list):
+            raise ValueError(f"malformed encoded sequence {str(value)[:80]!r}")
+        items = [_decode(v, depth + 1) for v in items]
+        return tuple(items) if kind == "tuple" else items
+    if "__ndarray__" in value:
+        dtype, shape = _param_dtype(value.get("dtype")), value.get("shape")
+        if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0
+                                                for d in shape)):
+            raise ValueError(f"malformed encoded array shape {str(shape)[:80]!r}")
+        hexes = value.get("hex")
+        if hexes is not None:
+            if not (isinstance(hexes, list) and all(isinstance(h, str) for h in hexes)):
+                raise ValueError("malformed encoded float array")
+            flat = np.array([float.fromhex(h) for h in hexes], dtype=dtype)
+            return flat.reshape(shape)
+        items = value["__ndarray__"]
+        if not isinstance(items, (list, int, float, bool)):
+            raise ValueError("malformed encoded array")
+        return np.array(items, dtype=dtype).reshape(shape)
+    if "__dtype__" in value:
+        return _param_dtype(value["__dtype__"]).type
+    if "__generator__" in value:
+        bitgen_class = _BIT_GENERATORS.get(value["__generator__"]) \
+            if isinstance(value["__generator__"], str) else None
+        state = value.get("state")
+        if bitgen_class is None or not isinstance(state, dict) \
+                or state.get("bit_generator") != value["__generator__"]:
+            raise ValueError(f"random_state names the bit generator "
+                             f"{str(value['__generator__'])[:80]!r}; a file may hold "
+                             f"{', '.join(sorted(_BIT_GENERATORS))}")
+        bitgen = bitgen_class(0)
+        try:
+            bitgen.state = state
+        except (TypeError, ValueError, KeyError, OverflowError, IndexError) as exc:
+            raise ValueError(f"random_state holds an invalid {value['__generator__']} "
+                             f"state: {exc}") from None
+        return np.random.Generator(bitgen)
+    raise ValueError(f"unknown encoded parameter {str(value)[:80]!r}")
 
 
 def _dump(est, prefix, arrays):
@@ -276,15 +333,34 @@ _digest = digest   # the name the tests and countgrid 0.2 files' tools use
 def save(estimator, path, corpus=None):
     """Save a countgrid estimator to ``path`` (a ``.npz`` file, no pickle).
 
+    A file name is written atomically (docs/security.md, "Writing"): a new temporary file
+    beside it is filled, synced and renamed onto it, so a failure (a full disk, Ctrl-C)
+    leaves the previous file intact and a symbolic link or FIFO planted at the name is
+    replaced, never written through.
+
     Parameters
     ----------
     estimator : a fitted or unfitted countgrid estimator
     path : str, path-like or binary file object
+        A file object is written as given (the caller owns atomicity).
     corpus : countgrid.text.Corpus, optional
         The corpus the model was fitted with, stored alongside (its counts too, so that
         ``countgrid html model.npz`` can draw the documents); read it back with
         :func:`load_corpus`.
+
+    Raises
+    ------
+    TypeError
+        If the estimator is not saveable, or ``path`` is neither a file name nor a
+        writable binary file object.
+    ValueError
+        If ``path`` is empty, a folder or a special file (FIFO, device), or the corpus
+        does not match the model.
     """
+    if not isinstance(path, (str, bytes, os.PathLike)) and (
+            not hasattr(path, "write") or isinstance(path, _io.TextIOBase)):
+        raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
+                        f"object, got {type(path).__name__}")
     arrays = {}
     meta = _dump(estimator, "", arrays)
     header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
@@ -307,40 +383,133 @@ def save(estimator, path, corpus=None):
         raise ValueError(f"reserved key {_HEADER_KEY}")
     header["sha256"] = _digest(header, arrays)
     arrays[_HEADER_KEY] = np.array(json.dumps(header))
-    with open(path, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
+    if isinstance(path, (str, bytes, os.PathLike)):
+        with atomic_write(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+    else:
+        np.savez_compressed(path, **arrays)     # the caller's file object
 
 
-def _read(path):
-    """(header, arrays) of a model file, its checksum verified."""
+def _label(path):
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return os.fsdecode(os.fspath(path))
+    return str(getattr(path, "name", "the file"))
+
+
+def _check_source(path):
     if not (isinstance(path, (str, bytes, os.PathLike))
-            or (hasattr(path, "read") and hasattr(path, "seek"))):
+            or (hasattr(path, "read") and hasattr(path, "seek")
+                and not isinstance(path, _io.TextIOBase))):
         raise TypeError(f"path must be a file name (str or os.PathLike) or a binary file "
                         f"object, got {type(path).__name__}")
-    arrays = read_arrays(path, f"{path!s}", "countgrid model file")
-    if _HEADER_KEY not in arrays:
-        raise ValueError(f"{path!s} is not a countgrid model file")
-    try:
-        header = json.loads(str(arrays.pop(_HEADER_KEY)))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path!s} has a corrupt countgrid header") from exc
+
+
+def _read_header(archive, label):
+    """The JSON header of a model file, read (size-capped) before any array."""
+    member = archive.members.get(_HEADER_KEY)
+    if member is None:
+        raise ValueError(f"{label} is not a countgrid model file")
+    if member.dtype.kind != "U" or member.shape != ():
+        raise ValueError(f"{label} has a corrupt countgrid header")
+    header = parse_json(str(archive.read_small(_HEADER_KEY, HEADER_MAX_BYTES)), label,
+                        "countgrid header")
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise ValueError(f"{path!s} is not a countgrid model file")
+        raise ValueError(f"{label} is not a countgrid model file")
     version = header.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-        raise ValueError(f"{path!s} has format version {version!r}; this countgrid reads "
+    if not isinstance(version, int) or isinstance(version, bool) or \
+            version > FORMAT_VERSION or version < 1:
+        raise ValueError(f"{label} has format version {version!r}; this countgrid reads "
                          f"versions 1 to {FORMAT_VERSION}")
-    if version >= 2 and header.get("sha256") != _digest(header, arrays):
-        raise ValueError(f"{path!s} is damaged: its SHA-256 checksum does not match its "
+    return header
+
+
+def _plan_model(meta, prefix, archive, planned):
+    """Check one model entry of the header against its class's schema, from the ``.npy``
+    headers alone (scalars are read: a few bytes each); add its members to ``planned``."""
+    if not isinstance(meta, dict):
+        raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
+    name = meta.get("class")
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        hint = " (import the module that defines it first)" if "." in str(name) else ""
+        raise ValueError(f"unknown estimator class {str(name)[:80]!r} in the file{hint}")
+    array_kinds, children = meta.get("arrays"), meta.get("children")
+    if not (isinstance(array_kinds, dict) and isinstance(children, dict)):
+        raise _Corrupt(f"the entry of {name} lacks its arrays or children")
+    undeclared = (set(array_kinds) - set(cls._fitted_arrays)) | (
+        set(children) - set(cls._fitted_estimators))
+    if undeclared:
+        raise _Corrupt(f"{name} has no fitted attributes {sorted(undeclared)[:5]}")
+    schema = getattr(cls, "_fitted_schema", {})
+    declared, values = {}, {}
+    for attr, kind in array_kinds.items():
+        key = prefix + attr
+        member = archive.members.get(key)
+        if member is None:
+            raise _Corrupt(f"the file lacks the array {key!r}")
+        if kind not in ("scalar", "array"):
+            raise _Corrupt(f"unknown kind {str(kind)[:20]!r} of {key}")
+        if member.dtype.kind not in "biufU":
+            raise _Corrupt(f"{key} has the unsupported dtype {member.dtype}")
+        if kind == "scalar":
+            if member.shape != ():
+                raise _Corrupt(f"{key} should be a scalar, got shape {member.shape}")
+            values[attr] = archive.read_small(key, _SCALAR_MAX_BYTES).item()
+        declared[attr] = (kind, member.dtype, member.shape)
+        planned.add(key)
+    try:
+        check_declared(schema, declared, values, name)
+    except ValueError as exc:
+        raise _Corrupt(str(exc)) from None
+    for attr, child in children.items():
+        if isinstance(child, list):
+            for i, c in enumerate(child):
+                _plan_model(c, f"{prefix}{attr}.{i}/", archive, planned)
+        else:
+            _plan_model(child, f"{prefix}{attr}/", archive, planned)
+
+
+def _read(path, max_bytes, with_model=True):
+    """(header, arrays) of a model file: the header and every array's declared dtype and
+    shape checked against the file's classes (and the corpus format) and the total against
+    ``max_bytes`` before anything is decompressed; then the checksum verified."""
+    _check_source(path)
+    limit = resolve_max_bytes(max_bytes)
+    label = _label(path)
+    with open_archive(path, label, "countgrid model file") as archive:
+        header = _read_header(archive, label)
+        planned = {_HEADER_KEY}
+        corpus_keys = _corpus_keys(label, header, archive.members)
+        planned.update(corpus_keys)
+        if corpus_keys:
+            _plan_corpus(label, corpus_keys, archive)
+        try:
+            _plan_model(header.get("model"), "", archive, planned)
+        except _Corrupt as exc:
+            raise ValueError(f"{label} is not a consistent countgrid model file: "
+                             f"{exc}") from None
+        extra = set(archive.members) - planned
+        if extra:
+            raise ValueError(f"{label} is not a consistent countgrid model file: it holds "
+                             f"arrays no attribute declares: {sorted(extra)[:5]}")
+        names = [n for n in archive.members if n != _HEADER_KEY]
+        archive.check_budget(names, limit)
+        arrays = {n: archive.read(n) for n in names}
+    if header["format_version"] >= 2 and header.get("sha256") != _digest(header, arrays):
+        raise ValueError(f"{label} is damaged: its SHA-256 checksum does not match its "
                          "content")
     return header, arrays
 
 
-def load(path, return_corpus=False):
-    """Load an estimator saved with ``save`` (``numpy.load(allow_pickle=False)``).
+def load(path, return_corpus=False, max_bytes=None):
+    """Load an estimator saved with ``save``.
 
-    Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted:
-    see the module docstring.
+    Every file written by countgrid 0.1.0 or later loads.  Nothing in the file is trusted
+    (docs/security.md): loading runs no code the file selects (no pickle, no class outside
+    countgrid's registry, no callable or attribute named by the file), reads the zip
+    directory and every array's header first and refuses names, dtypes and shapes the
+    estimator's class does not declare before decompressing anything, and uses at most
+    four times the declared array bytes, which may not exceed ``max_bytes``.
 
     Parameters
     ----------
@@ -349,6 +518,10 @@ def load(path, return_corpus=False):
     return_corpus : bool, default=False
         Also return the corpus saved with the model (as :func:`load_corpus` does), from
         the same single read of the file.
+    max_bytes : int or str, optional
+        The most bytes of arrays (decompressed) the file may declare, e.g. ``2**33`` or
+        ``"8G"``.  Default: the environment variable ``COUNTGRID_MAX_LOAD_BYTES`` when
+        set, else 2 GiB (``countgrid.io.DEFAULT_MAX_BYTES``).
 
     Returns
     -------
@@ -363,51 +536,63 @@ def load(path, return_corpus=False):
     ------
     ValueError
         If the file is not a countgrid model, is damaged (checksum mismatch, truncated),
-        is inconsistent (undeclared or mis-shaped attributes, invalid parameters), or
-        was written by a newer format version.
+        is inconsistent (undeclared or mis-shaped attributes, invalid parameters), was
+        written by a newer format version, or declares more than ``max_bytes``.
+    MemoryError
+        If its declared arrays exceed the memory this process can get.
     TypeError
         If ``path`` is neither a file name nor a binary file object.
     """
-    header, arrays = _read(path)
-    corpus = _corpus(path, header, arrays) if return_corpus else None
-    for key in _corpus_keys(path, header, arrays):
+    header, arrays = _read(path, max_bytes)
+    label = _label(path)
+    corpus = _corpus(label, header, arrays) if return_corpus else None
+    for key in _corpus_keys(label, header, arrays):
         del arrays[key]
     used = set()
     try:
         est = _restore(header.get("model"), "", arrays, used, header["format_version"])
     except _Corrupt as exc:
-        raise ValueError(f"{path!s} is not a consistent countgrid model file: {exc}") from None
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"{path!s} has a corrupt countgrid header: {exc}") from exc
-    extra = set(arrays) - used
-    if extra:
-        raise ValueError(f"{path!s} is not a consistent countgrid model file: it holds arrays "
-                         f"no attribute declares: {sorted(extra)[:5]}")
+        raise ValueError(f"{label} is not a consistent countgrid model file: {exc}") from None
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{label} has a corrupt countgrid header: {exc}") from exc
     return (est, corpus) if return_corpus else est
 
 
-def _corpus_keys(path, header, arrays):
+def _corpus_keys(label, header, members):
     names = header.get("corpus")
     if names is None:
         return []
     if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
-        raise ValueError(f"{path!s} is not a consistent countgrid model file: malformed "
+        raise ValueError(f"{label} is not a consistent countgrid model file: malformed "
                          "corpus entry")
     keys = [_CORPUS_PREFIX + n for n in names]
-    missing = [k for k in keys if k not in arrays]
+    missing = [k for k in keys if k not in members]
     if missing:
-        raise ValueError(f"{path!s} is not a consistent countgrid model file: it lacks "
+        raise ValueError(f"{label} is not a consistent countgrid model file: it lacks "
                          f"the corpus arrays {missing[:5]}")
     return keys
 
 
-def load_corpus(path):
+def _plan_corpus(label, keys, archive):
+    """The corpus format's own check of its members' headers (countgrid.text)."""
+    corpus_type = _CORPUS_TYPE[0]
+    members = {k[len(_CORPUS_PREFIX):]: archive.members[k] for k in keys}
+    try:
+        corpus_type._check_members(
+            members, lambda name, limit: archive.read_small(_CORPUS_PREFIX + name, limit))
+    except ValueError as exc:
+        raise ValueError(f"{label} holds a corpus that does not load: {exc}") from None
+
+
+def load_corpus(path, max_bytes=None):
     """The corpus saved with a model (``save(est, path, corpus=...)``), or None.
 
     Parameters
     ----------
     path : str, path-like or binary file object
         The model file.
+    max_bytes : int or str, optional
+        As for :func:`load`.
 
     Returns
     -------
@@ -423,17 +608,17 @@ def load_corpus(path):
     TypeError
         If ``path`` is neither a file name nor a binary file object.
     """
-    header, arrays = _read(path)
-    return _corpus(path, header, arrays)
+    header, arrays = _read(path, max_bytes)
+    return _corpus(_label(path), header, arrays)
 
 
-def _corpus(path, header, arrays):
+def _corpus(label, header, arrays):
     """The Corpus of the file's ``corpus:`` arrays, or None."""
-    keys = _corpus_keys(path, header, arrays)
+    keys = _corpus_keys(label, header, arrays)
     if not keys:
         return None
     parts = {k[len(_CORPUS_PREFIX):]: arrays[k] for k in keys}
     try:
         return _CORPUS_TYPE[0].from_dict(parts)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path!s} holds a corpus that does not load: {exc}") from exc
+        raise ValueError(f"{label} holds a corpus that does not load: {exc}") from exc

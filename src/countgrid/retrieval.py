@@ -8,7 +8,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import check_counts
-from countgrid._fitted import fitted_array, fitted_int
+from countgrid._fitted import array, fitted_array, fitted_int, scalar
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval
 from countgrid._validation import as_real_array, check_is_fitted, check_random_state
@@ -135,7 +135,10 @@ class LSI(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {"n_components": [Interval(Integral, 1, None)],
                               "random_state": ["random_state"]}
-    _fitted_arrays = ("components_", "singular_values_", "idf_", "n_features_in_")
+    _fitted_schema = {"components_": array("float", "n_components", "n_features"),
+                      "singular_values_": array("float", "n_components"),
+                      "idf_": array("float", "n_features"),
+                      "n_features_in_": scalar("int", bind="n_features")}
 
     def __init__(self, n_components=100, random_state=None):
         self.n_components = n_components

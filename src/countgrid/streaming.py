@@ -18,7 +18,6 @@ what it claims (docs/robustness.md, the hostile suite).
 """
 import contextlib
 import json
-import math
 import os
 import re
 from collections.abc import Iterable
@@ -27,7 +26,8 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._memory import check_memory
+from countgrid._atomic import atomic_write
+from countgrid._npz import open_archive, resolve_max_bytes
 from countgrid._sparse import to_checked_csr
 from countgrid._validation import as_real_array
 from countgrid.text import Corpus
@@ -157,36 +157,6 @@ def _npz_paths(paths):
     return found
 
 
-def _npy_header(fh, path, member):
-    version = np.lib.format.read_magic(fh)
-    if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(fh)
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(fh)
-    raise ValueError(f"member {member} has .npy format version {version}")
-
-
-def _check_npz_members(z, path):
-    """Refuse members that could not be loaded safely before numpy allocates them: object
-    arrays (pickles, never loaded), and arrays whose header claims more values than the
-    member stores (numpy would allocate what the header says: terabytes from a few
-    bytes).  Then check the memory of the whole shard."""
-    total = 0
-    for info in z.zip.infolist():
-        total += info.file_size
-        if not info.filename.endswith(".npy"):
-            continue
-        with z.zip.open(info) as fh:
-            shape, _, dtype = _npy_header(fh, path, info.filename)
-        if dtype.hasobject:
-            raise ValueError(f"member {info.filename} holds Python objects (pickled data, "
-                             f"never loaded)")
-        if math.prod(shape) * dtype.itemsize > info.file_size:
-            raise ValueError(f"member {info.filename} claims an array of shape {shape} "
-                             f"({dtype}) but stores {info.file_size} bytes")
-    check_memory(total, f"the shard {path!r}", "write smaller shards (rows_per_shard)")
-
-
 def _read_npz_chunk(path):
     """One shard as a sparse matrix or a Corpus's counts.  Anything that makes it
     unreadable is a ValueError naming the file (OSError and MemoryError pass through)."""
@@ -199,9 +169,11 @@ def _read_npz_chunk(path):
                          f"as scipy.sparse.save_npz, write_npz_shards and "
                          f"countgrid.text.Corpus.save write)")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            _check_npz_members(z, path)
-            sparse = "format" in z.files
+        # every member's header checked and the total bounded before scipy reads it
+        # (docs/security.md): scipy's reader then allocates only what was checked
+        with open_archive(path, f"paths: {path!r}", "sparse .npz shard") as archive:
+            archive.check_budget(archive.members, resolve_max_bytes(None))
+            sparse = "format" in archive.members
         if sparse:
             return sp.load_npz(path)
         return Corpus.load(path).counts
@@ -288,7 +260,8 @@ def write_npz_shards(X, directory, rows_per_shard=100_000):
     for i, chunk in enumerate(_rechunk(X, rows)):
         n_cols = _same_columns(chunk, n_cols, i)
         path = os.path.join(directory, f"shard-{i:05d}.npz")
-        sp.save_npz(path, chunk, compressed=False)
+        with atomic_write(path) as fh:                 # docs/security.md, "Writing"
+            sp.save_npz(fh, chunk, compressed=False)
         paths.append(path)
     if not paths:
         raise ValueError("X has no rows")
@@ -526,9 +499,11 @@ def write_memmap_csr(X, directory, rows_per_chunk=50_000):
     if os.path.lexists(meta_path):
         os.remove(meta_path)
     n_rows, n_cols, nnz, data_dtype = 0, None, 0, None
-    with open(os.path.join(directory, "indptr.bin"), "wb") as f_ptr, \
-            open(os.path.join(directory, "indices.bin"), "wb") as f_idx, \
-            open(os.path.join(directory, "data.bin"), "wb") as f_val:
+    # each file is written through a temporary one, moved into place as its block ends
+    # (docs/security.md, "Writing"); csr.json last, once the three are complete
+    with atomic_write(os.path.join(directory, "indptr.bin")) as f_ptr, \
+            atomic_write(os.path.join(directory, "indices.bin")) as f_idx, \
+            atomic_write(os.path.join(directory, "data.bin")) as f_val:
         np.zeros(1, dtype=np.int64).tofile(f_ptr)
         for i, chunk in enumerate(_rechunk(X, rows)):
             n_cols = _same_columns(chunk, n_cols, i)
@@ -549,6 +524,6 @@ def write_memmap_csr(X, directory, rows_per_chunk=50_000):
         raise ValueError("X has no rows")
     meta = {"format": _MEMMAP_FORMAT, "version": _MEMMAP_VERSION, "shape": [n_rows, n_cols],
             "index_dtype": "int64", "data_dtype": np.dtype(data_dtype).name}
-    with open(meta_path, "w", encoding="utf-8") as f:
+    with atomic_write(meta_path, "w") as f:
         json.dump(meta, f)
     return MemmapCSR(directory, rows_per_chunk=rows)

@@ -12,6 +12,7 @@ import tempfile
 import textwrap
 import warnings
 
+from countgrid._atomic import check_target
 from countgrid._memory import check_memory
 from countgrid._threads import effective_n_threads
 
@@ -22,8 +23,21 @@ class UsageError(Exception):
     """A bad argument found after parsing (exit status 2); the message names it."""
 
 
+# C0 and C1 control characters (terminal escape sequences start with ESC or CSI) and the
+# bidirectional overrides that can make a file name display as another (Trojan Source)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text):
+    """``text`` safe to print on a terminal: control characters, escape sequences and
+    bidirectional overrides shown as ``\\x1b``-style escapes (a file name is data)."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                            str(text))
+
+
 def one_line(text):
-    return " ".join(str(text).split())
+    """``text`` on one line (runs of whitespace made one space), safe to print."""
+    return printable(" ".join(str(text).split()))
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -182,38 +196,52 @@ def check_input(path, name="INPUT"):
     return path
 
 
-def check_output(path, extensions, name="--output/-o", example="out"):
+def check_output(path, extensions, name="--output/-o", example="out", inputs=()):
     """An output file we can write, with one of ``extensions`` (without dots; None:
-    any).  Checked for real before any work (access() says yes to root on read-only
-    places)."""
+    any), that is neither a special file (a FIFO, a device) nor one of ``inputs`` (the
+    ``(label, path)`` pairs of :func:`input_paths`).  Checked before any work, without
+    opening the file itself (a FIFO would block); the write goes through a temporary file
+    in the same folder (countgrid._atomic), so that folder must be writable."""
     if not path.strip():
         raise UsageError(f"argument {name}: the file name is empty")
     if path == "-":
         return path
     if os.path.isdir(path):
         ext = extensions[0] if extensions else "txt"
-        raise UsageError(f"argument {name}: {path} is a folder; give a file name such as "
-                         f"{os.path.join(path, example + '.' + ext)}")
+        raise UsageError(f"argument {name}: {printable(path)} is a folder; give a file name "
+                         f"such as {printable(os.path.join(path, example + '.' + ext))}")
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if extensions is not None and ext not in extensions:
-        raise UsageError(f"argument {name}: {path} should end in ."
+        raise UsageError(f"argument {name}: {printable(path)} should end in ."
                          + " or .".join(extensions))
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         what = "is not a folder" if os.path.exists(folder) else "does not exist"
-        raise UsageError(f"argument {name}: the folder {folder} of {path} {what}")
+        raise UsageError(f"argument {name}: the folder {printable(folder)} of "
+                         f"{printable(path)} {what}")
     try:
-        if os.path.exists(path):
-            with open(path, "ab"):
-                pass
-        else:
-            fd, probe = tempfile.mkstemp(prefix=".countgrid-", suffix=".tmp", dir=folder)
-            os.close(fd)
-            os.unlink(probe)
+        check_target(path, name=f"argument {name}:", inputs=inputs)
+    except (ValueError, PermissionError) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".countgrid-", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"argument {name}: cannot write {path}: "
+        raise UsageError(f"argument {name}: cannot write {printable(path)}: "
                          f"{exc.strerror or exc}") from None
     return path
+
+
+def input_paths(args):
+    """``(label, path)`` of the files a verb reads (its MODEL, INPUT and --vocab), which its
+    output may not overwrite."""
+    found = []
+    for attr, label in (("model", "MODEL"), ("input", "INPUT"), ("vocab", "--vocab")):
+        value = getattr(args, attr, None)
+        if isinstance(value, str) and value.strip() and value != "-":
+            found.append((f"{label} {printable(value)}", value))
+    return found
 
 
 def add_common(parser, threads_option=True, seed=True):

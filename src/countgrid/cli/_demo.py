@@ -7,8 +7,8 @@ import numpy as np
 
 from countgrid import maps
 from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_output, fraction,
-                                 nonnegative_int, positive_int, resolve_threads)
-from countgrid.cli._output import write_atomically
+                                 nonnegative_int, positive_int, printable, resolve_threads)
+from countgrid.cli._output import write_file
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_split
 from countgrid.datasets import load_news20_3class, load_news20_3class_texts
@@ -205,8 +205,8 @@ def run(args, out):
     if text_only:
         text = text_word_grid(clf, words, n_words=2)
         say(text)
-        write_atomically(output, lambda p: open(p, "w", encoding="utf-8").write(text + "\n"))
-        say(f"wrote the text word grid to {output}")
+        write_file(output, lambda fh: fh.write(text + "\n"), mode="w")
+        say(f"wrote the text word grid to {printable(output)}")
     else:
         shown = word_grid_cells(clf, words, n_words=1)["words"].shape[:2]
         fig, ax = _new_figure(shown, pyplot=False)
@@ -214,13 +214,14 @@ def run(args, out):
                        title=f"{extent[0]} x {extent[1]} counting grid, window "
                              f"{window[0]} x {window[1]}: 20 Newsgroups, test accuracy "
                              f"{acc:.1%}")
-        write_atomically(output, lambda p: fig.savefig(p, dpi=110))
-        say(f"wrote the word grid to {output}")
+        write_file(output, lambda fh: fig.savefig(fh, dpi=110,
+                                                  format=output.rsplit(".", 1)[-1].lower()))
+        say(f"wrote the word grid to {printable(output)}")
     if html is not None:
-        write_atomically(html, lambda p: maps.write_html(
-            clf, p, corpus=corpus, color_by="group", random_state=args.seed,
-            title=f"20 Newsgroups (3 groups): {extent[0]} x {extent[1]} counting grid"))
-        say(f"wrote the interactive map of all {len(corpus)} posts to {html}: open it in a "
-            "web browser")
+        maps.write_html(clf, html, corpus=corpus, color_by="group", random_state=args.seed,
+                        title=f"20 Newsgroups (3 groups): {extent[0]} x {extent[1]} "
+                              "counting grid")
+        say(f"wrote the interactive map of all {len(corpus)} posts to {printable(html)}: "
+            "open it in a web browser")
     say(f"total time {time.perf_counter() - t_start:.1f} s")
     return 0

@@ -3,10 +3,10 @@ import time
 
 import numpy as np
 
-from countgrid.cli._args import add_common, check_output, resolve_threads
+from countgrid.cli._args import add_common, check_output, input_paths, resolve_threads
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
 from countgrid.cli._models import add_model_options, describe, make_estimator
-from countgrid.cli._output import size_text, write_atomically
+from countgrid.cli._output import size_text, write_file, wrote
 from countgrid.cli._progress import show_progress
 
 EXAMPLE = """\
@@ -34,7 +34,7 @@ def add_parser(sub):
 
 
 def run(args, out):
-    output = check_output(args.output, ["npz"], example="model")
+    output = check_output(args.output, ["npz"], example="model", inputs=input_paths(args))
     threads = resolve_threads(args.threads)
     make_estimator(args, threads)            # option errors before reading anything
     t0 = time.perf_counter()
@@ -52,6 +52,6 @@ def run(args, out):
     if ll is not None and np.size(ll):
         say(f"final log-likelihood {float(np.ravel(ll)[-1]):.6e} "
             f"({float(np.ravel(ll)[-1]) / max(float(X.sum()), 1.0):.4f} per token)")
-    write_atomically(output, lambda path: est.save(path, corpus=corpus))
-    print(f"wrote {output} ({size_text(output)})", file=out)
+    write_file(output, lambda fh: est.save(fh, corpus=corpus))
+    wrote(out, output, size_text(output))
     return 0

@@ -4,10 +4,11 @@ import time
 import numpy as np
 
 from countgrid import maps
-from countgrid.cli._args import UsageError, add_common, check_output, positive_int
-from countgrid.cli._inputs import add_input_options, load_model, model_vocabulary
+from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, positive_int,
+                                 printable)
+from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of
-from countgrid.cli._output import size_text, write_atomically
+from countgrid.cli._output import size_text
 from countgrid.cli._transform import documents_for
 
 EXAMPLE = """\
@@ -43,15 +44,16 @@ def add_parser(sub):
     p.add_argument("--title", default=None, help="title of the page")
     p.add_argument("--vocab", default=None, help="vocabulary file, one word per line")
     add_input_options(p, vectorizer=False)
+    add_load_options(p)
     add_common(p)
     p.set_defaults(func=run)
     return p
 
 
 def run(args, out):
-    output = check_output(args.output, ["html", "htm"], example="map")
+    output = check_output(args.output, ["html", "htm"], example="map", inputs=input_paths(args))
     t0 = time.perf_counter()
-    est, corpus = load_model(args.model)
+    est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     if grid_of(est) is None:
         raise UsageError(f"argument MODEL: the map is of counting grids; {args.model} holds "
                          f"a {type(est).__name__} (try 'countgrid plot')")
@@ -74,11 +76,10 @@ def run(args, out):
     if args.title:
         options["title"] = args.title
     if docs is None:
-        write = lambda path: maps.write_html(est, path, feature_names=words, **options)  # noqa
+        maps.write_html(est, output, feature_names=words, **options)
     else:
-        write = lambda path: maps.write_html(est, path, corpus=docs, **options)  # noqa
-    write_atomically(output, write)
+        maps.write_html(est, output, corpus=docs, **options)
     n = 0 if docs is None else len(docs)
-    print(f"wrote {output} ({size_text(output)}, {n} documents) in "
+    print(f"wrote {printable(output)} ({size_text(output)}, {n} documents) in "
           f"{time.perf_counter() - t0:.1f} s: open it in a web browser", file=out)
     return 0

@@ -1,11 +1,13 @@
 """Reading the command line's inputs: documents (raw text or pre-vectorised, through
 :func:`countgrid.text.read_corpus`) and model files (with the corpus saved beside the
 model)."""
+import argparse
 import os
 
 import numpy as np
 
 from countgrid import io
+from countgrid._npz import parse_bytes
 from countgrid.cli._args import (UsageError, check_input, count_or_fraction, nonnegative_int,
                                  positive_int)
 from countgrid.text import read_corpus
@@ -82,12 +84,35 @@ def read_documents(args, path, vocabulary=None, name="INPUT"):
     return corpus
 
 
-def load_model(path, name="MODEL"):
+def add_load_options(parser, table=False):
+    """--max-bytes (verbs that read a model file) and, for verbs that write a table,
+    --no-escape-formulas."""
+    group = parser.add_argument_group("files")
+    group.add_argument("--max-bytes", type=byte_size, default=None,
+                       help="the most bytes of arrays a model file may hold, decompressed "
+                            "(default: COUNTGRID_MAX_LOAD_BYTES, else 2G); raise it for "
+                            "larger models you expect")
+    if table:
+        group.add_argument("--no-escape-formulas", action="store_true",
+                           help="write text cells as they are, even those a spreadsheet "
+                                "would run as a formula (=, +, -, @, tab, CR first; by "
+                                "default they get a leading ')")
+
+
+def byte_size(text):
+    """An argparse type: a number of bytes with an optional K/M/G/T suffix."""
+    try:
+        return parse_bytes(text, "--max-bytes")
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def load_model(path, name="MODEL", max_bytes=None):
     """(estimator, corpus or None) of a model file written by ``countgrid fit``."""
     check_input(path, name)
     if os.path.isdir(path):
         raise UsageError(f"argument {name}: {path} is a folder, not a model file")
-    return io.load(path, return_corpus=True)     # one read of the file for both
+    return io.load(path, return_corpus=True, max_bytes=max_bytes)   # one read for both
 
 
 def model_vocabulary(est, corpus, args, name="--vocab"):

@@ -4,10 +4,11 @@ import argparse
 import numpy as np
 
 from countgrid import plotting
-from countgrid.cli._args import UsageError, add_common, check_output, integer, positive_int
-from countgrid.cli._inputs import load_model, model_vocabulary
+from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, integer,
+                                 positive_int)
+from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
-from countgrid.cli._output import write_atomically
+from countgrid.cli._output import write_file, wrote
 
 #: Beyond this a picture of a few inches has tens of thousands of pixels a side.
 MAX_DPI = 1200
@@ -55,6 +56,7 @@ def add_parser(sub):
     p.add_argument("--vocab", default=None, help="vocabulary file, one word per line")
     p.add_argument("--dpi", type=dpi, default=110,
                    help=f"resolution of raster pictures (1 to {MAX_DPI}; default 110)")
+    add_load_options(p)
     add_common(p, seed=False)
     p.set_defaults(func=run)
     return p
@@ -82,8 +84,9 @@ def run(args, out):
         matplotlib.use("Agg")
     except ImportError:
         raise UsageError("plot needs matplotlib: pip install countgrid[plot]") from None
-    output = check_output(args.output, _picture_formats(), example="picture")
-    est, corpus = load_model(args.model)
+    output = check_output(args.output, _picture_formats(), example="picture",
+                          inputs=input_paths(args))
+    est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     kind = model_kind(est)
     grid = grid_of(est)
     what = args.kind or {"plsa": "topics", "zipgtm": "map", "rap": "likelihood"}.get(kind,
@@ -102,7 +105,7 @@ def run(args, out):
         raise UsageError(f"argument --kind: {what} needs the documents, and {args.model} "
                          "holds no corpus")
 
-    def draw(path):
+    def draw(fh):
         import matplotlib.pyplot as plt
 
         if what == "words":
@@ -135,10 +138,10 @@ def run(args, out):
                                  f"{type(est).__name__}")
             ax = plotting.plot_zip_gtm_map(est, X, labels=labels)
         fig = ax.figure if hasattr(ax, "figure") else ax
-        fig.savefig(path, dpi=args.dpi, format=output.rsplit(".", 1)[-1].lower())
+        fig.savefig(fh, dpi=args.dpi, format=output.rsplit(".", 1)[-1].lower())
         plt.close(fig)
 
-    write_atomically(output, draw)
+    write_file(output, draw)
     if not args.quiet:
-        print(f"wrote {output}", file=out)
+        wrote(out, output)
     return 0

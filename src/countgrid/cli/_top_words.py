@@ -1,8 +1,8 @@
 """``countgrid top-words``: the most probable words of each cell, topic or unit (TSV)."""
-from countgrid.cli._args import add_common, check_output, positive_int
-from countgrid.cli._inputs import load_model, model_vocabulary
+from countgrid.cli._args import add_common, check_output, input_paths, positive_int
+from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import top_words_table
-from countgrid.cli._output import write_table
+from countgrid.cli._output import write_table, wrote
 
 EXAMPLE = """\
 examples:
@@ -24,17 +24,20 @@ def add_parser(sub):
     p.add_argument("--vocab", default=None,
                    help="vocabulary file, one word per line (for models saved without "
                         "their corpus)")
+    add_load_options(p, table=True)
     add_common(p, threads_option=False, seed=False)
     p.set_defaults(func=run)
     return p
 
 
 def run(args, out):
-    output = check_output(args.output, ["tsv", "txt"], example="top-words")
-    est, corpus = load_model(args.model)
+    output = check_output(args.output, ["tsv", "txt"], example="top-words",
+                          inputs=input_paths(args))
+    est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     vocabulary = model_vocabulary(est, corpus, args)
     header, rows = top_words_table(est, vocabulary, args.n_words)
-    write_table(output, header, rows, delimiter="\t")
+    write_table(output, header, rows, delimiter="\t",
+                escape_formulas=not args.no_escape_formulas)
     if output != "-" and not args.quiet:
-        print(f"wrote {output} ({len(rows)} rows)", file=out)
+        wrote(out, output, f"{len(rows)} rows")
     return 0

@@ -1,10 +1,11 @@
 """``countgrid transform``: documents -> positions, topic proportions or codes (CSV)."""
 import numpy as np
 
-from countgrid.cli._args import UsageError, add_common, check_output
-from countgrid.cli._inputs import INPUT_HELP, add_input_options, load_model, read_documents
+from countgrid.cli._args import UsageError, add_common, check_output, input_paths, printable
+from countgrid.cli._inputs import (INPUT_HELP, add_input_options, add_load_options, load_model,
+                                   read_documents)
 from countgrid.cli._models import transform_table
-from countgrid.cli._output import write_table
+from countgrid.cli._output import write_table, wrote
 
 EXAMPLE = """\
 examples:
@@ -30,6 +31,7 @@ def add_parser(sub):
                    help="counting grids: a document's position is its window's centre "
                         "(default) or first cell")
     add_input_options(p, vectorizer=False)
+    add_load_options(p, table=True)
     add_common(p)
     p.set_defaults(func=run)
     return p
@@ -39,7 +41,7 @@ def documents_for(args, est, corpus):
     """The corpus to work on: INPUT mapped onto the model's vocabulary, or the saved one."""
     if args.input is None:
         if corpus is None:
-            raise UsageError(f"argument INPUT: {args.model} holds no corpus (it was not "
+            raise UsageError(f"argument INPUT: {printable(args.model)} holds no corpus (it was not "
                              "written by 'countgrid fit'); give the documents")
         if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
             corpus = corpus.sample(args.max_docs, random_state=args.seed)
@@ -49,16 +51,17 @@ def documents_for(args, est, corpus):
 
 
 def run(args, out):
-    output = check_output(args.output, ["csv", "txt"], example="positions")
-    est, corpus = load_model(args.model)
+    output = check_output(args.output, ["csv", "txt"], example="positions",
+                          inputs=input_paths(args))
+    est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     docs = documents_for(args, est, corpus)
     header, columns = transform_table(est, docs.counts, anchor=args.anchor)
     rows = []
     for i in range(len(docs)):
         rows.append([docs.ids[i]] + [_fmt(c[i]) for c in columns])
-    write_table(output, ["id"] + header, rows)
+    write_table(output, ["id"] + header, rows, escape_formulas=not args.no_escape_formulas)
     if output != "-" and not args.quiet:
-        print(f"wrote {output} ({len(rows)} documents)", file=out)
+        wrote(out, output, f"{len(rows)} documents")
     return 0
 
 

@@ -1,9 +1,9 @@
 """``countgrid vectorize``: raw text -> a corpus file."""
 import time
 
-from countgrid.cli._args import add_common, check_output
+from countgrid.cli._args import add_common, check_output, input_paths, printable
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._output import size_text, write_atomically
+from countgrid.cli._output import size_text, write_file, wrote
 
 EXAMPLE = """\
 example:
@@ -29,13 +29,13 @@ def add_parser(sub):
 
 
 def run(args, out):
-    output = check_output(args.output, ["npz"], example="corpus")
+    output = check_output(args.output, ["npz"], example="corpus", inputs=input_paths(args))
     t0 = time.perf_counter()
     corpus = read_documents(args, args.input)
-    write_atomically(output, corpus.save)
+    write_file(output, corpus.save)
     if not args.quiet:
         print(f"{len(corpus)} documents x {corpus.n_terms} words "
-              f"({int(corpus.counts.sum())} tokens) from {args.input} in "
+              f"({int(corpus.counts.sum())} tokens) from {printable(args.input)} in "
               f"{time.perf_counter() - t0:.1f} s", file=out)
-    print(f"wrote {output} ({size_text(output)})", file=out)
+    wrote(out, output, size_text(output))
     return 0

@@ -4,7 +4,7 @@ import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._numeric import power_of_two_scale
-from countgrid._fitted import fitted_array, fitted_int, fitted_labels
+from countgrid._fitted import array, fitted_array, fitted_int, fitted_labels, scalar
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
 from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
@@ -42,7 +42,8 @@ class _EmbeddingReadout(_GridEstimator):
     """One grid on all training documents; targets embedded with the
     training posteriors and read out under the test posterior."""
 
-    _fitted_arrays = ("gamma_", "n_features_in_")
+    _fitted_schema = {"gamma_": array("float", "extent..."),
+                      "n_features_in_": scalar("int")}
     _fitted_estimators = ("grid_",)
 
     def _targets(self, y):
@@ -136,7 +137,9 @@ class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
     n_features_in_ : int
     """
 
-    _fitted_arrays = ("gamma_", "classes_", "n_features_in_")
+    _fitted_schema = {"gamma_": array("float", "extent...", "n_classes"),
+                      "classes_": array("label", "n_classes"),
+                      "n_features_in_": scalar("int")}
 
     def _targets(self, y):
         classes, idx = encode_labels(y)
@@ -230,7 +233,8 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
     n_features_in_ : int
     """
 
-    _fitted_arrays = ("classes_", "n_features_in_")
+    _fitted_schema = {"classes_": array("label", "n_classes"),
+                      "n_features_in_": scalar("int")}
     _fitted_estimators = ("grids_",)
 
     def fit(self, X, y):

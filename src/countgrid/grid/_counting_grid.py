@@ -9,7 +9,7 @@ from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
 from countgrid._dask import transform as dask_transform
 from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
+from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, fitted_real, scalar
 from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
@@ -206,8 +206,14 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {**GRID_PARAMETER_CONSTRAINTS, **LEARNING_CONSTRAINTS}
-    _fitted_arrays = ("pi_", "h_", "log_likelihood_", "n_iter_", "converged_", "prior_",
-                      "pseudocount_", "posterior_floor_", "n_features_in_", "n_batch_iter_")
+    _fitted_schema = {"pi_": array("float", "extent...", "n_features"),
+                      "h_": array("float", "extent...", "n_features"),
+                      "log_likelihood_": array("float", "n_history"),
+                      "n_iter_": scalar("int"), "converged_": scalar("bool"),
+                      "prior_": array("float", "extent..."),
+                      "pseudocount_": scalar("real"), "posterior_floor_": scalar("real"),
+                      "n_features_in_": scalar("int", bind="n_features"),
+                      "n_batch_iter_": scalar("int")}
     _derived_arrays = ("h_",)
 
     def __init__(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",

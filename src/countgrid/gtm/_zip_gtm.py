@@ -11,6 +11,7 @@ from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._counts import Counts
+from countgrid._fitted import array, scalar
 from countgrid._em_loop import EMMonitor
 from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
@@ -185,8 +186,16 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
                "estimator with predict_proba; ZIPGTM's are responsibilities over the "
                "latent grid, not class probabilities"
         for check in ("check_estimator_sparse_array", "check_estimator_sparse_matrix")}
-    _fitted_arrays = ("latent_", "basis_centers_", "phi_", "rate_coef_", "zero_coef_", "mixing_",
-                      "log_likelihood_", "objective_", "n_iter_", "converged_", "n_features_in_")
+    _fitted_schema = {"latent_": array("float", "n_nodes", 2),
+                      "basis_centers_": array("float", "n_basis", 2),
+                      "phi_": array("float", "n_nodes", "n_basis+1"),
+                      "rate_coef_": array("float", "n_basis+1", "n_features"),
+                      "zero_coef_": array("float", "n_basis+1", "n_features"),
+                      "mixing_": array("float", "n_nodes"),
+                      "log_likelihood_": array("float", "n_iter+1"),
+                      "objective_": array("float", "n_iter+1"),
+                      "n_iter_": scalar("int", bind="n_iter"), "converged_": scalar("bool"),
+                      "n_features_in_": scalar("int", bind="n_features")}
 
     def __init__(self, grid_shape=(15, 18), n_basis=25, basis="sinh", latent="grid",
                  zero_inflation=True, alpha=1e-2, n_iter=100, tol=1e-5, n_irls=2, init="pca",

@@ -19,6 +19,7 @@ from importlib import resources
 
 import numpy as np
 
+from countgrid._atomic import atomic_write
 from countgrid.maps._data import map_data
 
 __all__ = ["write_html", "render_html", "encode_payload"]
@@ -220,7 +221,6 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
                     color_by=color_by, n_words=n_words, idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title)
     page = render_html(data, data_format)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_write(path, "w", encoding="utf-8") as fh:     # docs/security.md, "Writing"
+        fh.write(page)
     return path

@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator
 from countgrid._em_loop import EMMonitor
-from countgrid._fitted import fitted_array, fitted_bool, fitted_int
+from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, scalar
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._validation import as_real_array, check_is_fitted, check_random_state
@@ -144,8 +144,12 @@ class HistogramGMM(BaseEstimator):
         "random_state": ["random_state"],
     }
     _inference_params = ("n_components", "domain", "period")
-    _fitted_arrays = ("means_", "covariances_", "weights_", "log_likelihood_", "n_iter_",
-                      "converged_", "n_dims_")
+    _fitted_schema = {"means_": array("float", "n_components", "n_dims"),
+                      "covariances_": array("float", "n_components", "n_dims", "n_dims"),
+                      "weights_": array("float", "n_components"),
+                      "log_likelihood_": array("float", "n_history"),
+                      "n_iter_": scalar("int"), "converged_": scalar("bool"),
+                      "n_dims_": scalar("int", bind="n_dims")}
 
     def __init__(self, n_components, domain="euclidean", period=2 * np.pi, n_iter=200, tol=1e-7,
                  reg_covar=1e-6, random_state=None):

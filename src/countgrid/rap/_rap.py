@@ -10,6 +10,7 @@ from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._blocks import Blocks
 from countgrid._counts import Counts
+from countgrid._fitted import array, scalar
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options, validate_params
 from countgrid._threads import effective_n_threads, limit_blas_threads
@@ -237,9 +238,16 @@ class RAP(TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["boolean", Interval(Integral, 0, None)],
     }
-    _fitted_arrays = ("components_", "intercept_visible_", "intercept_hidden_", "n_trials_",
-                      "auto_learning_rate_", "n_iter_", "n_updates_", "stream_seed_", "n_features_in_",
-                      "velocity_components_", "velocity_visible_", "velocity_hidden_")
+    _fitted_schema = {"components_": array("float", "n_hidden", "n_features"),
+                      "intercept_visible_": array("float", "n_features"),
+                      "intercept_hidden_": array("float", "n_hidden"),
+                      "n_trials_": array("float", "n_hidden"),
+                      "auto_learning_rate_": scalar("real"), "n_iter_": scalar("int"),
+                      "n_updates_": scalar("int"), "stream_seed_": scalar("int"),
+                      "n_features_in_": scalar("int", bind="n_features"),
+                      "velocity_components_": array("float", "n_hidden", "n_features"),
+                      "velocity_visible_": array("float", "n_features"),
+                      "velocity_hidden_": array("float", "n_hidden")}
 
     def __init__(self, n_components=50, n_trials=1, learning_rate="auto", momentum=0.9,
                  weight_decay=1e-4, batch_size=100, n_epochs=20, method="cd", cd_steps=1,

@@ -23,8 +23,11 @@ from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid._validation import check_random_state
 from countgrid._version import __version__
 from countgrid import io
+from countgrid._atomic import atomic_write
+from countgrid._fitted import array as _array
+from countgrid._fitted import check_declared
 from countgrid._npz import digest as _digest
-from countgrid._npz import read_arrays
+from countgrid._npz import open_archive, parse_json, resolve_max_bytes
 
 __all__ = ["Corpus"]
 
@@ -40,6 +43,16 @@ TITLE_LENGTH = 80
 DEFAULT_TOKEN_PATTERN = r"(?u)\b[^\W\d_]\w+\b"
 SKLEARN_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 _INT32_MAX = np.iinfo(np.int32).max
+#: What a corpus file may hold, checked from the .npy headers before anything is
+#: decompressed (docs/security.md): n documents, m terms, nnz stored counts.
+_SCHEMA = {"counts_data": _array("real", "nnz"), "counts_indices": _array("int", "nnz"),
+           "counts_indptr": _array("int", "n+1"), "counts_shape": _array("int", 2),
+           "vocabulary": _array("str", "m"), "ids": _array("str", "n"),
+           "titles": _array("str", "n"), "snippets": _array("str", "n"),
+           "links": _array("str", "n")}
+_METADATA_FIELD = _array("label", "n")
+#: The corpus header (format, version, metadata names, checksum): a few kilobytes.
+_HEADER_MAX_BYTES = 16 * 2**20
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -208,6 +221,12 @@ def _check_options(lowercase, stop_words, token_pattern, vocabulary):
         if compiled.groups > 1:
             raise ValueError(f"token_pattern {token_pattern!r} has {compiled.groups} "
                              "capturing groups; at most one is allowed (use (?:...))")
+        if compiled.fullmatch("") is not None:
+            # scikit-learn would count the empty string between every two characters as
+            # a word: a vocabulary of one empty term
+            raise ValueError(f"token_pattern {token_pattern!r} matches the empty string; a "
+                             "token must hold at least one character (e.g. \\w+ rather "
+                             "than \\w*)")
     if vocabulary is not None:
         vocabulary = _str_array(vocabulary, "vocabulary", what="term")
         if vocabulary.shape[0] == 0:
@@ -289,6 +308,11 @@ def _vectorize(texts, lowercase, stop_words, token_pattern, vocabulary, min_df, 
             return None, None
     X = sp.csr_matrix(X)
     terms = np.asarray(vec.get_feature_names_out()).astype(str)
+    if not fixed and (terms == "").any():
+        # a pattern that matches the empty string only in context (e.g. \b\w*\b): the
+        # empty token is no word
+        keep = np.flatnonzero(terms != "")
+        X, terms = X[:, keep], terms[keep]
     if not fixed:
         X, terms = _prune(X, terms, min_df, max_df, max_features)
     return X, terms
@@ -759,18 +783,25 @@ class Corpus:
                             f"{type(path).__name__}")
         arrays = self.to_dict()
         if isinstance(path, (str, bytes, os.PathLike)):
-            with open(path, "wb") as fh:
+            with atomic_write(path, "wb") as fh:       # docs/security.md, "Writing"
                 np.savez_compressed(fh, **arrays)
         else:
-            np.savez_compressed(path, **arrays)
+            np.savez_compressed(path, **arrays)     # the caller's file object
 
     @classmethod
-    def load(cls, path):
-        """Load a corpus written by :meth:`save` (``numpy.load(allow_pickle=False)``).
+    def load(cls, path, max_bytes=None):
+        """Load a corpus written by :meth:`save`.
+
+        Nothing in the file is trusted (docs/security.md): nothing is unpickled, and every
+        array's name, dtype and shape is checked from its header, with the total against
+        ``max_bytes``, before anything is decompressed.
 
         Parameters
         ----------
         path : str, path-like or binary file object
+        max_bytes : int or str, optional
+            The most bytes of arrays (decompressed) the file may declare, e.g. ``"8G"``.
+            Default: ``COUNTGRID_MAX_LOAD_BYTES`` when set, else 2 GiB.
 
         Returns
         -------
@@ -780,8 +811,8 @@ class Corpus:
         ------
         ValueError
             If the file is not a countgrid corpus, is damaged (checksum mismatch,
-            truncated) or inconsistent, or has a newer format version; the message names
-            the file.
+            truncated) or inconsistent, has a newer format version or declares more than
+            ``max_bytes``; the message names the file.
         OSError
             If the file cannot be read.
 
@@ -796,28 +827,52 @@ class Corpus:
                             f"file object, got {type(path).__name__}")
         label = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) \
             else getattr(path, "name", "the file")
-        arrays = _load_npz(path, label)
-        if HEADER_KEY not in arrays:
-            raise ValueError(f"{label} is not a countgrid corpus file (it holds "
-                             f"{sorted(arrays)[:6]}); read other .npz files with "
-                             "countgrid.text.read_corpus")
-        return _from_dict(arrays, label)
+        return _from_dict(_load_npz(path, label, max_bytes), label)
+
+    @classmethod
+    def _check_members(cls, members, read_small):
+        """Check the members of a corpus (``{name: countgrid._npz.Member}``, names without
+        prefix) from their headers, before any is decompressed; ``read_small(name, limit)``
+        reads a small member (the header, the shape).  Raises ValueError."""
+        _check_members(members, read_small, "the corpus")
 
 
-def _load_npz(path, label):
-    """{name: array} of a .npz file; a damaged file is a ValueError naming it."""
-    return read_arrays(path, label, ".npz file")
+def _check_members(members, read_small, label):
+    header_member = members.get(HEADER_KEY)
+    if header_member is None:
+        raise ValueError(f"{label} is not a countgrid corpus file (it holds "
+                         f"{sorted(members)[:6]}); read other .npz files with "
+                         "countgrid.text.read_corpus")
+    if header_member.dtype.kind != "U" or header_member.shape != ():
+        raise ValueError(f"{label} has a corrupt corpus header")
+    header = _parse_header(str(read_small(HEADER_KEY, _HEADER_MAX_BYTES)), label)
+    meta = _metadata_keys(header, label)
+    schema = dict(_SCHEMA)
+    if not header.get("links"):
+        del schema["links"]
+    for _, key in meta:
+        if key in schema or key == HEADER_KEY:
+            raise ValueError(f"{label} has a corrupt corpus header (metadata)")
+        schema[key] = _METADATA_FIELD
+    names = set(members) - {HEADER_KEY}
+    missing, extra = set(schema) - names, names - set(schema)
+    if missing or extra:
+        raise ValueError(f"{label} is not a consistent corpus: "
+                         + (f"missing {sorted(missing)}" if missing else "")
+                         + ("; " if missing and extra else "")
+                         + (f"unexpected {sorted(extra)[:6]}" if extra else ""))
+    shape_member = members["counts_shape"]
+    if shape_member.dtype.kind not in "iu" or shape_member.shape != (2,):
+        raise ValueError(f"{label}: counts_shape must be two non-negative integers")
+    n, m = (int(v) for v in read_small("counts_shape", 16))
+    if n < 0 or m < 0:
+        raise ValueError(f"{label}: counts_shape must be two non-negative integers")
+    declared = {k: ("array", members[k].dtype, members[k].shape) for k in schema}
+    check_declared(schema, declared, {}, label, sizes={"n": n, "m": m})
 
 
-def _from_dict(d, label):
-    if not isinstance(d, Mapping):
-        raise TypeError(f"d must be a mapping of names to arrays, got {type(d).__name__}")
-    if HEADER_KEY not in d:
-        raise ValueError(f"{label} is not a countgrid corpus: it has no {HEADER_KEY!r} entry")
-    try:
-        header = json.loads(str(np.asarray(d[HEADER_KEY])[()]))
-    except (TypeError, ValueError, IndexError):
-        raise ValueError(f"{label} has a corrupt corpus header") from None
+def _parse_header(text, label):
+    header = parse_json(text, label, "corpus header")
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise ValueError(f"{label} is not a countgrid corpus (its header names no "
                          f"{FORMAT_NAME!r} format)")
@@ -826,6 +881,38 @@ def _from_dict(d, label):
             1 <= version <= FORMAT_VERSION:
         raise ValueError(f"{label} has corpus format version {version!r}; this countgrid "
                          f"reads version {FORMAT_VERSION} (a newer countgrid wrote it?)")
+    return header
+
+
+def _metadata_keys(header, label):
+    meta = header.get("metadata")
+    if not isinstance(meta, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
+            for p in meta):
+        raise ValueError(f"{label} has a corrupt corpus header (metadata)")
+    return meta
+
+
+def _load_npz(path, label, max_bytes=None):
+    """{name: array} of a corpus file, every member checked (names, dtypes, shapes, the
+    total against ``max_bytes``) before any is decompressed."""
+    limit = resolve_max_bytes(max_bytes)
+    with open_archive(path, label, ".npz file") as archive:
+        _check_members(archive.members, archive.read_small, label)
+        archive.check_budget(archive.members, limit)
+        return {name: archive.read(name) for name in archive.members}
+
+
+def _from_dict(d, label):
+    if not isinstance(d, Mapping):
+        raise TypeError(f"d must be a mapping of names to arrays, got {type(d).__name__}")
+    if HEADER_KEY not in d:
+        raise ValueError(f"{label} is not a countgrid corpus: it has no {HEADER_KEY!r} entry")
+    try:
+        text = str(np.asarray(d[HEADER_KEY])[()])
+    except (TypeError, ValueError, IndexError):
+        raise ValueError(f"{label} has a corrupt corpus header") from None
+    header = _parse_header(text, label)
     arrays = {}
     for key in d:
         if key == HEADER_KEY:
@@ -838,11 +925,7 @@ def _from_dict(d, label):
     if header.get("sha256") != _digest(header, arrays):
         raise ValueError(f"{label} is damaged: its SHA-256 checksum does not match its "
                          "content")
-    meta = header.get("metadata")
-    if not isinstance(meta, list) or not all(
-            isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
-            for p in meta):
-        raise ValueError(f"{label} has a corrupt corpus header (metadata)")
+    meta = _metadata_keys(header, label)
     expected = {"counts_data", "counts_indices", "counts_indptr", "counts_shape",
                 "vocabulary", "ids", "titles", "snippets"} | {key for _, key in meta}
     if header.get("links"):

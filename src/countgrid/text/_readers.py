@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from countgrid._memory import check_memory
 from countgrid._param_validation import validate_call_params
+from countgrid._npz import open_archive
 from countgrid.datasets import load_npz_corpus
 from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
                                     _from_dict, _load_npz, _warn_empty, snippet_of, title_of)
@@ -751,16 +752,9 @@ def _read_npz(label):
 
 
 def _load_npz_keys(fh, label):
-    try:
-        with np.load(fh, allow_pickle=False) as z:
-            return set(z.files)
-    except AttributeError:
-        raise ValueError(f"{label} is a single .npy array, not a .npz archive") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise ValueError(f"{label} is not a readable .npz file: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - zipfile raises BadZipFile and friends
-        raise ValueError(f"{label} is not a readable .npz file: {type(exc).__name__}: "
-                         f"{exc}") from None
+    """The member names of a .npz file, from its zip directory and .npy headers alone."""
+    with open_archive(fh, label, ".npz file") as archive:
+        return set(archive.members)
 
 
 def _read_vocab(path, label, encoding, n_terms):

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from scipy.special import xlogy
 
 from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
-from countgrid._fitted import fitted_array
+from countgrid._fitted import array, fitted_array
 from countgrid._param_validation import InstanceOf, Interval, Options, validate_call_params
 from countgrid._per_class import check_documents, fit_groups
 from countgrid._validation import check_is_fitted
@@ -364,7 +364,8 @@ class FisherScore(_PLSAEmbedding):
         ``P(z)`` of every model, from its training documents.
     """
 
-    _fitted_arrays = ("classes_", "n_features_in_", "topic_prior_")
+    _fitted_schema = {**_GenerativeEmbedding._fitted_schema,
+                      "topic_prior_": array("float", "n_models", "n_topics")}
     _inference_params = ("reduce", "normalize_length", "include_topic_prior")
 
     def _check_fitted_state(self):
@@ -457,7 +458,8 @@ class PosteriorDivergence(_PLSAEmbedding):
     topic_mass_ : ndarray of shape (n_models, n_components)
     """
 
-    _fitted_arrays = ("classes_", "n_features_in_", "topic_mass_")
+    _fitted_schema = {**_GenerativeEmbedding._fitted_schema,
+                      "topic_mass_": array("float", "n_models", "n_topics")}
 
     def _check_fitted_state(self):
         super()._check_fitted_state()
@@ -500,7 +502,9 @@ class _SignedEmbedding(_PLSAEmbedding):
     __doc__ = """TOP / LLR: one-vs-rest pairs of class models, positivised (docs/topics.md)."""
 
     _allowed_modes = ("per_class",)
-    _fitted_arrays = ("classes_", "n_features_in_", "log_priors_", "shift_")
+    _fitted_schema = {**_GenerativeEmbedding._fitted_schema,
+                      "log_priors_": array("float", "n_pairs", 2),
+                      "shift_": array("float", "n_shift")}
     _inference_params = ("reduce", "positivize")
 
     def _model_counts(self, n_classes):

@@ -19,7 +19,7 @@ from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
 from countgrid._dask import transform as dask_transform
 from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import fitted_array, fitted_bool, fitted_int, fitted_real
+from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, fitted_real, scalar
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._threads import effective_n_threads
@@ -227,8 +227,13 @@ class PLSA(TransformerMixin, BaseEstimator):
         "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
         "total_samples": [Interval(Integral, 1, None)],
     }
-    _fitted_arrays = ("components_", "doc_topic_", "log_likelihood_", "beta_", "n_iter_",
-                      "converged_", "n_features_in_", "n_batch_iter_")
+    _fitted_schema = {"components_": array("float", "n_topics", "n_features"),
+                      "doc_topic_": array("float", "n_documents", "n_topics"),
+                      "log_likelihood_": array("float", "n_history"),
+                      "beta_": scalar("real"), "n_iter_": scalar("int"),
+                      "converged_": scalar("bool"),
+                      "n_features_in_": scalar("int", bind="n_features"),
+                      "n_batch_iter_": scalar("int")}
 
     def __init__(self, n_components=10, tempered=False, beta_min=0.5, beta_step=0.9, holdout=0.1,
                  n_iter=100, tol=1e-6, init="docs", smoothing=1e-10, fold_in_iter=500,
