@@ -145,6 +145,18 @@ def test_kernel_distances_of_dense_and_csr_agree_with_the_reference(params):
         assert (d[np.arange(4), np.arange(4)] == 0).all()
 
 
+def test_score_with_y_of_the_wrong_length_names_y():
+    """Issue 30: ClassifierMixin.score checks y as fit does (it said "operands could not be
+    broadcast")."""
+    X, y = two_class_corpus(2)
+    clf = ITKernelClassifier(kernel="js", classifier="knn").fit(X, y)
+    with pytest.raises(ValueError, match=f"y has {len(y) - 1} entries but X has {len(y)} "
+                                         "samples"):
+        clf.score(X, y[:-1])
+    with pytest.raises(ValueError, match="y should be a 1d array"):
+        clf.score(X, np.c_[y, y])
+
+
 def test_n_features_in_and_the_feature_count_message():
     X, y = two_class_corpus(2)
     clf = ITKernelClassifier(kernel="js", classifier="knn").fit(X, y)

@@ -7,7 +7,8 @@ from countgrid._numeric import power_of_two_scale
 from countgrid._fitted import fitted_array, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
-from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
+from countgrid._validation import (check_is_fitted, check_real_target, encode_labels,
+                                   n_samples)
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
 from countgrid.grid._torus import check_grid, grid_size
@@ -179,16 +180,7 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
     """
 
     def _targets(self, y):
-        y = check_target(y)
-        kind = y.dtype
-        try:
-            y = y.astype(np.float64) if y.dtype.kind in "biufO" else None
-        except (TypeError, ValueError):
-            y = None
-        if y is None:
-            raise ValueError(f"y must hold real numbers (the regression targets), got {kind}")
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN, infinity or missing values (None)")
+        y = check_real_target(y)
         # embedded in units of a power of two (exact): targets near 1e308 would overflow
         # the sums of eq. 10; gamma_ is stored in the units of y
         self._target_scale = power_of_two_scale(y)
