@@ -642,7 +642,13 @@ or dask array
         -------
         int
             The number ``k`` of free parameters.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` (``Z`` and ``W`` are those of the fitted ``components_``).
         """
+        check_is_fitted(self, "components_")
         if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples,
                                                                        (int, np.integer)):
             raise TypeError(f"n_samples must be an int (a number of documents), got "
