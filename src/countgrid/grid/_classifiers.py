@@ -4,7 +4,7 @@ import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._numeric import power_of_two_scale
-from countgrid._fitted import fitted_array, fitted_int, fitted_labels
+from countgrid._fitted import fitted_array, fitted_distribution, fitted_int, fitted_labels
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
 from countgrid._validation import (check_is_fitted, check_real_target, encode_labels,
@@ -153,7 +153,10 @@ class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
 
     def _check_gamma(self, extent):
         classes = fitted_labels(self, "classes_")
-        fitted_array(self, "gamma_", shape=tuple(extent) + (len(classes),), nonnegative=True)
+        # every cell's class distribution (the embedded one-hot labels, eq. 9), from the
+        # grid's posteriors
+        fitted_distribution(self, "gamma_", axis=-1, shape=tuple(extent) + (len(classes),),
+                            precision=self.grid_.pi_.dtype)
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
