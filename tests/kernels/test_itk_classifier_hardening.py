@@ -111,9 +111,12 @@ def _near_duplicates():
     return train, np.repeat([0, 1], 6), test
 
 
-@pytest.mark.parametrize("params", DISTANCE_CONFIGS,
-                         ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()
-                                                if k != "embedding") + ("-blocks" if "embedding" in p else ""))
+def _config_id(params):
+    words = [f"{k}={v}" for k, v in params.items() if k != "embedding"]
+    return "-".join(words + (["blocks"] if "embedding" in params else []))
+
+
+@pytest.mark.parametrize("params", DISTANCE_CONFIGS, ids=_config_id)
 def test_kernel_distances_of_dense_and_csr_agree_with_the_reference(params):
     """Issue 30: k(x, x) + k(y, y) - 2 k(x, y) cancels for near pairs, and its round-off
     differs between the dense and CSR kernels: a document and its duplicate were 1.5e-8
@@ -133,7 +136,8 @@ def test_kernel_distances_of_dense_and_csr_agree_with_the_reference(params):
     kw = {k: v for k, v in params.items() if k in ("q", "weighted", "exponentiated", "t")}
     if "embedding" in params:
         w = params["block_weights"]
-        ref = sum(decimal.Decimal(wi) * sq_distances_dec(test[:, a:b], train[:, a:b], params["kernel"], **kw)
+        ref = sum(decimal.Decimal(wi)
+                  * sq_distances_dec(test[:, a:b], train[:, a:b], params["kernel"], **kw)
                   for wi, (a, b) in zip(w, ((0, 5), (5, 14))))
     else:
         ref = sq_distances_dec(test, train, params["kernel"], **kw)

@@ -77,8 +77,9 @@ class HistogramGMM(BaseEstimator):
     density is below the float range and rounding leaves the expansion undecided (a
     component and its mirror image at a point on the mirror plane), the component of
     positive weight nearest in the scaled Mahalanobis distance takes the point (equal
-    distances: the largest ``log w_k - log|2 pi S_k|/2``; equal constants share it).  Histogram weights of any
-    finite magnitude are normalised without overflow; bin centres whose spread
+    distances: the largest ``log w_k - log|2 pi S_k|/2``; equal constants share it).
+    Histogram weights of any finite magnitude are normalised without overflow; bin
+    centres whose spread
     would overflow the Mahalanobis distances (``spread**2 / reg_covar`` beyond
     ``1e300``) are rejected.
     That is the exact maximiser of the M-step objective over covariances
