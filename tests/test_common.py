@@ -137,6 +137,51 @@ def test_not_fitted_error(name, data):
             getattr(est, method)(query(name, data))
 
 
+#: public callables that need no fitted model
+_NO_FIT_NEEDED = {"fit", "partial_fit", "fit_transform", "fit_predict", "get_params",
+                  "set_params", "save", "load", "get_metadata_routing", "set_output"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_public_method_and_property_needs_a_fitted_model(name, data, tmp_path):
+    """Issue 30: PLSA.n_parameters before fit was an AttributeError (it read components_
+    without check_is_fitted).  Every public method and property that is not about fitting
+    or parameters raises NotFittedError on an unfitted estimator."""
+    import inspect
+
+    est = CASES[name][0]()
+    args = {"X": query(name, data), "y": data["y"], "n_samples": 10, "path": tmp_path / "m",
+            "points": np.zeros((3, 2))}
+    if name == "HistogramGMM":
+        args.update(weights=data["histogram"][0], bin_centers=data["histogram"][1])
+    checked = []
+    for attr in dir(type(est)):
+        if attr.startswith("_") or attr in _NO_FIT_NEEDED:
+            continue
+        static = inspect.getattr_static(type(est), attr)
+        if isinstance(static, property):
+            with pytest.raises(NotFittedError):
+                getattr(est, attr)
+            checked.append(attr)
+            continue
+        try:
+            method = getattr(est, attr)
+        except NotFittedError:
+            checked.append(attr)
+            continue
+        except AttributeError:     # available only for some parameters (decision_function)
+            continue
+        if not callable(method):
+            continue
+        required = [p for p in inspect.signature(method).parameters.values()
+                    if p.default is inspect.Parameter.empty
+                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        with pytest.raises(NotFittedError):
+            method(*(args.get(p.name, args["X"]) for p in required))
+        checked.append(attr)
+    assert checked
+
+
 def _bad_values(constraints):
     """(value, expected exception) pairs that the constraints reject."""
     specs = [make_constraint(c) for c in constraints]

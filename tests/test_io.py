@@ -543,3 +543,168 @@ def test_corpus_of_another_vocabulary_is_refused_and_damage_is_named(data, tmp_p
                                                           if k.startswith("corpus:"))))
     with pytest.raises(ValueError, match="lacks the corpus"):
         countgrid.load(missing)
+
+
+# ---- value ranges of the fitted state (issue 30) ------------------------------------------
+def _value_models():
+    rng = np.random.default_rng(30)
+    rates = np.r_[np.full(6, 3.0), np.full(6, 0.3)]
+    X = np.vstack([rng.poisson(rates, (20, 12)), rng.poisson(rates[::-1], (20, 12))])
+    y = np.repeat([0, 1], 20)
+    y3 = np.repeat([0, 1, 2], [14, 13, 13])
+    s = np.r_[rng.normal(-1, 0.5, (300, 2)), rng.normal(1, 0.5, (300, 2))]
+    edges = np.linspace(-3, 3, 13)
+    W, _, _ = np.histogram2d(s[:, 0], s[:, 1], bins=[edges, edges])
+    c = (edges[:-1] + edges[1:]) / 2
+    P = dict(n_components=3, n_iter=10, random_state=0)
+    G = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0, num_threads=1)
+    edited_h = CountingGrid(**G).fit(X)
+    edited_h.h_ = edited_h.h_ * (1 + 1e-12)          # not derivable: the file stores h_
+    return {
+        "PLSA": countgrid.PLSA(**P).fit(X),
+        "PLSA32": countgrid.PLSA(**P, dtype=np.float32).fit(X),
+        "CountingGrid": CountingGrid(**G, learn_prior=True).fit(X),
+        "CountingGrid32": CountingGrid(**G, dtype=np.float32, learn_prior=True).fit(X),
+        "CountingGrid_h": edited_h,
+        "CountingGridClassifier": CountingGridClassifier(**G).fit(X, y3),
+        "CountingGridRegressor": CountingGridRegressor(**G).fit(X, y * 1.5),
+        "GenerativeCountingGridClassifier": GenerativeCountingGridClassifier(**G).fit(X, y),
+        "FisherScore": countgrid.FisherScore(**P).fit(X, y3),
+        "TOPEmbedding": countgrid.TOPEmbedding(**P).fit(X, y),
+        "LLREmbedding": countgrid.LLREmbedding(**P).fit(X, y3),
+        "MixtureOfTopics": countgrid.MixtureOfTopics(**P).fit(X, y),
+        "FreeEnergyScoreSpace": countgrid.FreeEnergyScoreSpace(**P).fit(X, y),
+        "PosteriorDivergence": countgrid.PosteriorDivergence(**P).fit(X, y),
+        "CountingGridPosterior": countgrid.CountingGridPosterior(**G).fit(X, y),
+        "CountingGridFESS": countgrid.CountingGridFESS(**G).fit(X, y),
+        "ZIPGTM": countgrid.ZIPGTM((3, 3), n_basis=4, n_iter=3, random_state=0).fit(X),
+        "HistogramGMM": countgrid.HistogramGMM(2, n_iter=5, random_state=0).fit(W, [c, c]),
+        "RAP": countgrid.RAP(3, n_epochs=1, random_state=0).fit(X),
+        "LSI": countgrid.LSI(3, random_state=0).fit(X),
+    }
+
+
+@pytest.fixture(scope="module")
+def value_files(tmp_path_factory):
+    import warnings
+
+    folder = tmp_path_factory.mktemp("values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = _value_models()
+    paths = {}
+    for name, est in models.items():
+        paths[name] = folder / f"{name}.npz"
+        est.save(paths[name])
+    return paths
+
+
+def _zeros(a):
+    a[...] = 0
+
+
+def _half(a):
+    """The first distribution (along the last axis; a 1-D array: all of it) halved."""
+    (a.reshape(-1, a.shape[-1])[0] if a.ndim > 1 else a)[...] *= 0.5
+
+
+def _negative(a):
+    """A negative entry, the sum of its distribution unchanged."""
+    v = a.flat[0]
+    a.flat[0] = -0.05
+    a.flat[1] += v + 0.05
+
+
+def _all_half(a):
+    a *= 0.5
+
+
+def _log_half(a):
+    a[0] += np.log(0.5)
+
+
+def _reverse(a):
+    a[...] = a[::-1].copy()
+
+
+# (model, array key in the file, the edit, the attribute the error names); every model
+# of every saveable class, and every probability table of each
+VALUE_CASES = [
+    ("PLSA", "components_", _zeros, "components_"),
+    ("PLSA", "components_", _half, "components_"),
+    ("PLSA", "components_", _negative, "components_"),
+    ("PLSA", "doc_topic_", _zeros, "doc_topic_"),
+    ("PLSA", "doc_topic_", _half, "doc_topic_"),
+    ("PLSA32", "components_", _half, "components_"),
+    ("PLSA32", "doc_topic_", _negative, "doc_topic_"),
+    ("CountingGrid", "pi_", _zeros, "pi_"),
+    ("CountingGrid", "pi_", _half, "pi_"),
+    ("CountingGrid", "pi_", _negative, "pi_"),
+    ("CountingGrid", "prior_", _all_half, "prior_"),
+    ("CountingGrid", "prior_", _negative, "prior_"),
+    ("CountingGrid32", "pi_", _half, "pi_"),
+    ("CountingGrid32", "prior_", _zeros, "prior_"),
+    ("CountingGrid_h", "h_", _half, "h_"),
+    ("CountingGrid_h", "h_", _zeros, "h_"),
+    ("CountingGridClassifier", "gamma_", _half, "gamma_"),
+    ("CountingGridClassifier", "gamma_", _negative, "gamma_"),
+    ("CountingGridClassifier", "gamma_", _zeros, "gamma_"),
+    ("CountingGridClassifier", "grid_/pi_", _zeros, "pi_"),
+    ("CountingGridRegressor", "grid_/pi_", _half, "pi_"),
+    ("GenerativeCountingGridClassifier", "grids_.1/pi_", _zeros, "pi_"),
+    ("FisherScore", "topic_prior_", _half, "topic_prior_"),
+    ("FisherScore", "topic_prior_", _zeros, "topic_prior_"),
+    ("FisherScore", "models_.2/components_", _zeros, "components_"),
+    ("TOPEmbedding", "log_priors_", _log_half, "log_priors_"),
+    ("TOPEmbedding", "models_.1/doc_topic_", _half, "doc_topic_"),
+    ("LLREmbedding", "log_priors_", _zeros, "log_priors_"),
+    ("MixtureOfTopics", "models_.0/components_", _negative, "components_"),
+    ("FreeEnergyScoreSpace", "models_.1/components_", _half, "components_"),
+    ("PosteriorDivergence", "models_.0/doc_topic_", _zeros, "doc_topic_"),
+    ("CountingGridPosterior", "models_.1/pi_", _half, "pi_"),
+    ("CountingGridFESS", "models_.0/pi_", _negative, "pi_"),
+    ("ZIPGTM", "mixing_", _all_half, "mixing_"),
+    ("ZIPGTM", "mixing_", _negative, "mixing_"),
+    ("HistogramGMM", "weights_", _all_half, "weights_"),
+    ("HistogramGMM", "weights_", _negative, "weights_"),
+    ("RAP", "n_trials_", _zeros, "n_trials_"),
+    ("LSI", "components_", _zeros, "components_"),
+    ("LSI", "components_", _half, "components_"),
+    ("LSI", "singular_values_", _reverse, "singular_values_"),
+    ("LSI", "singular_values_", _negative, "singular_values_"),
+]
+
+
+def test_value_files_load(value_files):
+    """Control: the files of the cases below load unedited (and after re-signing)."""
+    for name, path in value_files.items():
+        assert name.startswith(type(countgrid.load(path)).__name__)
+
+
+@pytest.mark.parametrize("model,key,edit,attr", VALUE_CASES,
+                         ids=[f"{m}-{k}-{e.__name__.strip('_')}" for m, k, e, _ in VALUE_CASES])
+def test_tables_that_are_no_distributions_are_refused(value_files, tmp_path, model, key,
+                                                      edit, attr):
+    """Issue 30: a re-signed PLSA file whose components_ was all zeros loaded, and scored
+    -inf.  Every probability table must be a distribution (non-negative, summing to 1
+    within the rounding of its dtype: zeros, a row halved and a negative entry are
+    refused), the class distributions gamma_ too, log_priors_ the logs of one, and an
+    LSI basis orthonormal with decreasing singular values; files edited so and re-signed
+    are refused naming the attribute."""
+    from countgrid._npz import digest
+
+    def change(arrays):
+        arr = np.array(arrays[key], copy=True)
+        edit(arr)
+        arrays[key] = arr
+
+    with np.load(value_files[model], allow_pickle=False) as f:
+        assert key in f.files
+    bad = _rewrite(value_files[model], tmp_path / "edited.npz", change_arrays=change)
+    with pytest.raises(ValueError, match=f"not a consistent countgrid model file.*{attr}"):
+        countgrid.load(bad)
+    # the file is a crafted one, not a damaged one: its checksum holds
+    with np.load(bad, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    header = json.loads(str(arrays.pop("__countgrid__")))
+    assert header["sha256"] == digest(header, arrays)

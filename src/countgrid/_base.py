@@ -17,6 +17,7 @@ import numpy as np
 from countgrid import io
 from countgrid._numeric import power_of_two_scale
 from countgrid._param_validation import validate_params
+from countgrid._validation import check_real_target, check_target
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
 
@@ -337,8 +338,15 @@ class ClassifierMixin:
     _estimator_kind = "classifier"
 
     def score(self, X, y):
-        """Accuracy of ``predict(X)`` against ``y``."""
-        return float(np.mean(np.asarray(y) == np.asarray(self.predict(X))))
+        """Accuracy of ``predict(X)`` against ``y``.
+
+        ``X`` is validated first (by ``predict``), then ``y``: 1-D (a column vector is
+        raveled with a DataConversionWarning) with one label per row of ``X``, else a
+        ValueError naming ``y``.
+        """
+        y_pred = np.asarray(self.predict(X))
+        y = check_target(y, n_samples=y_pred.shape[0])
+        return float(np.mean(y == y_pred))
 
 
 class RegressorMixin:
@@ -347,9 +355,13 @@ class RegressorMixin:
     _estimator_kind = "regressor"
 
     def score(self, X, y):
-        """Coefficient of determination R^2 of ``predict(X)``."""
-        y_true = np.asarray(y, dtype=np.float64)
+        """Coefficient of determination R^2 of ``predict(X)``.
+
+        ``X`` is validated first (by ``predict``), then ``y``: finite real numbers, 1-D,
+        one per row of ``X``, else a ValueError naming ``y``.
+        """
         y_pred = np.asarray(self.predict(X), dtype=np.float64)
+        y_true = check_real_target(y, n_samples=y_pred.shape[0])
         # squares of targets near 1e308 overflow and near 1e-320 vanish: an exact power of
         # two brings both into range (R^2 is scale-free)
         scale = power_of_two_scale(np.concatenate([y_true.ravel(), y_pred.ravel()]))

@@ -204,6 +204,22 @@ def check_target(y, n_samples=None, name="y"):
     return y
 
 
+def check_real_target(y, n_samples=None, name="y"):
+    """Regression targets: :func:`check_target`, then finite real numbers as float64
+    (object arrays of numbers included)."""
+    y = check_target(y, n_samples, name)
+    kind = y.dtype
+    try:
+        y = y.astype(np.float64) if y.dtype.kind in "biufO" else None
+    except (TypeError, ValueError):
+        y = None
+    if y is None:
+        raise ValueError(f"{name} must hold real numbers (the regression targets), got {kind}")
+    if not np.isfinite(y).all():
+        raise ValueError(f"{name} contains NaN, infinity or missing values (None)")
+    return y
+
+
 def encode_labels(y, n_samples=None):
     """Class labels -> ``(classes, indices)``; at least two classes, 1-D.
 

@@ -62,6 +62,15 @@ def _dense(M):
     return M.toarray() if sp.issparse(M) else np.asarray(M)
 
 
+def _ties_in_corpus_order(S, order, tol):
+    """``order`` (each row of S sorted by decreasing value) with every run of values less
+    than ``tol`` apart from the next put in corpus (column) order."""
+    v = np.take_along_axis(S, order, axis=1)
+    group = np.zeros(order.shape, dtype=np.int64)
+    np.cumsum(v[:, :-1] - v[:, 1:] >= tol, axis=1, out=group[:, 1:])
+    return np.take_along_axis(order, np.lexsort((order, group), axis=1), axis=1)
+
+
 def cosine_similarity(A, B):
     """Cosine of the angle between every row of ``A`` and every row of ``B``.
 
@@ -77,6 +86,10 @@ def cosine_similarity(A, B):
     -------
     S : ndarray of shape (n_a, n_b), float64
         Rows of any finite magnitude give the cosine of the rows rescaled to unit norm.
+        Each row is first rescaled by the power of two that brings its largest magnitude
+        into [0.5, 1) (exact), so scaling rows by powers of two changes no bit of ``S``;
+        other scales round the rows themselves, which moves ``S`` by a few ulp (and rows
+        scaled into the subnormal range, e.g. by 1e-320, lose bits).
     """
     A = check_matrix(asarray_or_sparse(A, "A"), "A", np.float64)
     B = check_matrix(asarray_or_sparse(B, "B"), "B", np.float64)
@@ -92,7 +105,9 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     """Averaged recall-precision curve of ranking a corpus for each query (paper §3.2).
 
     For every query, all corpus documents are ranked by decreasing similarity
-    (ties broken by corpus order); after retrieving ``k = 1, 2, 4, 8, ...``
+    (ties broken by corpus order; for "cosine", similarities less than
+    ``(n_dims + 4) 2**-50`` apart, the rounding error of a computed cosine, are
+    ties); after retrieving ``k = 1, 2, 4, 8, ...``
     documents (and finally all of them),
     ``precision = #relevant retrieved / k`` (eq. 12) and
     ``recall = #relevant retrieved / #relevant in the corpus`` (eq. 11), where
@@ -104,6 +119,18 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     averaged recall with the trapezoidal rule, from recall 0 (at the
     precision of the first point) to the recall of the last point (1).  A
     perfect ranking has AUC 1; a random one about the class prior.
+
+    "cosine" is scale-free.  Each row is rescaled by the power of two that brings its
+    largest magnitude into [0.5, 1) before its norm and products (no square overflows or
+    underflows), so multiplying rows by powers of two (``2**1000``, ``2**-1060``, one per
+    row, ...) leaves the curve bit-identical, as long as the scaled codes are exact (not
+    subnormal with bits lost).  Any other positive scale rounds the codes themselves
+    (by up to half an ulp each), which moves their cosines by a few ulp; such moves stay
+    within the tie tolerance above, so the curve of ``codes * 1e300`` or ``codes * 3``
+    equals that of ``codes`` unless two distinct cosines of one query lie within about
+    that tolerance of each other.  Codes scaled into the subnormal range (below about
+    ``2.2e-308``) lose bits (``1e-320`` keeps about 11 of 53): their curve is that of
+    the rounded codes.
 
     Parameters
     ----------
@@ -155,10 +182,15 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     if Q.shape[0] == 0 or C.shape[0] == 0:
         raise ValueError("query_codes and corpus_codes need at least one document each")
     batch_size = int(min(batch_size, Q.shape[0]))
-    check_memory(batch_size * C.shape[0] * 40, f"ranking {batch_size} queries against "
+    check_memory(batch_size * C.shape[0] * 64, f"ranking {batch_size} queries against "
                  f"{C.shape[0]} corpus documents", "use a smaller batch_size")
+    tie = 0.0
     if metric == "cosine":
         Q, C = _normalize_rows(Q), _normalize_rows(C)
+        # a computed cosine is within (n_dims + 2) 2**-52 of the cosine of its (rounded)
+        # codes; rounding the codes (a scale that is not a power of two) moves it by a few
+        # ulp more: cosines this close are ties, broken by corpus order as exact ties are
+        tie = (Q.shape[1] + 4) * 2.0 ** -50
     else:
         eq, ec = _pow2_rows(Q), _pow2_rows(C)
         # |q . c| <= n_dims max|q| max|c|: rescale (exactly, by powers of two) only when
@@ -188,6 +220,8 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
         q1 = min(Q.shape[0], q0 + batch_size)
         S = _dense(Q[q0:q1] @ CT)
         order = np.argsort(-S, axis=1, kind="stable")
+        if tie:
+            order = _ties_in_corpus_order(S, order, tie)
         rel = cc[order] == cq[q0:q1, None]
         hits = np.cumsum(rel, axis=1)[:, ks - 1]
         n_rel = n_rel_class[cq[q0:q1]]

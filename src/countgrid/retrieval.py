@@ -151,7 +151,13 @@ class LSI(TransformerMixin, BaseEstimator):
         k = V.shape[0]
         if not 1 <= k <= m:
             raise ValueError(f"components_ has {k} rows for {m} features")
-        fitted_array(self, "singular_values_", shape=(k,), nonnegative=True)
+        s = fitted_array(self, "singular_values_", shape=(k,), nonnegative=True)
+        if k > 1 and not (np.diff(s) <= 0).all():
+            raise ValueError("singular_values_ must be in decreasing order")
+        # the rows are right singular vectors: orthonormal to rounding
+        if not np.abs(V @ V.T - np.eye(k)).max() <= 1e-6:
+            raise ValueError("components_ must have orthonormal rows (the right singular "
+                             "vectors of the tf-idf matrix)")
         fitted_array(self, "idf_", shape=(m,), nonnegative=True)
 
     def fit(self, X, y=None):

@@ -281,3 +281,47 @@ def test_generative_classifier_dense_input():
 def test_classifier_docstrings_document_parameters():
     for cls in (CountingGridClassifier, CountingGridRegressor, GenerativeCountingGridClassifier):
         assert cls.__doc__ and "Parameters" in cls.__doc__ and "Attributes" in cls.__doc__
+
+
+# ------------------------------------------------------------ score(X, y)
+def _score_models():
+    rng = np.random.default_rng(30)
+    X = rng.poisson(1.0, (24, 10)).astype(np.float64)
+    y = np.repeat([0, 1], 12)
+    kw = dict(extent=(4, 4), window=(2, 2), n_iter=2, tol=0, num_threads=1, random_state=0)
+    models = [CountingGridClassifier(**kw).fit(X, y),
+              GenerativeCountingGridClassifier(**kw).fit(X, y),
+              CountingGridRegressor(**kw).fit(X, y * 1.5)]
+    return X, y, models
+
+
+def test_score_validates_y():
+    """Issue 30: score(X, y) with y of the wrong length said "operands could not be
+    broadcast" (the classifiers) or named nothing; a column vector y compared every
+    prediction with every label (an n x n accuracy).  y is checked as in fit, after X."""
+    import warnings
+
+    from countgrid.exceptions import DataConversionWarning
+
+    X, y, models = _score_models()
+    for m in models:
+        target = y * 1.5 if isinstance(m, CountingGridRegressor) else y
+        want = m.score(X, target)
+        for bad in (target[:-1], np.r_[target, target[:1]], target[:0]):
+            with pytest.raises(ValueError, match=f"y has {bad.shape[0]} entries but X has "
+                                                 f"24 samples"):
+                m.score(X, bad)
+        with pytest.raises(ValueError, match="y should be a 1d array"):
+            m.score(X, np.c_[target, target])
+        with pytest.raises(ValueError, match="X has 3 features"):   # X first
+            m.score(X[:, :3], target[:-1])
+        with pytest.warns(DataConversionWarning):
+            assert m.score(X, target[:, None]) == want
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert m.score(list(X), list(target)) == want
+    reg = models[2]
+    for bad, match in ((np.array(["a"] * 24), "y must hold real numbers"),
+                       (np.r_[np.nan, y[1:]], "y contains NaN")):
+        with pytest.raises(ValueError, match=match):
+            reg.score(X, bad)

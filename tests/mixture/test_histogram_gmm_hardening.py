@@ -1,6 +1,7 @@
 """HistogramGMM on hostile input (issue 13): far and non-finite points, histograms of any
 weight magnitude, degenerate histograms, interrupted fits, predict and sample."""
 import copy
+import decimal
 from fractions import Fraction
 
 import numpy as np
@@ -85,6 +86,116 @@ def test_far_points_in_the_symmetric_and_circular_domains():
                                rtol=1e-12)
     np.testing.assert_allclose(circ.score_samples(pts), circ.score_samples(wrapped),
                                rtol=1e-12)
+
+
+def _set_model(domain, means, covs, weights):
+    g = HistogramGMM(len(weights), domain=domain)
+    g.means_, g.covariances_ = np.array(means, float), np.array(covs, float)
+    g.weights_ = np.array(weights, float)
+    g.log_likelihood_, g.n_iter_, g.converged_, g.n_dims_ = np.zeros(1), 0, True, 2
+    g._check_fitted_state()
+    return g
+
+
+def _exact_log_density(g, x):
+    """log f(x) with the quadratic forms in exact rational arithmetic and the rest in
+    60-digit decimals (euclidean domain, 2-D)."""
+    ctx = decimal.Context(prec=60, Emax=10 ** 9, Emin=-10 ** 9)
+    logs = []
+    for m, S, w in zip(g.means_, g.covariances_, g.weights_):
+        if w == 0:
+            continue
+        S = [[Fraction(v) for v in row] for row in S]
+        det = S[0][0] * S[1][1] - S[0][1] * S[1][0]
+        P = [[S[1][1] / det, -S[0][1] / det], [-S[1][0] / det, S[0][0] / det]]
+        d = [Fraction(x[i]) - Fraction(m[i]) for i in range(2)]
+        Q = sum(d[i] * P[i][j] * d[j] for i in range(2) for j in range(2))
+        Qd = ctx.divide(decimal.Decimal(Q.numerator), decimal.Decimal(Q.denominator))
+        c = ctx.ln(decimal.Decimal(float(w))) - ctx.ln(decimal.Decimal(float(det))) / 2 \
+            - ctx.ln(2 * decimal.Decimal(np.pi))
+        logs.append(ctx.subtract(c, Qd / 2))
+    top = max(logs)
+    total = sum(ctx.exp(v - top) for v in logs)
+    return ctx.add(top, ctx.ln(total))
+
+
+def test_points_at_1e200_with_a_component_of_weight_zero():
+    """Issue 30: predict_proba and score_samples were NaN at (0.5, 1e200): every log-joint
+    is below the float range, the expansion started from component 0, of weight 0, and
+    its constant log 0 gave inf - inf.  Now a valid distribution (one-hot on the nearest
+    component of positive weight), and log densities -inf (below the float range)."""
+    g = _set_model("euclidean", [[-1.0, 0.0], [1.0, 0.0], [0.0, 3.0]],
+                   [np.eye(2), np.eye(2), [[2.0, 0.3], [0.3, 1.0]]], [0.0, 0.5, 0.5])
+    pts = np.array([[0.5, 1e200], [1e200, 1e200], [-1e200, 0.5], [-1e200, -1e200],
+                    [0.5, -1e200], [1e308, -1e308], [0.0, 0.0], [2.0, 1.0]])
+    P, S = g.predict_proba(pts), g.score_samples(pts)
+    assert not np.isnan(P).any() and not np.isnan(S).any()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-15)
+    assert (P[:, 0] == 0).all()
+    # y -> inf: component 1 (variance 1 in y) beats component 2 (1.047 in its precision)
+    np.testing.assert_array_equal(P[0], [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(P[4], [0.0, 1.0, 0.0])
+    # x -> inf: component 2's precision in x is 0.52 < 1
+    np.testing.assert_array_equal(P[2], [0.0, 0.0, 1.0])
+    assert (S[:6] == -np.inf).all()
+    for x, got in zip(pts[6:], S[6:]):
+        assert got == pytest.approx(float(_exact_log_density(g, x)), rel=1e-13)
+    # along (1, 1): u^T P u is 2 for component 1 and 2.4/1.91 = 1.26 for component 2
+    np.testing.assert_array_equal(g.predict(pts[:3]), [1, 2, 2])
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e300, 1e308, -1e200])
+def test_points_on_the_mirror_plane_far_away(scale):
+    """Issue 30: in the symmetric domain a component and its mirror image are equally far
+    from a point on the mirror plane; beyond the float range the rounding of their
+    quadratic forms (times 2^(2e)) made each beat the other: NaN at (1e308, 1e308).  Now
+    the two share the point, and predict_proba sums the halves."""
+    g = _set_model("symmetric", [[1.6, -1.8], [1.1, 2.6], [-1.4, -1.8]],
+                   [[[0.763, -0.071], [-0.071, 0.969]], [[1.265, 0.330], [0.330, 0.459]],
+                    [[0.527, 0.223], [0.223, 0.187]]], [0.485, 0.280, 0.235])
+    pts = np.array([[scale, scale], [scale, -scale], [scale, scale / 3], [0.0, 0.0]])
+    P, S = g.predict_proba(pts), g.score_samples(pts)
+    assert not np.isnan(P).any() and not np.isnan(S).any()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-15)
+    assert (P[:3] == 0.0).sum() == 6          # one-hot: far beyond the float range
+    assert (S[:3] == -np.inf).all() and np.isfinite(S[3])
+    np.testing.assert_array_equal(g.predict_proba(pts[:, ::-1]), P)
+
+
+def test_log_density_just_inside_the_float_range():
+    """score_samples is the log density (to rounding) wherever it is representable: at
+    |x| = 1.6e154 the squared distance (2.6e308) overflows, -Q/2 (-1.3e308) does not."""
+    g = _model()
+    pts = np.array([[0.5, 1.6e154], [1.6e154, 0.5], [-1.1e154, 1.1e154], [0.5, 1e10]])
+    S = g.score_samples(pts)
+    assert np.isfinite(S).all()
+    for x, got in zip(pts, S):
+        assert got == pytest.approx(float(_exact_log_density(g, x)), rel=1e-13)
+
+
+def test_far_and_near_points_in_one_call():
+    """Each point is evaluated on its own: near points compute exactly as alone."""
+    g = _model()
+    near = np.array([[0.0, 0.0], [2.0, 1.0], [-1.5, 2.5]])
+    far = np.array([[0.5, 1e200], [-1e200, 3.0], [1e308, 1e308], [0.5, 1e10]])
+    mixed = np.vstack([near[:1], far[:2], near[1:], far[2:]])
+    order = [0, 3, 4, 1, 2, 5, 6]
+    both = np.vstack([near, far])
+    np.testing.assert_array_equal(g.predict_proba(mixed), g.predict_proba(both)[order])
+    np.testing.assert_array_equal(g.score_samples(mixed), g.score_samples(both)[order])
+    np.testing.assert_array_equal(g.predict_proba(near), g.predict_proba(both)[:3])
+    np.testing.assert_array_equal(g.score_samples(far[:1]), [-np.inf])
+
+
+def test_float32_points_far_away():
+    """float32 points (up to 3.4e38) compute as the same values in float64."""
+    g = _model()
+    pts = np.array([[0.5, 3e38], [-3e38, 3e38], [1.0, 2.0], [1e20, -1e19]], dtype=np.float32)
+    P, S = g.predict_proba(pts), g.score_samples(pts)
+    np.testing.assert_array_equal(P, g.predict_proba(pts.astype(np.float64)))
+    np.testing.assert_array_equal(S, g.score_samples(pts.astype(np.float64)))
+    assert np.isfinite(P).all() and np.isfinite(S).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-15)
 
 
 @pytest.mark.parametrize("method", ["score_samples", "pdf", "predict_proba", "predict"])

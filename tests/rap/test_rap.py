@@ -310,6 +310,11 @@ def test_n_trials_per_unit(planted):
     ({"batch_size": 0}, ValueError, "batch_size"),
     ({"n_epochs": 0}, ValueError, "n_epochs"),
     ({"cd_steps": 0}, ValueError, "cd_steps"),
+    # issue 30: 2**40 and 2**31 raised OverflowError (the kernels count steps in a C int)
+    ({"cd_steps": 2 ** 40}, ValueError, r"'cd_steps' parameter of RAP must be an int in "
+                                        r"\[1, 10000\]; got 1099511627776"),
+    ({"cd_steps": 2 ** 31}, ValueError, "cd_steps"),
+    ({"cd_steps": 10_001}, ValueError, "cd_steps"),
     ({"method": "pcd"}, ValueError, "method"),
     ({"dtype": np.int32}, ValueError, "dtype"),
     ({"num_threads": 0}, ValueError, "num_threads"),
@@ -317,6 +322,23 @@ def test_n_trials_per_unit(planted):
 def test_bad_parameters(params, err, match):
     with pytest.raises(err, match=match):
         RAP(**{"n_components": 3, **params}).fit(np.ones((4, 3)))
+
+
+def test_int_parameters_up_to_their_bounds():
+    """Issue 30: the int parameters of RAP either have a bound below what the kernels take
+    (cd_steps: MAX_CD_STEPS; n_trials: MAX_TRIALS) or never reach C as a C int (sizes are
+    int64 and checked against memory, the epoch count is a Python loop)."""
+    from countgrid.rap import MAX_CD_STEPS, MAX_TRIALS
+
+    assert MAX_CD_STEPS == 10_000 and MAX_CD_STEPS < 2 ** 31
+    RAP(cd_steps=MAX_CD_STEPS, n_trials=MAX_TRIALS, batch_size=2 ** 62,
+        verbose=2 ** 62)._validate_params()
+    X = np.random.default_rng(0).poisson(1.0, (6, 4))
+    # a batch larger than the data is the whole data; a huge n_components a MemoryError
+    m = RAP(n_components=2, batch_size=2 ** 62, n_epochs=1, cd_steps=3, random_state=0).fit(X)
+    assert np.isfinite(m.components_).all()
+    with pytest.raises(MemoryError, match="n_components"):
+        RAP(n_components=2 ** 62, n_epochs=1).fit(X)
 
 
 def test_bad_input_and_divergence():

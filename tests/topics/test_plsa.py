@@ -271,3 +271,6 @@ def test_bic_needs_observations_and_n_parameters_an_int():
     for bad, err in ((-1, ValueError), (2.0, TypeError), (True, TypeError)):
         with pytest.raises(err, match="n_samples"):
             model.n_parameters(bad)
+    # issue 30: an AttributeError (components_) before fit
+    with pytest.raises(countgrid.NotFittedError, match="PLSA instance is not fitted"):
+        countgrid.PLSA(2).n_parameters(20)

@@ -4,10 +4,12 @@ import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._numeric import power_of_two_scale
-from countgrid._fitted import array, fitted_array, fitted_int, fitted_labels, scalar
+from countgrid._fitted import (array, fitted_array, fitted_distribution, fitted_int,
+                               fitted_labels, scalar)
 from countgrid._per_class import check_documents, fit_per_class
 from countgrid._threads import effective_n_threads
-from countgrid._validation import check_is_fitted, check_target, encode_labels, n_samples
+from countgrid._validation import (check_is_fitted, check_real_target, encode_labels,
+                                   n_samples)
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
 from countgrid.grid._torus import check_grid, grid_size
@@ -155,7 +157,10 @@ class CountingGridClassifier(ClassifierMixin, _EmbeddingReadout):
 
     def _check_gamma(self, extent):
         classes = fitted_labels(self, "classes_")
-        fitted_array(self, "gamma_", shape=tuple(extent) + (len(classes),), nonnegative=True)
+        # every cell's class distribution (the embedded one-hot labels, eq. 9), from the
+        # grid's posteriors
+        fitted_distribution(self, "gamma_", axis=-1, shape=tuple(extent) + (len(classes),),
+                            precision=self.grid_.pi_.dtype)
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
@@ -182,16 +187,7 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
     """
 
     def _targets(self, y):
-        y = check_target(y)
-        kind = y.dtype
-        try:
-            y = y.astype(np.float64) if y.dtype.kind in "biufO" else None
-        except (TypeError, ValueError):
-            y = None
-        if y is None:
-            raise ValueError(f"y must hold real numbers (the regression targets), got {kind}")
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN, infinity or missing values (None)")
+        y = check_real_target(y)
         # embedded in units of a power of two (exact): targets near 1e308 would overflow
         # the sums of eq. 10; gamma_ is stored in the units of y
         self._target_scale = power_of_two_scale(y)

@@ -9,7 +9,8 @@ from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
 from countgrid._dask import transform as dask_transform
 from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, fitted_real, scalar
+from countgrid._fitted import (array, check_distribution, fitted_array, fitted_bool,
+                               fitted_distribution, fitted_int, fitted_real, scalar)
 from countgrid._memory import check_memory
 from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
@@ -594,10 +595,13 @@ or dask array
         return dtype, logh, log_prior
 
     def _check_fitted_state(self):
-        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
+        """Fitted attributes consistent with each other (called by countgrid.io.load); the
+        word distributions of ``pi_`` and ``h_`` (every cell's) and ``prior_`` (over the
+        cells) sum to 1, as every M-step normalises them."""
         pi = fitted_array(self, "pi_", nonnegative=True)
         if pi.ndim < 2:
             raise ValueError(f"pi_ must have shape extent + (n_features,), got {pi.shape}")
+        check_distribution("pi_", pi, axis=-1)
         extent, Z = pi.shape[:-1], pi.shape[-1]
         check_grid(extent, (1,) * len(extent))
         if fitted_int(self, "n_features_in_", 1) != Z:
@@ -605,7 +609,10 @@ or dask array
         h = fitted_array(self, "h_", shape=pi.shape, nonnegative=True)
         if h.dtype != pi.dtype:
             raise ValueError(f"h_ has dtype {h.dtype} but pi_ has {pi.dtype}")
-        fitted_array(self, "prior_", shape=extent, nonnegative=True, optional=True)
+        check_distribution("h_", h, axis=-1)
+        # prior_ is float64, normalised in the grid's dtype
+        fitted_distribution(self, "prior_", axis=None, shape=extent, optional=True,
+                            precision=pi.dtype)
         fitted_array(self, "log_likelihood_", ndim=1, finite=False)
         fitted_int(self, "n_iter_", 0)
         if hasattr(self, "n_batch_iter_"):

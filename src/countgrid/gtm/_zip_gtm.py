@@ -4,6 +4,7 @@ Alvarez-Medina & Hidalgo-Silva, *ZIP and data document visualization*
 (equations 1–10), on top of the GTM of Bishop, Svensén & Williams (1998).
 """
 import math
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
@@ -37,6 +38,10 @@ _MAX_ETA = math.log(np.finfo(np.float64).max)
 # --------------------------------------------------------------------------- estimator
 #: count matrices up to this many entries (8 MiB dense) get the dense SVD for the PCA start
 _DENSE_PCA_ENTRIES = 2**20
+
+#: words per block of the M-step's Newton solves, counted from word 0: the blocks depend
+#: on the number of words only, so the solves give the same bits on any number of threads
+_NEWTON_BLOCK = 256
 
 
 class ZIPGTM(TransformerMixin, BaseEstimator):
@@ -75,8 +80,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     All sums run over the non-zeros of the (sparse) count matrix: one
     iteration costs ``O(nnz K + K D M^2)``; sparse input stays sparse.  For
     sparse input the E-step (fused with the softmax) and the M-step
-    statistics are C/OpenMP kernels (``csrc/gtm.c``) whose results do not
-    depend on the thread count; dense input uses NumPy/BLAS.
+    statistics are C/OpenMP kernels (``csrc/gtm.c``), the Newton solves run
+    in fixed blocks of words on the threads and BLAS on one thread, so a fit
+    and its outputs are bit-identical for any ``num_threads``; dense input
+    uses NumPy/BLAS, whose last bits may depend on the thread count.
 
     Counts up to :data:`MAX_COUNT` (1e200) are modelled in float64 without
     overflow; larger ones raise a ValueError.  ``fit`` is transactional: Ctrl-C
@@ -126,8 +133,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         Seeds random latent points, random initial weights and the PCA
         solver.
     num_threads : int, optional
-        Threads of the OpenMP kernels and of BLAS (through threadpoolctl when
-        it is installed); None = all cores, honouring ``OMP_NUM_THREADS``.
+        Threads of the OpenMP kernels, of the M-step's Newton solves (blocks of
+        256 words) and, for dense input, of BLAS (through threadpoolctl when it
+        is installed; sparse input runs BLAS on one thread, for determinism);
+        None = all cores, honouring ``OMP_NUM_THREADS``.
         On a busy machine 1 is often fastest (threads waiting for each other).
     verbose : int, default=0
 
@@ -387,11 +396,12 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             Z = np.exp(log_p - log_p0)                        # P(zero state | t = 0, k)
             A = Z * (Nk[:, None] - C)
             S = Nk[:, None] - A
-            gamma = newton_columns(phi, PhiPhi, gamma,
-                                   logistic_glm_fun(A, np.broadcast_to(Nk[:, None], A.shape)),
-                                   alpha, int(self.n_irls))                       # eq. 9
-        coef = newton_columns(phi, PhiPhi, coef, poisson_glm_fun(R, S), alpha,
-                              int(self.n_irls))                                    # eq. 8
+            gamma = _newton_blocks(phi, PhiPhi, gamma, lambda c0, c1: logistic_glm_fun(
+                A[:, c0:c1], np.broadcast_to(Nk[:, None], (A.shape[0], c1 - c0))),
+                alpha, int(self.n_irls), data.nt)                                  # eq. 9
+        coef = _newton_blocks(phi, PhiPhi, coef,
+                              lambda c0, c1: poisson_glm_fun(R[:, c0:c1], S[:, c0:c1]),
+                              alpha, int(self.n_irls), data.nt)                    # eq. 8
         with np.errstate(divide="ignore"):
             log_mix = np.log(Nk / Nk.sum())                                       # eq. 10
         return coef, gamma, log_mix
@@ -444,7 +454,9 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         self._check_sizes(counts.n_samples, K, counts.n_features, M1, "fit", fit=True)
         rng = check_random_state(self.random_state)
         n_iter = int(self.n_iter)
-        with limit_blas_threads(nt):
+        # sparse counts: one BLAS thread (OpenBLAS's last bits depend on its thread count;
+        # the threads go to the OpenMP kernels and the blocks of Newton solves instead)
+        with limit_blas_threads(1 if counts.is_sparse else nt):
             latent, centers, phi = self._latent_and_basis(grid, rng)
             coef, gamma = self._initial_coefs(counts.X, counts.is_sparse, latent, phi, rng)
             iu = np.triu_indices(phi.shape[1])
@@ -571,7 +583,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         gamma = getattr(self, "zero_coef_", None)
         with np.errstate(divide="ignore"):
             log_mix = np.log(self.mixing_)
-        theta, lse, _, _ = self._estep(data, self.phi_, self.rate_coef_, gamma, log_mix)
+        with limit_blas_threads(1 if data.counts.is_sparse else data.nt):
+            theta, lse, _, _ = self._estep(data, self.phi_, self.rate_coef_, gamma, log_mix)
         return theta, lse
 
     def predict_proba(self, X):
@@ -716,6 +729,31 @@ def _centred_operator(Y, mu, c=1.0):
     return LinearOperator(Y.shape, dtype=np.float64,
                           matvec=lambda v: Yc @ v.ravel() - muc @ v.ravel(),
                           rmatvec=lambda u: Yc.T @ u.ravel() - muc * u.sum())
+
+
+def _newton_blocks(phi, PhiPhi, coef, block_fun, alpha, n_steps, num_threads):
+    """:func:`~countgrid.gtm._glm.newton_columns` over blocks of ``_NEWTON_BLOCK`` words
+    (the columns are independent GLMs), each with one BLAS thread, on up to
+    ``num_threads`` threads; ``block_fun(c0, c1)`` gives the GLM pieces of words
+    ``c0:c1``.  The blocks are fixed by the number of words, so the result does not
+    depend on ``num_threads``."""
+    D = coef.shape[1]
+    blocks = [(c0, min(D, c0 + _NEWTON_BLOCK)) for c0 in range(0, D, _NEWTON_BLOCK)]
+    out = np.empty_like(coef)
+
+    def solve(block):
+        c0, c1 = block
+        out[:, c0:c1] = newton_columns(phi, PhiPhi, np.ascontiguousarray(coef[:, c0:c1]),
+                                       block_fun(c0, c1), alpha, n_steps)
+
+    with limit_blas_threads(1):
+        if num_threads <= 1 or len(blocks) == 1:
+            for block in blocks:
+                solve(block)
+        else:
+            with ThreadPoolExecutor(max_workers=min(num_threads, len(blocks))) as pool:
+                list(pool.map(solve, blocks))
+    return out
 
 
 def _row_blocks(n, cost_per_row):

@@ -17,12 +17,20 @@ from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix, check_sizes,
                                    encode_labels)
-from countgrid.kernels._it_kernels import (_check_blocks, _columns, _log2_masses,
-                                           _probabilities, jensen_tsallis_kernel, log_q)
+from countgrid.kernels._it_kernels import (_check_blocks, _columns, _dense, _log2_masses,
+                                           _pair_sq_distances, _probabilities,
+                                           jensen_tsallis_kernel, log_q)
 
 __all__ = ["ITKernelClassifier"]
 
 _KERNELS = ("linear", "js", "jt")
+#: kernel_distances recomputes from the two rows every pair whose squared distance from the
+#: Gram matrix, k(x, x) + k(y, y) - 2 k(x, y), is below this fraction of
+#: |k(x, x)| + |k(y, y)| + 2 |k(x, y)|: the formula cancels there (its round-off, a few ulp
+#: of that sum, stays below 2**6 ulp of the squared distance elsewhere)
+_NEAR = 2.0 ** -6
+#: pair-coordinates per chunk of that recomputation (bounds its temporary arrays)
+_PAIR_CHUNK = 2 ** 18
 
 
 class _AvailableIf:
@@ -353,8 +361,13 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         """Kernel-induced distances from each row of X to each training document.
 
         ``d(x, y) = sqrt(k(x, x) + k(y, y) - 2 k(x, y))`` on the embeddings, with the
-        kernel of this classifier (the distance of the k-NN rule); round-off below zero
-        is clipped to 0.
+        kernel of this classifier (the distance of the k-NN rule).  That formula cancels
+        for near pairs (a document and its duplicate), so a pair whose squared distance
+        is below ``2**-6`` of ``|k(x, x)| + |k(y, y)| + 2 |k(x, y)|`` is recomputed from
+        the two rows as a sum of non-negative terms (``|x - y|^2`` for the linear kernel,
+        per-coordinate Jensen gaps for the IT kernels; ``weighted="A"`` keeps a
+        cancellation when the masses differ): duplicates are exactly 0 apart, and dense
+        and sparse input agree to about 1e-14 relative.
 
         Parameters
         ----------
@@ -372,8 +385,50 @@ class ITKernelClassifier(ClassifierMixin, BaseEstimator, saveable=False):
         train_self = getattr(self, "train_self_", None)
         if train_self is None:
             train_self = self._self_kernel(self.train_embedding_)
-        d2 = self._self_kernel(Z)[:, None] + train_self[None, :] - 2.0 * K
+        test_self = self._self_kernel(Z)
+        d2 = test_self[:, None] + train_self[None, :] - 2.0 * K
+        # near pairs (a document and its duplicate: 0, or 1e-8 from the round-off of the
+        # three kernel values, differently in dense and sparse input) come from the rows;
+        # a row of zero mass has kernel values exactly 0, so its pairs do not cancel
+        np.abs(K, out=K)
+        K *= 2.0 * _NEAR
+        K += _NEAR * np.abs(test_self)[:, None]
+        K += _NEAR * np.abs(train_self)[None, :]
+        near = d2 <= K
+        near &= (test_self != 0)[:, None]
+        near &= (train_self != 0)[None, :]
+        rows, cols = np.nonzero(near)
+        if rows.size:
+            d2[rows, cols] = self._pair_sq_distances(Z, self.train_embedding_, rows, cols)
         return np.sqrt(np.maximum(d2, 0.0))
+
+    def _pair_sq_distances(self, A, B, rows, cols):
+        """``k(x, x) + k(y, y) - 2 k(x, y)`` of the pairs ``(A[rows[i]], B[cols[i]])``,
+        computed from the two rows without the cancellation of that formula (linear:
+        ``|x - y|^2``; the IT kernels: ``_it_kernels._pair_sq_distances``), from their dense
+        values, so that dense and sparse input give the same bits."""
+        out = np.zeros(rows.shape[0])
+        q = 1.0 if self.kernel == "js" else float(self.q)
+        for w, Ai, Bi in self._block_pairs(A, B):
+            step = max(1, _PAIR_CHUNK // max(Ai.shape[1], 1))
+            for s in range(0, rows.shape[0], step):
+                x = np.ascontiguousarray(_dense(Ai[rows[s:s + step]]), dtype=np.float64)
+                y = np.ascontiguousarray(_dense(Bi[cols[s:s + step]]), dtype=np.float64)
+                if self.kernel == "linear":
+                    d2 = ((x - y) ** 2).sum(axis=1)
+                else:
+                    ok = (x.max(axis=1, initial=0.0) > 0) & (y.max(axis=1, initial=0.0) > 0)
+                    d2 = np.zeros(x.shape[0])
+                    if ok.any():
+                        d2[ok] = _pair_sq_distances(x[ok], y[ok], q, self.weighted,
+                                                    self.exponentiated, float(self.t))
+                    # a block of zero mass in one row: the other's self-kernel
+                    lone = ~ok
+                    if lone.any():
+                        d2[lone] = (self._self_kernel_block(x[lone])
+                                    + self._self_kernel_block(y[lone]))
+                out[s:s + step] += w * d2
+        return out
 
     def predict(self, X):
         """Predicted class of each document."""

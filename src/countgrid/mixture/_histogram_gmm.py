@@ -73,8 +73,13 @@ class HistogramGMM(BaseEstimator):
     components, expanded around a reference component and evaluated on
     rescaled coordinates, so that points arbitrarily far from every component
     (up to the largest float) get proper responsibilities instead of NaN and
-    log densities ``-inf`` only when they underflow.  Histogram weights of any
-    finite magnitude are normalised without overflow; bin centres whose spread
+    log densities ``-inf`` only when they underflow.  Where every component's log
+    density is below the float range and rounding leaves the expansion undecided (a
+    component and its mirror image at a point on the mirror plane), the component of
+    positive weight nearest in the scaled Mahalanobis distance takes the point (equal
+    distances: the largest ``log w_k - log|2 pi S_k|/2``; equal constants share it).
+    Histogram weights of any finite magnitude are normalised without overflow; bin
+    centres whose spread
     would overflow the Mahalanobis distances (``spread**2 / reg_covar`` beyond
     ``1e300``) are rejected.
     That is the exact maximiser of the M-step objective over covariances
@@ -263,20 +268,27 @@ class HistogramGMM(BaseEstimator):
                 out[:, k] = -0.5 * (d * _LOG_2PI + logdet + (z * z).sum(axis=0))
             return out + np.log(w)
 
-    def _scaled_log_joint(self, X, m, L, const):
-        """The same on coordinates scaled by a power of two per point: ``-inf`` only where
-        the density underflows (never NaN); euclidean and symmetric domains."""
+    def _scaled_quadratics(self, X, m, L):
+        """Squared Mahalanobis distances ``|L_k^-1 (x - m_k)|^2 = 2^(2e) s_k`` on coordinates
+        scaled by a power of two ``2^-e`` per point: returns ``s`` (n, K), finite for every
+        finite point, and ``e`` (n,); euclidean and symmetric domains.  In the symmetric
+        domain a mirror component's distance is that of its component at the mirrored
+        point (the same arithmetic), so a point on the mirror plane is exactly as far from
+        both."""
         n, K = X.shape[0], m.shape[0]
         e = np.frexp(np.maximum(np.abs(X).max(axis=1, initial=0.0),
                                 np.abs(m).max(initial=0.0)))[1]
         Xs = np.ldexp(X, -e[:, None])
-        out = np.empty((n, K))
-        for k in range(K):
+        half = K // 2 if self.domain == "symmetric" else K
+        s = np.empty((n, K))
+        for k in range(half):
             z = solve_triangular(L[k], (Xs - np.ldexp(m[k], -e[:, None])).T, lower=True)
-            r = np.ldexp(np.sqrt((z * z).sum(axis=0)), e)
-            with np.errstate(over="ignore"):
-                out[:, k] = const[k] - 0.5 * r * r
-        return out
+            s[:, k] = (z * z).sum(axis=0)
+            if half < K:
+                z = solve_triangular(L[k], (self._flip_vec(Xs)
+                                            - np.ldexp(m[k], -e[:, None])).T, lower=True)
+                s[:, half + k] = (z * z).sum(axis=0)
+        return s, e
 
     def _log_resp_norm(self, X, means, covs, weights):
         """Log responsibilities (n, K) over the E-step components and log densities (n,).
@@ -293,6 +305,8 @@ class HistogramGMM(BaseEstimator):
         ldexp(ldexp(alpha, e) + beta, e) + gamma: no term cancels against a much larger
         one (far points are decided by the quadratic, then the linear terms), nothing
         overflows to NaN, and r moves to the largest delta until no component beats it.
+        Points for which that does not settle (possible only when every log-joint is
+        below the float range: the log density is -inf) are decided by :meth:`_nearest`.
         """
         lj = self._log_joint(X, means, covs, weights)
         n, K = lj.shape
@@ -307,10 +321,16 @@ class HistogramGMM(BaseEstimator):
             return log_resp, log_norm
         m, L, prec, const = self._components(means, covs, weights)
         Xf = X[far]
-        direct = self._scaled_log_joint(Xf, m, L, const)
-        ref = np.argmax(direct, axis=1)
-        delta = np.zeros((far.size, K))
+        s, e = self._scaled_quadratics(Xf, m, L)
+        with np.errstate(over="ignore"):
+            # -inf only where the log-joint is below the float range
+            direct = const - np.ldexp(0.5 * s, 2 * e[:, None])
         todo = np.arange(far.size)
+        # the reference: the largest log-joint, or (all below the float range) the nearest
+        # component of positive weight; a component of weight 0 never is one
+        ref = np.where(np.isfinite(direct).any(axis=1), np.argmax(direct, axis=1),
+                       np.argmin(np.where(np.isfinite(const), s, np.inf), axis=1))
+        delta = np.zeros((far.size, K))
         for _ in range(K + 1):
             if todo.size == 0:
                 break
@@ -322,10 +342,36 @@ class HistogramGMM(BaseEstimator):
             todo = todo[moved]
             ref[todo] = best[moved]
         top = delta.max(axis=1)
-        lse = top + np.log(np.exp(delta - top[:, None]).sum(axis=1))
+        with np.errstate(invalid="ignore"):
+            lse = top + np.log(np.exp(delta - top[:, None]).sum(axis=1))
         log_resp[far] = delta - lse[:, None]
         log_norm[far] = direct[np.arange(far.size), ref] + lse
+        # beyond the float range the rounding of quadratic forms that are equal in some
+        # direction (a component and its mirror image at a point on the mirror plane) is
+        # multiplied by 2^(2e) and can make every component beat another (+inf both ways)
+        lost = ~(top <= 0) | ~np.isfinite(lse) | np.isnan(delta).any(axis=1)
+        if lost.any():
+            rows = far[lost]
+            log_resp[rows] = self._nearest(s[lost], const)
+            log_norm[rows] = logsumexp(direct[lost], axis=1)
         return log_resp, log_norm
+
+    @staticmethod
+    def _nearest(s, const):
+        """Log responsibilities of points whose log-joints are all below the float range:
+        there, the smallest quadratic form takes all (the others' densities are smaller by
+        a factor below ``exp(-1e292)``), so one-hot on the smallest scaled squared
+        Mahalanobis distance ``s`` among the components of positive weight; equal
+        distances go to the largest constant ``log w_k - log|2 pi S_k|/2``, and equal
+        constants share equally (a component and its mirror image at a point on the mirror
+        plane)."""
+        ok = np.isfinite(const)[None, :]
+        s = np.where(ok, s, np.inf)
+        cand = s == s.min(axis=1, keepdims=True)
+        c = np.where(cand, const[None, :], -np.inf)
+        win = cand & (c == c.max(axis=1, keepdims=True))
+        with np.errstate(divide="ignore"):
+            return np.log(win / win.sum(axis=1, keepdims=True))
 
     @staticmethod
     def _delta(X, m, prec, const, r):
@@ -342,6 +388,7 @@ class HistogramGMM(BaseEstimator):
             gamma = const - const[r] - 0.5 * np.einsum("ki,ki->k", dm, b)
             out = np.ldexp(np.ldexp(alpha, e[:, None]) + beta, e[:, None]) + gamma
         out[:, r] = 0.0
+        out[:, ~np.isfinite(const)] = -np.inf         # weight 0 (not inf - inf = NaN)
         return out
 
     def _flip_vec(self, v):
@@ -562,7 +609,8 @@ class HistogramGMM(BaseEstimator):
         In the symmetric domain the two mirror halves of a component are summed.  Points
         far from every component get the responsibilities the exact densities give
         (typically one component takes all: the one whose quadratic form grows slowest
-        in the point's direction).
+        in the point's direction; a component of weight 0 never does).  Every row is a
+        distribution (no NaN), also for points whose log density is ``-inf``.
         """
         shape, log_resp, _ = self._evaluate(points)
         r = np.exp(log_resp)

@@ -31,6 +31,11 @@ BLOCK_ROWS = 8
 #: works by inversion in double precision, in at most ``M_j`` steps).
 MAX_TRIALS = int(_rap_kernels.max_trials)
 
+#: Largest ``cd_steps``: Gibbs steps of CD-k per minibatch update (the paper uses 1), each
+#: as costly as the update itself.  The kernels count them in a C int; 2**40 raised an
+#: OverflowError.
+MAX_CD_STEPS = 10_000
+
 #: Largest count RAP accepts: ``exp(MAX_LOGRATE) ~ 1.07e13``.  The model's Poisson rates
 #: are capped there, so larger counts lie outside what it can generate; they would also
 #: make the CD gradient ``x h^T`` (eq. 10) overflow.  Every method taking counts refuses
@@ -151,7 +156,7 @@ class RAP(TransformerMixin, BaseEstimator):
         ``"mean_field"``: both samples replaced by their conditional means,
         ``h = M ⊙ sigmoid(.)`` and ``x = exp(a + W h)`` (paper section 2.3,
         last paragraph); the reconstruction is then dense.
-    cd_steps : int, default=1
+    cd_steps : int in [1, MAX_CD_STEPS = 10000], default=1
         Gibbs steps ``k`` of CD-k (the paper uses 1).
     dtype : {numpy.float32, numpy.float64}, default=numpy.float64
         Working precision of the parameters and the data (random numbers,
@@ -232,7 +237,7 @@ class RAP(TransformerMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None)],
         "n_epochs": [Interval(Integral, 1, None)],
         "method": [Options("cd", "mean_field")],
-        "cd_steps": [Interval(Integral, 1, None)],
+        "cd_steps": [Interval(Integral, 1, MAX_CD_STEPS)],
         "dtype": ["dtype", None],
         "num_threads": ["num_threads"],
         "random_state": ["random_state"],

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from scipy.special import xlogy
 
 from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
-from countgrid._fitted import array, fitted_array
+from countgrid._fitted import array, check_distribution, fitted_array, fitted_distribution
 from countgrid._param_validation import InstanceOf, Interval, Options, validate_call_params
 from countgrid._per_class import check_documents, fit_groups
 from countgrid._validation import check_is_fitted
@@ -370,8 +370,10 @@ class FisherScore(_PLSAEmbedding):
 
     def _check_fitted_state(self):
         super()._check_fitted_state()
-        fitted_array(self, "topic_prior_", nonnegative=True,
-                     shape=(len(self.models_), self.models_[0].components_.shape[0]))
+        # P(z) of every model: its training topic mass, normalised
+        fitted_distribution(self, "topic_prior_", axis=1,
+                            shape=(len(self.models_), self.models_[0].components_.shape[0]),
+                            precision=self.models_[0].components_.dtype)
     _parameter_constraints = {**_PLSA_CONSTRAINTS, "reduce": _REDUCE_CONSTRAINT,
                               "normalize_length": ["boolean"],
                               "include_topic_prior": ["boolean"]}
@@ -514,7 +516,9 @@ class _SignedEmbedding(_PLSAEmbedding):
         super()._check_fitted_state()
         if not self.classes_.size:
             raise ValueError("classes_ is empty")
-        fitted_array(self, "log_priors_", shape=(len(self.models_) // 2, 2), finite=False)
+        # log P(class), log P(rest) of every pair: both groups hold documents
+        log_priors = fitted_array(self, "log_priors_", shape=(len(self.models_) // 2, 2))
+        check_distribution("exp(log_priors_)", np.exp(log_priors), axis=1)
         fitted_array(self, "shift_", ndim=1)
     _parameter_constraints = {**_PLSA_CONSTRAINTS, "reduce": _REDUCE_CONSTRAINT,
                               "positivize": [Options("shift", "split"), None]}

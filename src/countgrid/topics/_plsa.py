@@ -19,7 +19,8 @@ from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
 from countgrid._dask import transform as dask_transform
 from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, fitted_real, scalar
+from countgrid._fitted import (array, fitted_array, fitted_bool, fitted_distribution,
+                               fitted_int, fitted_real, scalar)
 from countgrid._memory import check_memory
 from countgrid._param_validation import Interval, Options
 from countgrid._threads import effective_n_threads
@@ -573,13 +574,15 @@ or dask array
     _inference_options = ("fold_in_iter", "fold_in_tol")
 
     def _check_fitted_state(self):
-        """Fitted attributes consistent with each other (called by countgrid.io.load)."""
-        phi = fitted_array(self, "components_", ndim=2, nonnegative=True)
+        """Fitted attributes consistent with each other (called by countgrid.io.load); the
+        rows of ``components_`` (``P(w|z)``) and of ``doc_topic_`` (``P(z|d)``, an empty
+        document's too) are distributions, as every EM update normalises them."""
+        phi = fitted_distribution(self, "components_", axis=1, ndim=2)
         Z, W = phi.shape
         if Z < 1 or fitted_int(self, "n_features_in_", 1) != W:
             raise ValueError(f"components_ of shape {phi.shape} does not match "
                              f"n_features_in_ = {self.n_features_in_}")
-        doc_topic = fitted_array(self, "doc_topic_", ndim=2, nonnegative=True)
+        doc_topic = fitted_distribution(self, "doc_topic_", axis=1, ndim=2)
         if doc_topic.shape[1] != Z:
             raise ValueError(f"doc_topic_ has {doc_topic.shape[1]} topics, components_ {Z}")
         fitted_array(self, "log_likelihood_", ndim=1, finite=False)
@@ -647,7 +650,13 @@ or dask array
         -------
         int
             The number ``k`` of free parameters.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit`` (``Z`` and ``W`` are those of the fitted ``components_``).
         """
+        check_is_fitted(self, "components_")
         if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples,
                                                                        (int, np.integer)):
             raise TypeError(f"n_samples must be an int (a number of documents), got "
