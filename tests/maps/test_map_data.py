@@ -1,7 +1,4 @@
 """countgrid.maps.map_data / write_html in Python: the embedded arrays are the model's."""
-import base64
-import gzip
-import json
 import re
 import warnings
 from importlib import resources
@@ -16,6 +13,7 @@ from countgrid.maps import map_data, rank_documents, write_html
 from countgrid.maps._data import MAX_POSITIONS, POSTERIOR_MASS
 from countgrid.maps._html import encode_payload
 
+from _map_page import decode
 from _reference.browse import coverage_reference
 
 
@@ -194,35 +192,6 @@ def test_bad_arguments(fitted):
             map_data(g, X)
     with pytest.raises(ValueError, match="data_format"):
         write_html(grid, "never.html", data_format="xml")
-
-
-def decode(page):
-    """The data block of a page, as the page's loader reads it (arrays as lists)."""
-    fmt = re.search(r'data-format="(\w+)">', page).group(1)
-    text = re.search(r'<script id="cg-data"[^>]*>(.*?)</script>', page, re.S).group(1)
-    blob = None
-    if fmt == "json":
-        header = json.loads(text)
-    else:
-        raw = gzip.decompress(base64.b64decode(text))
-        n = int.from_bytes(raw[:4], "little")
-        header, blob = json.loads(raw[4:4 + n]), raw[4 + n:]
-    types = {"Uint8Array": "<u1", "Uint16Array": "<u2", "Uint32Array": "<u4",
-             "Int32Array": "<i4", "Float32Array": "<f4", "Float64Array": "<f8"}
-
-    def resolve(node):
-        if isinstance(node, dict) and "$a" in node:
-            if blob is None:
-                js, values = node["$a"]
-                return np.array(values, dtype=types[js]).tolist()
-            js, off, size = node["$a"]
-            return np.frombuffer(blob, dtype=types[js], count=size, offset=off).tolist()
-        if isinstance(node, dict):
-            return {k: resolve(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [resolve(v) for v in node]
-        return node
-    return resolve(header)
 
 
 @pytest.mark.parametrize("data_format", ["json", "gzip"])

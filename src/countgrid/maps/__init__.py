@@ -1,7 +1,15 @@
 """The interactive offline map of a counting grid: one self-contained HTML file
 (docs/map.md).  :func:`write_html` writes it; :func:`map_data` returns the arrays it
-embeds, so that what the page shows can be compared with Python."""
-from countgrid.maps._data import SEARCH_FRACTION, map_data, rank_documents, search_cells
+embeds, so that what the page shows can be compared with Python.  The corpus may come
+from anyone: its texts are cut (:func:`truncate_text`, ``MAX_*_CHARS``) and its links
+checked (:func:`safe_link`) at write time."""
+from countgrid.maps._data import (MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_LINK_CHARS,
+                                  MAX_NAME_CHARS, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS,
+                                  MAX_WORD_CHARS, SEARCH_FRACTION, map_data, rank_documents,
+                                  safe_link, search_cells, truncate_text)
 from countgrid.maps._html import write_html
 
-__all__ = ["write_html", "map_data", "rank_documents", "search_cells", "SEARCH_FRACTION"]
+__all__ = ["write_html", "map_data", "rank_documents", "search_cells", "safe_link",
+           "truncate_text", "SEARCH_FRACTION", "MAX_TITLE_CHARS", "MAX_ID_CHARS",
+           "MAX_SNIPPET_CHARS", "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_WORD_CHARS",
+           "MAX_LINK_CHARS"]

@@ -14,7 +14,14 @@ with Python (docs/map.md):
 - colourings: per cell, the coverage-weighted class distribution (categorical metadata,
   the classifier's label embedding ``gamma_``) or mean (numeric metadata) over documents,
   ``sum_t s_t(i) y_t / sum_t s_t(i)``.
+
+The corpus may come from anyone (docs/map.md, "Untrusted corpora"): every text the page
+shows is cut at a stated length (:func:`truncate_text`; ``MAX_*_CHARS``), and links are
+kept only when :func:`safe_link` allows them.
 """
+import re
+import unicodedata
+from collections import defaultdict
 from numbers import Integral
 
 import numpy as np
@@ -25,8 +32,10 @@ from countgrid._validation import check_is_fitted, check_random_state
 from countgrid.grid._browse import cell_corners, check_cell, window_coverage
 from countgrid.grid._torus import check_grid
 
-__all__ = ["map_data", "rank_documents", "search_cells", "SEARCH_FRACTION",
-           "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS", "MAX_SNIPPET_CHARS"]
+__all__ = ["map_data", "rank_documents", "search_cells", "safe_link", "truncate_text",
+           "SEARCH_FRACTION", "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS",
+           "MAX_TITLE_CHARS", "MAX_ID_CHARS", "MAX_SNIPPET_CHARS", "MAX_LABEL_CHARS",
+           "MAX_NAME_CHARS", "MAX_WORD_CHARS", "MAX_LINK_CHARS"]
 
 #: A searched word lights the cells whose pi for it is at least this fraction of its maximum.
 SEARCH_FRACTION = 0.5
@@ -36,10 +45,195 @@ POSTERIOR_MASS = 1.0 - 1e-3
 MAX_POSITIONS = 32
 #: Categorical metadata keeps its most frequent levels; the rest are shown as "other".
 MAX_LEVELS = 20
-#: Snippets longer than this are cut (with an ellipsis) to bound the file size.
+# Limits on the text the page shows (docs/map.md, "Untrusted corpora"), in characters
+# (code points, Python's len), the ellipsis included; longer texts are cut by
+# truncate_text.  They bound the file (a few KB per document at most) and the work of the
+# browser (a 200,000-character title froze the tab for seconds on each click).
+#: Titles of the documents (three lines of the document list) and of the page.
+MAX_TITLE_CHARS = 200
+#: Ids of the documents as shown (the CSV's ``index`` column identifies the row exactly).
+MAX_ID_CHARS = 100
+#: Snippets (a paragraph; the list shows three lines of it).
 MAX_SNIPPET_CHARS = 1000
+#: Levels of a categorical colouring (legend, status line), the classes of a classifier.
+MAX_LABEL_CHARS = 100
+#: Names of the colourings (metadata columns: the menu, legend title, status line).
+MAX_NAME_CHARS = 100
+#: Words of the vocabulary (drawn in the cells, suggested by the search box).
+MAX_WORD_CHARS = 50
+#: Links longer than this are dropped (a cut link would point elsewhere).
+MAX_LINK_CHARS = 2048
 #: Documents listed for a clicked cell (as BrowseCloud's pin).
 LIST_LENGTH = 100
+
+
+# ---------------------------------------------------------------- untrusted text
+_ELLIPSIS = "\u2026"
+#: At most this many code points are given back to keep a character whole: the most
+#: non-starters in a row of Unicode's stream-safe text format (UAX #15).
+_MAX_BACKOFF = 30
+
+
+def _extends(ch):
+    """Whether ``ch`` belongs to the character before it (no cut before it): a
+    combining or enclosing mark, a spacing mark, a variation selector, an emoji skin
+    tone modifier, a tag character, a conjoining Hangul vowel or final consonant, the
+    second half of a surrogate pair, a zero-width joiner."""
+    o = ord(ch)
+    return (unicodedata.combining(ch) != 0 or unicodedata.category(ch) in ("Mn", "Me", "Mc")
+            or o == 0x200D or 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+            or 0x1F3FB <= o <= 0x1F3FF or 0xE0020 <= o <= 0xE007F
+            or 0x1160 <= o <= 0x11FF or 0xD7B0 <= o <= 0xD7FF or 0xDC00 <= o <= 0xDFFF)
+
+
+def _regional(ch):
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF     # two of them make a flag
+
+
+def _boundary(s, k):
+    """The largest cut ``j <= k`` that keeps the characters of ``s[:j]`` whole (as seen:
+    a base and its marks, a ZWJ emoji sequence, a flag, a surrogate pair), giving back
+    at most _MAX_BACKOFF code points (else ``k``)."""
+    j = k
+    while j > 0 and k - j <= _MAX_BACKOFF:
+        a, b = s[j - 1], s[j]
+        if _extends(b) or a == "\u200d":
+            j -= 1
+            continue
+        if _regional(a) and _regional(b):
+            run = 0
+            while run < j and _regional(s[j - 1 - run]):
+                run += 1
+            if run % 2:                     # a is the first half of a flag
+                j -= 1
+                continue
+        return j
+    return j if k - j <= _MAX_BACKOFF else k
+
+
+def truncate_text(text, limit):
+    r"""``text`` cut to at most ``limit`` characters, ending with an ellipsis when cut.
+
+    Characters are code points (Python's ``len``), the ellipsis (U+2026) included.  The
+    cut never splits what is seen as one character: it is moved back before combining
+    marks, variation selectors, emoji modifiers and zero-width-joiner sequences, within a
+    flag (a pair of regional indicators) or a surrogate pair, by at most 30 code points
+    (Unicode's stream-safe text format; a longer run of marks is cut where it stands).
+
+    Parameters
+    ----------
+    text : str
+    limit : int
+        At least 1.
+
+    Returns
+    -------
+    str
+        ``text`` itself when it is not longer than ``limit``.
+
+    Examples
+    --------
+    >>> from countgrid.maps import truncate_text
+    >>> truncate_text("counting grids", 8)
+    'countin…'
+    >>> truncate_text("cafe\u0301s", 5)          # the accent stays with its e
+    'caf…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[:_boundary(text, limit - 1)] + _ELLIPSIS
+
+
+def _truncate_all(values, limit, distinct=False):
+    """truncate_text of each value; with ``distinct``, cut values that became equal to
+    another value are numbered (``"abc… (1)"``, ``"abc… (2)"``, within the limit, in
+    order of first appearance), so that cutting never merges two distinct values
+    silently; uncut values are kept, and equal values stay equal."""
+    out = [truncate_text(v, limit) for v in values]
+    if not distinct:
+        return out
+    cut = [i for i, v in enumerate(values) if len(v) > limit]
+    if not cut:
+        return out
+    sources = defaultdict(set)          # shown text -> the values shown so
+    for v, o in zip(values, out):
+        sources[o].add(v)
+    taken, renamed = set(out), {}
+    for i in cut:
+        v = values[i]
+        if len(sources[out[i]]) < 2:
+            continue
+        if v not in renamed:
+            k = 1
+            while True:
+                suffix = f" ({k})"
+                candidate = truncate_text(v, limit - len(suffix)) + suffix
+                if candidate not in taken:
+                    break
+                k += 1
+            renamed[v] = candidate
+            taken.add(candidate)
+        out[i] = renamed[v]
+    return out
+
+
+#: WHATWG URL parsing: leading and trailing C0 controls and spaces are stripped, ASCII
+#: tab and newline removed anywhere; a scheme is a letter then letters, digits, + - .
+_URL_STRIP = re.compile(r"^[\x00-\x20]+|[\x00-\x20]+$")
+_URL_TAB_NEWLINE = re.compile(r"[\t\n\r]")
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_URL_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def safe_link(url):
+    r"""The link as the map writes it into ``href``, or ``None`` when it is dropped.
+
+    The rule (docs/map.md, "Untrusted corpora"): the text is first cleaned as browsers
+    parse URLs (WHATWG URL Standard: leading and trailing C0 control characters and
+    spaces stripped, ASCII tab, LF and CR removed anywhere), so that what is checked
+    here is what the browser resolves.  Then it is kept only when it is
+
+    - an absolute ``http:`` or ``https:`` URL (scheme in any case), or
+    - a relative reference: no scheme (no ``letter [letters digits + - .]* :`` at the
+      start), and not protocol-relative (not starting with two of ``/`` and ``\``,
+      which browsers read as ``//host``);
+
+    and at most :data:`MAX_LINK_CHARS` long, with no other control character.  Anything
+    else (``javascript:``, ``data:``, ``file:``, ``vbscript:``, ``//host``, ...) is
+    dropped: the page then shows the title as plain text.
+
+    Parameters
+    ----------
+    url : str or None
+
+    Returns
+    -------
+    str or None
+        The cleaned link, or None (dropped, or nothing given).
+
+    Examples
+    --------
+    >>> from countgrid.maps import safe_link
+    >>> safe_link(" https://example.org/a?b=1 ")
+    'https://example.org/a?b=1'
+    >>> safe_link("notes/2.html")
+    'notes/2.html'
+    >>> safe_link("java\tscript:alert(1)") is None
+    True
+    >>> safe_link("//example.org") is None
+    True
+    """
+    if not isinstance(url, str):
+        return None
+    url = _URL_TAB_NEWLINE.sub("", _URL_STRIP.sub("", url))
+    if not url or len(url) > MAX_LINK_CHARS or _URL_CONTROL.search(url):
+        return None
+    scheme = _URL_SCHEME.match(url)
+    if scheme:
+        return url if scheme.group(0).lower() in ("http:", "https:") else None
+    if len(url) >= 2 and url[0] in "/\\" and url[1] in "/\\":
+        return None
+    return url
 
 
 def _strings(values, n, name, default):
@@ -198,13 +392,14 @@ def _metadata_columns(metadata, n, lumped):
     out = []
     for name, values in metadata.items():
         arr = np.asarray(values)
+        shown = truncate_text(str(name), MAX_NAME_CHARS)      # in messages
         if arr.ndim != 1 or arr.shape[0] != n:
-            raise ValueError(f"metadata[{name!r}] must be 1-D with {n} entries (one per "
+            raise ValueError(f"metadata[{shown!r}] must be 1-D with {n} entries (one per "
                              f"document); got shape {arr.shape}")
         if arr.dtype.kind in "iuf":
             vals = arr.astype(np.float64)
             if np.isinf(vals).any():
-                raise ValueError(f"metadata[{name!r}] has infinite values")
+                raise ValueError(f"metadata[{shown!r}] has infinite values")
             out.append((str(name), "continuous", vals, None))
         else:
             labels = np.array(["(missing)" if v is None or (isinstance(v, float) and v != v)
@@ -218,7 +413,8 @@ def _metadata_columns(metadata, n, lumped):
             keep = sorted(keep)
             rank = np.full(len(levels), len(keep), dtype=np.int64)
             rank[keep] = np.arange(len(keep))
-            names = [str(levels[k]) for k in keep]
+            names = _truncate_all([str(levels[k]) for k in keep], MAX_LABEL_CHARS,
+                                  distinct=True)
             if len(keep) < len(levels):
                 names.append("other")       # drawn grey: it is no class
                 lumped.add(str(name))
@@ -239,7 +435,7 @@ def _check_int(value, name, low, allow_none=False):
 
 def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
              links=None, ids=None, metadata=None, color_by=None, n_words=10, idf=False,
-             max_docs=None, random_state=0, title="countgrid map"):
+             max_docs=None, random_state=0, title="countgrid map", escape_formulas=True):
     """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
 
     Parameters
@@ -254,15 +450,25 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
         ``links``, ``ids`` and ``metadata``.
     feature_names : sequence of str, optional
-        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``).
+        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``);
+        cut at :data:`MAX_WORD_CHARS` (50) characters.
     titles, snippets, links, ids : sequence of str, optional
         One per document (defaults: "document i", none, none, the row index); they need
-        X.  Snippets longer than 1000 characters are cut.
+        X.  Texts the corpus may get from anyone (docs/map.md, "Untrusted corpora"):
+        titles are cut at :data:`MAX_TITLE_CHARS` (200) characters, ids at
+        :data:`MAX_ID_CHARS` (100), snippets at :data:`MAX_SNIPPET_CHARS` (1000), with an
+        ellipsis (:func:`truncate_text`; words, ids, levels and names that cutting
+        made equal are numbered, ``"… (2)"``); a link is kept only when :func:`safe_link`
+        allows it (``http:``, ``https:`` or relative, at most :data:`MAX_LINK_CHARS`), else
+        the title is shown as plain text.
     metadata : dict of str -> 1-D array, optional
         Colourings (need X): strings (or bools) are categorical (up to 20 levels, else
         the 19 most frequent and the rest "other"), numbers continuous (NaN = missing).
+        Names are cut at :data:`MAX_NAME_CHARS` (100) characters, levels (and the
+        classes of a classifier) at :data:`MAX_LABEL_CHARS` (100).
     color_by : str, optional
-        The colouring shown at start (a metadata name or "label embedding").
+        The colouring shown at start (a metadata name, as passed or as shown, or
+        "label embedding").
     n_words : int, default=10
         Words stored per cell.
     idf : bool, default=False
@@ -272,13 +478,20 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     random_state : int, numpy Generator or None, default=0
         Seed of that sample.
     title : str, default="countgrid map"
-        The title of the page.
+        The title of the page (cut at :data:`MAX_TITLE_CHARS`).
+    escape_formulas : bool, default=True
+        Whether the page's CSV export neutralises formulas: a text cell (id, title, link,
+        snippet) whose first character is one of ``= + - @``, tab or carriage return is
+        written with a leading apostrophe ``'`` (spreadsheet formula injection; the
+        computed numbers rank, index and score are not text).  Carried in the data
+        (``"escape_formulas"``).
 
     Returns
     -------
     dict
         Plain numpy arrays, lists of strings and scalars; the page decodes the same
-        values (keys documented in docs/map.md).
+        values (keys documented in docs/map.md).  Its texts are those the page shows
+        and exports: cut, and ``""`` for a dropped link.
 
     Raises
     ------
@@ -311,13 +524,16 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         raise TypeError(f"idf must be a bool, got {idf!r}")
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
+    if not isinstance(escape_formulas, (bool, np.bool_)):
+        raise TypeError(f"escape_formulas must be a bool, got {escape_formulas!r}")
 
     pi = np.asarray(model.pi_)
     extent = tuple(int(e) for e in pi.shape[:-1])
     _, window = check_grid(extent, model.window)
     L, Z = int(np.prod(extent)), pi.shape[-1]
     pi2 = pi.reshape(L, Z)
-    vocabulary = _vocabulary(model, feature_names, Z)
+    vocabulary = _truncate_all(_vocabulary(model, feature_names, Z), MAX_WORD_CHARS,
+                               distinct=True)
 
     # ---- documents (validated once, sampled when max_docs is exceeded)
     n_total = 0
@@ -346,12 +562,15 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
             return values       # the length check below names the argument
         return [values[i] for i in doc_index]
 
-    titles = _strings(pick(titles), n, "titles", lambda i: f"document {doc_index[i]}")
-    ids = _strings(pick(ids), n, "ids", lambda i: str(doc_index[i]))
-    snippets = _strings(pick(snippets), n, "snippets", lambda i: "")
-    snippets = [s if len(s) <= MAX_SNIPPET_CHARS else s[:MAX_SNIPPET_CHARS - 1] + "\u2026"
-                for s in snippets]
-    links = None if links is None else _strings(pick(links), n, "links", None)
+    # untrusted text: cut at the limits, links checked (docs/map.md, "Untrusted corpora")
+    titles = _truncate_all(_strings(pick(titles), n, "titles",
+                                    lambda i: f"document {doc_index[i]}"), MAX_TITLE_CHARS)
+    ids = _truncate_all(_strings(pick(ids), n, "ids", lambda i: str(doc_index[i])),
+                        MAX_ID_CHARS, distinct=True)
+    snippets = _truncate_all(_strings(pick(snippets), n, "snippets", lambda i: ""),
+                             MAX_SNIPPET_CHARS)
+    links = None if links is None else [safe_link(v) or "" for v in
+                                        _strings(pick(links), n, "links", None)]
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata must be a dict name -> 1-D array, got "
                         f"{type(metadata).__name__}")
@@ -439,6 +658,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
             P = np.divide(G, tot, out=np.full_like(G, 1.0 / G.shape[1]), where=tot > 0)
             names = [str(c) for c in classes] if classes is not None else \
                 [f"class {c}" for c in range(G.shape[1])]
+            names = _truncate_all(names, MAX_LABEL_CHARS, distinct=True)
             colorings.append({"name": "label embedding", "kind": "categorical",
                               "levels": names, "values": P.astype(np.float32)})
         else:
@@ -446,6 +666,11 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
             colorings.append({"name": "label embedding", "kind": "continuous",
                               "values": g.astype(np.float32),
                               "vmin": float(np.min(g)), "vmax": float(np.max(g))})
+    # the names shown: cut, and kept distinct; color_by may give the name as passed
+    shown = dict(zip([c[0] for c in columns],
+                     _truncate_all([c[0] for c in columns], MAX_NAME_CHARS, distinct=True)))
+    if isinstance(color_by, str) and color_by in shown:
+        color_by = shown[color_by]
     for name, kind, values, levels in columns:
         if n == 0:
             continue
@@ -453,7 +678,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         if kind == "categorical":
             tot = C.sum(axis=0, keepdims=True)
             P = np.divide(C, tot, out=np.full_like(C, 1.0 / C.shape[0]), where=tot > 0)
-            colorings.append({"name": name, "kind": "categorical", "levels": levels,
+            colorings.append({"name": shown[name], "kind": "categorical", "levels": levels,
                               "lumped": name in lumped,
                               "values": np.ascontiguousarray(P.T).astype(np.float32),
                               "counts": np.bincount(values, minlength=len(levels))
@@ -461,7 +686,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         else:
             mean = np.divide(C[0], C[1], out=np.full(L, np.nan), where=C[1] > 0)
             finite = mean[np.isfinite(mean)]
-            colorings.append({"name": name, "kind": "continuous",
+            colorings.append({"name": shown[name], "kind": "continuous",
                               "values": mean.astype(np.float32),
                               "vmin": float(finite.min()) if finite.size else 0.0,
                               "vmax": float(finite.max()) if finite.size else 1.0})
@@ -471,7 +696,8 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
                          f"of {names} (metadata columns, 'label embedding' for a classifier)")
 
     return {
-        "title": title,
+        "title": truncate_text(title, MAX_TITLE_CHARS),
+        "escape_formulas": bool(escape_formulas),
         "extent": np.asarray(extent, dtype=np.int64),
         "window": np.asarray(window, dtype=np.int64),
         "n_features": Z,

@@ -133,8 +133,10 @@ def _asset(name):
 
 def _script_safe(text):
     # Inside <script>, "</" could close the element and "<!--" start an escaped section;
-    # both spellings below mean the same in JSON strings and JavaScript string literals
-    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    # U+2028 and U+2029 end a line in JavaScript before ES2019.  The spellings below mean
+    # the same in JSON strings and JavaScript string literals, where alone they can occur
+    return (text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def render_html(data, data_format="auto"):
@@ -159,7 +161,7 @@ def render_html(data, data_format="auto"):
 def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=None,
                snippets=None, links=None, ids=None, metadata=None, color_by=None, n_words=10,
                idf=False, max_docs=None, random_state=0, title="countgrid map",
-               data_format="auto"):
+               data_format="auto", escape_formulas=True):
     """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
 
     The page opens from ``file://`` with no network (no CDN, no server): each cell shows
@@ -168,6 +170,11 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
     cover it, ranked as :meth:`CountingGrid.documents_near`; hovering a document outlines
     its MAP window; cells can be coloured by a metadata column or the label embedding;
     the list exports as CSV and the view as PNG (docs/map.md).
+
+    The corpus may come from anyone (docs/map.md, "Untrusted corpora"): every text is
+    cut at a stated length, links other than ``http:``, ``https:`` and relative ones are
+    dropped (:func:`safe_link`), all text reaches the page as text (never markup), and
+    the CSV export neutralises spreadsheet formulas (``escape_formulas``).
 
     Parameters
     ----------
@@ -183,17 +190,25 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
         from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
         ``links``, ``ids`` and ``metadata``.
     feature_names : sequence of str, optional
-        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``).
+        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``);
+        cut at :data:`MAX_WORD_CHARS` (50) characters.
     titles, snippets, links, ids : sequence of str, optional
-        One per document (defaults: "document i", none, none, the row index).
-        Snippets longer than 1000 characters are cut.
+        One per document (defaults: "document i", none, none, the row index).  Titles
+        are cut at :data:`MAX_TITLE_CHARS` (200) characters, ids at
+        :data:`MAX_ID_CHARS` (100), snippets at :data:`MAX_SNIPPET_CHARS` (1000), with an
+        ellipsis (:func:`truncate_text`; ids, words, levels and names that cutting made
+        equal are numbered, ``"… (2)"``).  A link is kept only when :func:`safe_link`
+        allows it (``http:``, ``https:`` or relative, at most :data:`MAX_LINK_CHARS`
+        characters); otherwise the title is shown as plain text.
     metadata : dict of str -> 1-D array, optional
         Colourings: strings (or bools) are categorical (legend; up to 20 levels, else
         the 19 most frequent and the rest "other"), numbers continuous (colour bar;
         NaN = missing).  A cell's colour is the coverage-weighted class distribution or
-        mean over documents.
+        mean over documents.  Names are cut at :data:`MAX_NAME_CHARS` (100) characters,
+        levels at :data:`MAX_LABEL_CHARS` (100).
     color_by : str, optional
-        The colouring shown at start (a metadata name or "label embedding").
+        The colouring shown at start (a metadata name, as passed or as shown, or
+        "label embedding").
     n_words : int, default=10
         Words stored per cell (the page shows as many as fit at the current zoom).
     idf : bool, default=False
@@ -203,8 +218,14 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
     random_state : int, default=0
         Seed of that sample.
     title : str, default="countgrid map"
+        The title of the page (cut at :data:`MAX_TITLE_CHARS`).
     data_format : {"auto", "json", "gzip"}, default="auto"
         How the data are embedded: plain JSON for small maps, else gzip + base64.
+    escape_formulas : bool, default=True
+        The CSV export writes a text cell (id, title, link, snippet) whose first character
+        is one of ``= + - @``, tab or carriage return with a leading apostrophe ``'``, so
+        that a spreadsheet does not run it as a formula (OWASP "CSV Injection"); False
+        exports the texts as they are.
 
     Returns
     -------
@@ -219,7 +240,8 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
     data = map_data(grid, X, corpus=corpus, feature_names=feature_names, titles=titles,
                     snippets=snippets, links=links, ids=ids, metadata=metadata,
                     color_by=color_by, n_words=n_words, idf=idf, max_docs=max_docs,
-                    random_state=random_state, title=title)
+                    random_state=random_state, title=title,
+                    escape_formulas=escape_formulas)
     page = render_html(data, data_format)
     with atomic_write(path, "w", encoding="utf-8") as fh:     # docs/security.md, "Writing"
         fh.write(page)

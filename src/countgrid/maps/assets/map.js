@@ -21,6 +21,26 @@
   const $ = (id) => document.getElementById(id);
   const mod = (a, n) => ((a % n) + n) % n;
 
+  // ------------------------------------------------------------------ untrusted text
+  // Every text of the data reaches the page through textContent (or a property such as
+  // option.value, or the canvas), never as markup.  Links were checked in Python
+  // (countgrid.maps.safe_link); this second guard keeps the rule for a page edited by hand:
+  // cleaned as browsers parse URLs (WHATWG), then only http:, https: or relative (no
+  // scheme, not //host), at most MAX_LINK_CHARS; anything else is no link ("").
+  const MAX_LINK_CHARS = 2048;    // countgrid.maps.MAX_LINK_CHARS
+  function safeHref(link) {
+    if (typeof link !== "string") return "";
+    const url = link.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "").replace(/[\t\n\r]/g, "");
+    if (!url || /[\u0000-\u001f\u007f]/.test(url)) return "";
+    if (url.length > MAX_LINK_CHARS && Array.from(url).length > MAX_LINK_CHARS) return "";  // code points
+    const scheme = /^[A-Za-z][A-Za-z0-9+.\-]*:/.exec(url);
+    if (scheme) return /^https?:$/i.test(scheme[0]) ? url : "";
+    return /^[\/\\]{2}/.test(url) ? "" : url;
+  }
+  // CSV export: a text cell starting with = + - @ tab or CR gets a leading apostrophe, so
+  // that a spreadsheet shows it instead of running it as a formula (docs/map.md)
+  const FORMULA_START = /^[=+\-@\t\r]/;
+
   // ------------------------------------------------------------------ data
   function base64ToBytes(text) {
     if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
@@ -431,10 +451,16 @@
         li.dataset.doc = String(t);
         const title = document.createElement("div");
         title.className = "cg-doc-title";
-        const link = D.links ? D.links[t] : "";
+        const link = D.links ? safeHref(D.links[t]) : "";
+        let a = null;
         if (link) {
-          const a = document.createElement("a");
-          a.href = link; a.target = "_blank"; a.rel = "noopener noreferrer"; a.textContent = D.titles[t];
+          a = document.createElement("a");
+          a.href = link;
+          // what the browser resolved: http(s), or a relative link on this page's scheme
+          if (!["http:", "https:", location.protocol].includes(a.protocol)) a = null;
+        }
+        if (a) {
+          a.target = "_blank"; a.rel = "noopener noreferrer"; a.textContent = D.titles[t];
           title.appendChild(a);
         } else title.textContent = D.titles[t];
         const meta = document.createElement("div");
@@ -511,11 +537,16 @@
     select.addEventListener("change", () => colorBy(select.value === "" ? null : D.colorings[+select.value].name));
 
     // ---- exports
+    // rank, index and score are numbers the page computes; id, title, link and snippet are
+    // texts of the corpus, neutralised as formulas unless the map was written with
+    // escape_formulas=False
+    const escapeFormulas = D.escape_formulas !== false;
     function csvText() {
       const q = (v) => { const s = String(v); return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; };
+      const text = (v) => { const s = String(v); return escapeFormulas && FORMULA_START.test(s) ? "'" + s : s; };
       const rows = [["rank", "index", "id", "title", "score", "link", "snippet"].join(",")];
-      state.listed.forEach((t, k) => rows.push([k + 1, D.doc_index[t], D.ids[t], D.titles[t],
-        state.scores[k].toFixed(6), D.links ? D.links[t] : "", D.snippets[t]].map(q).join(",")));
+      state.listed.forEach((t, k) => rows.push([k + 1, D.doc_index[t], text(D.ids[t]), text(D.titles[t]),
+        state.scores[k].toFixed(6), text(D.links ? safeHref(D.links[t]) : ""), text(D.snippets[t])].map(q).join(",")));
       return rows.join("\r\n") + "\r\n";
     }
     function download(name, blob) {
