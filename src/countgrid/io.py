@@ -37,7 +37,8 @@ import numpy as np
 
 from countgrid._atomic import atomic_write
 from countgrid._fitted import check_declared
-from countgrid._npz import DEFAULT_MAX_BYTES, digest, open_archive, parse_json, resolve_max_bytes
+from countgrid._npz import DEFAULT_MAX_BYTES  # noqa: F401 - countgrid.io.DEFAULT_MAX_BYTES
+from countgrid._npz import digest, open_archive, parse_json, resolve_max_bytes
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"
@@ -304,11 +305,6 @@ def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
     unknown = set(derived) - set(cls._derived_arrays)
     if unknown or set(derived) & set(array_kinds):
         raise _Corrupt(f"{name} cannot recompute {sorted(unknown or set(derived))}")
-    for attr in derived:
-        try:
-            setattr(est, attr, est._derive_array(attr))
-        except (TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise _Corrupt(f"cannot recompute {attr} of {name}: {exc}") from exc
     for attr, child in children.items():
         if isinstance(child, list):
             value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used, version)
@@ -324,6 +320,13 @@ def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
             check()
         except (TypeError, ValueError, AttributeError, IndexError) as exc:
             raise _Corrupt(f"inconsistent fitted state of {name}: {exc}") from exc
+    # derived arrays are computed from checked values only: a file whose stored arrays
+    # are refused costs no more memory than reading them (docs/security.md)
+    for attr in derived:
+        try:
+            setattr(est, attr, est._derive_array(attr))
+        except (TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise _Corrupt(f"cannot recompute {attr} of {name}: {exc}") from exc
     return est
 
 

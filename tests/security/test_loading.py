@@ -400,3 +400,16 @@ def test_a_model_file_from_another_process_runs_nothing(tmp_path):
                          timeout=120, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "refused:" in res.stdout and "new modules: []" in res.stdout, res.stdout
+
+
+def test_a_bomb_refused_for_its_values_costs_about_what_it_declares(grid_file, tmp_path):
+    """pi_ of zeros (shapes consistent, within max_bytes): read, refused by the value
+    checks before the window histograms are derived from it (no 4x)."""
+    header, arrays = read_model(grid_file)
+    n = 150_000_000 // 8 // 36
+    arrays["pi_"] = np.zeros((6, 6, n))
+    arrays["n_features_in_"] = np.array(n)
+    write_model(tmp_path / "zeros.npz", header, arrays)
+    out, peak = peak_memory(lambda: countgrid.load(tmp_path / "zeros.npz"))
+    assert isinstance(out, ValueError) and "pi_" in str(out), out
+    assert peak < 1.3 * arrays["pi_"].nbytes + 2 * MB, peak

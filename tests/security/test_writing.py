@@ -211,7 +211,7 @@ def test_concurrent_writers_leave_one_complete_file(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", writer, str(k)]) for k in (2, 3)]
     loads = 0
     while any(p.poll() is None for p in procs):
-        est = countgrid.load(path)              # raises if a file is ever damaged
+        countgrid.load(path)                    # raises if a file is ever damaged
         loads += 1
     assert all(p.wait() == 0 for p in procs)
     assert countgrid.load(path).components_.shape[0] in (2, 3)

@@ -606,10 +606,13 @@ or dask array
         check_grid(extent, (1,) * len(extent))
         if fitted_int(self, "n_features_in_", 1) != Z:
             raise ValueError(f"n_features_in_ = {self.n_features_in_} but pi_ has {Z} features")
-        h = fitted_array(self, "h_", shape=pi.shape, nonnegative=True)
-        if h.dtype != pi.dtype:
+        # a model file leaves h_ out when it recomputes it (countgrid.io derives it after
+        # this check); one that stores it (format 1 and 2) has it checked
+        h = fitted_array(self, "h_", shape=pi.shape, nonnegative=True, optional=True)
+        if h is not None and h.dtype != pi.dtype:
             raise ValueError(f"h_ has dtype {h.dtype} but pi_ has {pi.dtype}")
-        check_distribution("h_", h, axis=-1)
+        if h is not None:
+            check_distribution("h_", h, axis=-1)
         # prior_ is float64, normalised in the grid's dtype
         fitted_distribution(self, "prior_", axis=None, shape=extent, optional=True,
                             precision=pi.dtype)
