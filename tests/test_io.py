@@ -164,7 +164,8 @@ def test_save_rejects_foreign_objects(tmp_path):
 @pytest.fixture
 def good_file(tmp_path, data):
     X, _ = data
-    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, random_state=0, num_threads=1).fit(X)
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, random_state=0, num_threads=1,
+                      dtype=np.float64).fit(X)
     return _save(cg, tmp_path, "good.npz")
 
 
@@ -448,7 +449,7 @@ def test_counting_grid_file_leaves_out_h_and_recomputes_it_bit_for_bit(data, tmp
 def test_h_that_is_not_a_function_of_pi_is_stored(data, tmp_path):
     """A model whose h_ was edited (not what pi_ and window give) keeps its h_ in the file."""
     X, _ = data
-    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1).fit(X)
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=2, tol=0, random_state=1, dtype=np.float64).fit(X)
     cg.h_ = cg.h_ * (1 + 1e-12)
     path = tmp_path / "edited.npz"
     cg.save(path)
@@ -557,14 +558,15 @@ def _value_models():
     W, _, _ = np.histogram2d(s[:, 0], s[:, 1], bins=[edges, edges])
     c = (edges[:-1] + edges[1:]) / 2
     P = dict(n_components=3, n_iter=10, random_state=0)
-    G = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0, num_threads=1)
+    G_EMBED = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0, num_threads=1)
+    G = dict(G_EMBED, dtype=np.float64)
     edited_h = CountingGrid(**G).fit(X)
     edited_h.h_ = edited_h.h_ * (1 + 1e-12)          # not derivable: the file stores h_
     return {
         "PLSA": countgrid.PLSA(**P).fit(X),
         "PLSA32": countgrid.PLSA(**P, dtype=np.float32).fit(X),
         "CountingGrid": CountingGrid(**G, learn_prior=True).fit(X),
-        "CountingGrid32": CountingGrid(**G, dtype=np.float32, learn_prior=True).fit(X),
+        "CountingGrid32": CountingGrid(**{**G, "dtype": np.float32}, learn_prior=True).fit(X),
         "CountingGrid_h": edited_h,
         "CountingGridClassifier": CountingGridClassifier(**G).fit(X, y3),
         "CountingGridRegressor": CountingGridRegressor(**G).fit(X, y * 1.5),
@@ -575,8 +577,8 @@ def _value_models():
         "MixtureOfTopics": countgrid.MixtureOfTopics(**P).fit(X, y),
         "FreeEnergyScoreSpace": countgrid.FreeEnergyScoreSpace(**P).fit(X, y),
         "PosteriorDivergence": countgrid.PosteriorDivergence(**P).fit(X, y),
-        "CountingGridPosterior": countgrid.CountingGridPosterior(**G).fit(X, y),
-        "CountingGridFESS": countgrid.CountingGridFESS(**G).fit(X, y),
+        "CountingGridPosterior": countgrid.CountingGridPosterior(**G_EMBED).fit(X, y),
+        "CountingGridFESS": countgrid.CountingGridFESS(**G_EMBED).fit(X, y),
         "ZIPGTM": countgrid.ZIPGTM((3, 3), n_basis=4, n_iter=3, random_state=0).fit(X),
         "HistogramGMM": countgrid.HistogramGMM(2, n_iter=5, random_state=0).fit(W, [c, c]),
         "RAP": countgrid.RAP(3, n_epochs=1, random_state=0).fit(X),

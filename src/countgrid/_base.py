@@ -257,6 +257,12 @@ class BaseEstimator:
     def _estimator_type(self):
         return self._estimator_kind
 
+    def _preserved_dtypes(self):
+        """The input dtypes ``transform`` returns unchanged: an estimator with a working
+        precision (``dtype``) returns that one whatever the input; None follows float64."""
+        dtype = self.get_params(deep=False).get("dtype")
+        return [np.dtype(dtype).name] if dtype is not None else ["float64"]
+
     def __sklearn_tags__(self):
         from sklearn.utils import (ClassifierTags, InputTags, RegressorTags, Tags, TargetTags,
                                    TransformerTags)
@@ -267,7 +273,8 @@ class BaseEstimator:
         return Tags(
             estimator_type=kind if kind in ("classifier", "regressor") else None,
             target_tags=TargetTags(required=kind in ("classifier", "regressor")),
-            transformer_tags=TransformerTags() if kind == "transformer" else None,
+            transformer_tags=TransformerTags(preserves_dtype=self._preserved_dtypes())
+            if kind == "transformer" else None,
             classifier_tags=ClassifierTags(poor_score=True) if kind == "classifier" else None,
             regressor_tags=RegressorTags(poor_score=True) if kind == "regressor" else None,
             input_tags=InputTags(sparse=True, positive_only=True),

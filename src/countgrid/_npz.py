@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import zipfile
 
 import numpy as np
@@ -235,6 +236,27 @@ class NpzArchive:
         return self.read(name)
 
 
+def open_regular(path, label, what):
+    """``open(path, "rb")`` of a regular file only.  Opened without blocking, so that a
+    FIFO or a device named as an input is refused at once instead of waiting forever for
+    a writer (docs/security.md, "Loading: what is promised")."""
+    nonblocking = getattr(os, "O_NONBLOCK", 0)
+
+    def opener(name, flags):
+        return os.open(name, flags | nonblocking)
+
+    fh = open(path, "rb", opener=opener)
+    try:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError(f"{label} is not a readable {what}: not a regular file")
+        if nonblocking:
+            os.set_blocking(fh.fileno(), True)
+        return fh
+    except BaseException:
+        fh.close()
+        raise
+
+
 class open_archive:
     """``with open_archive(path, label, what) as archive:`` an :class:`NpzArchive` of a file
     name or a seekable binary file object.  A file that is not a zip of ``.npy`` members is
@@ -246,7 +268,7 @@ class open_archive:
 
     def __enter__(self):
         if isinstance(self.path, (str, bytes, os.PathLike)):
-            self._own = open(self.path, "rb")
+            self._own = open_regular(self.path, self.label, self.what)
             fh = self._own
         else:
             fh = self.path

@@ -114,7 +114,7 @@ USAGE_ERRORS = [
     (["nope"], "COMMAND"),
     (["demo", "--nope"], "--nope"),
     (["demo", "extra"], "extra"),
-    (["demo", "--window", "30", "30"], "--window"),
+    (["demo", "--window", "500", "500"], "--window"),
     (["demo", "--extent", "0", "4"], "--extent"),
     (["demo", "--extent", "a", "4"], "--extent"),
     (["demo", "--extent", str(2**40), str(2**40)], "--extent"),

@@ -153,7 +153,7 @@ def test_classifier_is_embedding_plus_readout():
     """gamma_ = embed_labels(grid_.transform(X), y); p(l|c) ∝ sum_k q(k) mean_{W_k} gamma."""
     (Xtr, ytr), (Xte, _) = _two_region_corpus(1, n_train=80, n_test=30)
     clf = CountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
-                                 num_threads=1).fit(Xtr, ytr)
+                                 num_threads=1, dtype=np.float64).fit(Xtr, ytr)
     Qtr = clf.grid_.transform(Xtr)
     np.testing.assert_allclose(clf.gamma_, embed_labels(Qtr, ytr, EXTENT, WINDOW), rtol=1e-10)
     G = window_means(clf.gamma_, WINDOW).reshape(64, 2)
@@ -163,7 +163,7 @@ def test_classifier_is_embedding_plus_readout():
     # the grid is an ordinary unsupervised grid with the same parameters
     from countgrid import CountingGrid
 
-    cg = CountingGrid(EXTENT, WINDOW, n_iter=10, random_state=0, num_threads=1).fit(Xtr)
+    cg = CountingGrid(EXTENT, WINDOW, n_iter=10, random_state=0, num_threads=1, dtype=np.float64).fit(Xtr)
     assert np.array_equal(cg.pi_, clf.grid_.pi_)
 
 
@@ -194,7 +194,7 @@ def test_counting_grid_regressor_smooth_target():
 def test_regressor_constant_target():
     (X, _), _ = _two_region_corpus(4, n_train=60, n_test=10)
     reg = CountingGridRegressor(EXTENT, WINDOW, n_iter=5, random_state=0,
-                                num_threads=1).fit(X, np.full(60, 3.25))
+                                num_threads=1, dtype=np.float64).fit(X, np.full(60, 3.25))
     np.testing.assert_allclose(reg.predict(X), 3.25, rtol=1e-12)
 
 
@@ -218,7 +218,7 @@ def _two_grid_corpus(seed, n_per_class=(60, 40), doc_length=80, labels=(0, 1)):
 def test_generative_classifier_separated_classes(labels):
     (Xtr, ytr), (Xte, yte) = _two_grid_corpus(5, labels=labels)
     gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=25, random_state=0,
-                                           num_threads=1).fit(Xtr, ytr)
+                                           num_threads=1, dtype=np.float64).fit(Xtr, ytr)
     assert list(gen.classes_) == sorted(labels)
     assert len(gen.grids_) == len(labels)
     pred = gen.predict(Xte)
@@ -269,10 +269,10 @@ def test_generative_classifier_dense_input():
     Xd = Xtr.toarray()
     assert np.count_nonzero(Xd) / Xd.size >= 0.25  # BLAS path
     gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
-                                           num_threads=1)
+                                           num_threads=1, dtype=np.float64)
     gen.fit(Xd, ytr)
     ref = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=10, random_state=0,
-                                           num_threads=1).fit(Xtr, ytr)
+                                           num_threads=1, dtype=np.float64).fit(Xtr, ytr)
     for a, b in zip(gen.grids_, ref.grids_):
         np.testing.assert_allclose(a.pi_, b.pi_, rtol=1e-8)
     assert np.array_equal(gen.predict(Xte.toarray()), ref.predict(Xte))

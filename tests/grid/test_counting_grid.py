@@ -64,7 +64,7 @@ def test_score_samples_matches_brute_force(D, learn_prior):
     extent, window = GRIDS[D]
     X, _, _ = corpus(extent, window, seed=10 + D)
     cg = CountingGrid(extent, window, n_iter=8, tol=0, learn_prior=learn_prior,
-                      random_state=3, num_threads=1).fit(X)
+                      random_state=3, num_threads=1, dtype=np.float64).fit(X)
     s = cg.score_samples(X)
     assert s.shape == (X.shape[0],) and s.dtype == np.float64
     # the training history ends with the score of the training data
@@ -250,9 +250,9 @@ def test_window_schedule_runs_and_matters():
     extent = (10, 10)
     X, _, _ = corpus(extent, (3, 3), n_docs=80, seed=4)
     base = dict(n_iter=10, tol=0, random_state=0, num_threads=1)
-    a = CountingGrid(extent, (3, 3), window_schedule=[(4, 4)], **base).fit(X)
-    b = CountingGrid(extent, (3, 3), **base).fit(X)
-    c = CountingGrid(extent, (3, 3), window_schedule=[((5, 5), 3), (4, 4)], **base).fit(X)
+    a = CountingGrid(extent, (3, 3), window_schedule=[(4, 4)], **base, dtype=np.float64).fit(X)
+    b = CountingGrid(extent, (3, 3), **base, dtype=np.float64).fit(X)
+    c = CountingGrid(extent, (3, 3), window_schedule=[((5, 5), 3), (4, 4)], **base, dtype=np.float64).fit(X)
     for m in (a, c):
         assert m.pi_.shape == extent + (X.shape[1],)
         np.testing.assert_allclose(m.pi_.sum(axis=-1), 1.0, rtol=1e-12)
@@ -279,7 +279,7 @@ def test_learn_prior():
     extent, window = (6, 6), (3, 3)
     X, _, _ = corpus(extent, window, seed=6)
     cg = CountingGrid(extent, window, n_iter=10, tol=0, learn_prior=True, random_state=0,
-                      num_threads=1).fit(X)
+                      num_threads=1, dtype=np.float64).fit(X)
     assert cg.prior_.shape == extent
     assert cg.prior_.sum() == pytest.approx(1.0, rel=1e-10)
     assert (cg.prior_ > 0).all()
@@ -287,7 +287,7 @@ def test_learn_prior():
     # refitting without learn_prior removes it
     cg.set_params(learn_prior=False).fit(X)
     assert not hasattr(cg, "prior_")
-    plain = CountingGrid(extent, window, n_iter=10, tol=0, random_state=0, num_threads=1).fit(X)
+    plain = CountingGrid(extent, window, n_iter=10, tol=0, random_state=0, num_threads=1, dtype=np.float64).fit(X)
     assert not hasattr(plain, "prior_")
 
 
@@ -298,7 +298,7 @@ def test_learned_prior_is_eq10_sum_of_posteriors():
     rng = np.random.default_rng(3)
     init = 1.0 + rng.random(extent + (X.shape[1],))
     cg = CountingGrid(extent, window, n_iter=1, tol=0, learn_prior=True, posterior_floor=0.0,
-                      num_threads=1).fit(X, init_pi=init)
+                      num_threads=1, dtype=np.float64).fit(X, init_pi=init)
     init = init / init.sum(axis=-1, keepdims=True)
     _, q = brute_log_likelihood(init, window, X)
     expect = q.sum(axis=0)
@@ -313,7 +313,7 @@ def test_init_pi_one_em_step_matches_reference():
     rng = np.random.default_rng(4)
     init = 1.0 + rng.random(extent + (X.shape[1],))
     cg = CountingGrid(extent, window, n_iter=1, tol=0, num_threads=1,
-                      random_state=0).fit(X, init_pi=init)
+                      random_state=0, dtype=np.float64).fit(X, init_pi=init)
     L = 30
     rho = X.sum(axis=1).mean() / (2.5 * L)
     assert cg.pseudocount_ == pytest.approx(rho, rel=1e-12)
@@ -323,11 +323,11 @@ def test_init_pi_one_em_step_matches_reference():
     np.testing.assert_allclose(cg.pi_, expect, rtol=1e-9)
     # random_state is irrelevant when init_pi is given; (L, Z) shape is accepted too
     other = CountingGrid(extent, window, n_iter=1, tol=0, num_threads=1,
-                         random_state=123).fit(X, init_pi=init.reshape(L, -1))
+                         random_state=123, dtype=np.float64).fit(X, init_pi=init.reshape(L, -1))
     assert np.array_equal(other.pi_, cg.pi_)
     # a different init gives a different result
     init2 = 1.0 + np.random.default_rng(5).random(init.shape)
-    cg2 = CountingGrid(extent, window, n_iter=1, tol=0, num_threads=1).fit(X, init_pi=init2)
+    cg2 = CountingGrid(extent, window, n_iter=1, tol=0, num_threads=1, dtype=np.float64).fit(X, init_pi=init2)
     assert not np.allclose(cg2.pi_, cg.pi_)
 
 
@@ -427,8 +427,8 @@ def test_input_formats_give_the_same_model(kind):
     if kind == "csr_int32":
         assert conv.indices.dtype == np.int32
     kw = dict(n_iter=6, tol=0, random_state=0, num_threads=1)
-    ref = CountingGrid(extent, window, **kw).fit(Xs)
-    m = CountingGrid(extent, window, **kw).fit(conv)
+    ref = CountingGrid(extent, window, **kw, dtype=np.float64).fit(Xs)
+    m = CountingGrid(extent, window, **kw, dtype=np.float64).fit(conv)
     np.testing.assert_allclose(m.pi_, ref.pi_, rtol=1e-8, atol=1e-300)
     np.testing.assert_allclose(m.log_likelihood_, ref.log_likelihood_, rtol=1e-8)
     np.testing.assert_allclose(m.score_samples(conv), ref.score_samples(Xs), rtol=1e-8)
@@ -445,7 +445,7 @@ def test_dense_input_scores_match_brute_force(n_features):
     rng = np.random.default_rng(16)
     pi = true_grid(extent, n_features, rng)
     Xs, _ = draw_corpus(pi, window, 20, 80, rng)
-    cg = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1).fit(Xs)
+    cg = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1, dtype=np.float64).fit(Xs)
     Xd = Xs.toarray()
     assert np.count_nonzero(Xd) / Xd.size >= 0.25
     ref, _ = brute_log_likelihood(cg.pi_, window, Xd)
@@ -482,7 +482,7 @@ def test_blocked_processing_gives_the_same_model(monkeypatch, learn_prior, dtype
 def test_long_documents_are_numerically_stable():
     extent, window = (6, 6), (3, 3)
     X, _, _ = corpus(extent, window, n_docs=20, seed=18)
-    cg = CountingGrid(extent, window, n_iter=5, tol=0, random_state=0, num_threads=1).fit(X)
+    cg = CountingGrid(extent, window, n_iter=5, tol=0, random_state=0, num_threads=1, dtype=np.float64).fit(X)
     big = X * 10000  # log-likelihoods around -1e6
     s = cg.score_samples(big)
     assert np.isfinite(s).all()
@@ -494,7 +494,7 @@ def test_long_documents_are_numerically_stable():
     # essentially one-hot posteriors
     assert (Q.max(axis=1) > 0.99).all()
     # and fitting on them works
-    m = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1).fit(big)
+    m = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1, dtype=np.float64).fit(big)
     assert np.isfinite(m.log_likelihood_).all() and np.isfinite(m.pi_).all()
 
 
@@ -502,7 +502,7 @@ def test_empty_document_gets_the_learned_prior():
     extent, window = (6, 6), (3, 3)
     X, _, _ = corpus(extent, window, seed=19)
     cg = CountingGrid(extent, window, n_iter=5, tol=0, learn_prior=True, random_state=0,
-                      num_threads=1).fit(X)
+                      num_threads=1, dtype=np.float64).fit(X)
     E = sp.csr_matrix((2, X.shape[1]))
     Q = cg.transform(E)
     floor = cg.posterior_floor_
@@ -517,7 +517,7 @@ def test_empty_document_gets_the_learned_prior():
                                            ((7,), (1,))])
 def test_degenerate_grids(extent, window):
     X, _, _ = corpus((4,), (2,), n_docs=15, n_features=6, seed=21)
-    cg = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1).fit(X)
+    cg = CountingGrid(extent, window, n_iter=3, tol=0, random_state=0, num_threads=1, dtype=np.float64).fit(X)
     L = int(np.prod(extent))
     assert cg.pi_.shape == tuple(extent) + (6,)
     ref, qref = brute_log_likelihood(cg.pi_, window, X)

@@ -31,7 +31,7 @@ def test_regressor_with_targets_near_float_max():
     rng = np.random.default_rng(1)
     X = rng.poisson(1.0, (40, 12))
     y = rng.uniform(-1, 1, 40)
-    params = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0)
+    params = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0, dtype=np.float64)
     big = countgrid.CountingGridRegressor(**params).fit(X, y * 1.7e308)
     unit = countgrid.CountingGridRegressor(**params).fit(X, y)
     assert np.isfinite(big.gamma_).all()

@@ -123,8 +123,8 @@ def test_pipeline_transformer_output(data):
     X, y = data
     pipe = make_pipeline(SelectKBest(chi2, k=15), _est(CountingGrid))
     Q = pipe.fit(X, y).transform(X)
-    assert Q.shape == (90, 36)
-    np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=1e-12)
+    assert Q.shape == (90, 36) and Q.dtype == np.float32      # the grid's default dtype
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=1e-6)
     Q2 = pipe.fit_transform(X, y)
     np.testing.assert_allclose(Q2, Q, rtol=1e-12)
 

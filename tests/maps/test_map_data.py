@@ -139,7 +139,10 @@ def test_sampling_is_seeded(fitted):
     np.testing.assert_array_equal(a["doc_index"], b["doc_index"])
     assert not np.array_equal(a["doc_index"], c["doc_index"])
     assert a["titles"] == [fitted["titles"][i] for i in a["doc_index"]]
-    np.testing.assert_array_equal(a["doc_posteriors"], b["doc_posteriors"])
+    # a float32 grid (the default): dense input may take the BLAS path, sparse the CSR
+    # kernel; they agree to float32 rounding
+    np.testing.assert_allclose(a["doc_posteriors"], b["doc_posteriors"], rtol=1e-4,
+                               atol=1e-7)
     assert map_data(grid, X, max_docs=10**6)["n_documents"] == len(X)
 
 
@@ -233,6 +236,8 @@ def test_write_html_refuses_paths_that_are_no_file_name(fitted, tmp_path):
                      ("", ValueError), (".", ValueError)):
         with pytest.raises(exc, match="path"):
             write_html(fitted["grid"], bad)
+        if bad is None:     # to_html() without a path returns the page (tests/maps/test_notebook.py)
+            continue
         with pytest.raises(exc, match="path"):
             fitted["grid"].to_html(bad)
 

@@ -18,7 +18,8 @@ else:
     distributed = pytest.importorskip("distributed")
     Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
-GRID = dict(extent=(6, 6), window=(2, 2), n_iter=10, tol=0, random_state=4)
+# float64: the paths are compared to 1e-10 (float32 agrees to its own precision)
+GRID = dict(extent=(6, 6), window=(2, 2), n_iter=10, tol=0, random_state=4, dtype=np.float64)
 
 
 @pytest.fixture(scope="module")

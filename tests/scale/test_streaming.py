@@ -112,7 +112,8 @@ import textwrap  # noqa: E402
 import countgrid  # noqa: E402
 from countgrid.streaming import ChunkSource  # noqa: E402
 
-_GRID = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0, num_threads=1)
+_GRID = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0, num_threads=1,
+             dtype=np.float64)
 
 
 @pytest.mark.parametrize("made, what", [(None, "NoneType"), (5, "int"),

@@ -413,3 +413,44 @@ def test_a_bomb_refused_for_its_values_costs_about_what_it_declares(grid_file, t
     out, peak = peak_memory(lambda: countgrid.load(tmp_path / "zeros.npz"))
     assert isinstance(out, ValueError) and "pi_" in str(out), out
     assert peak < 1.3 * arrays["pi_"].nbytes + 2 * MB, peak
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_a_fifo_named_as_a_file_is_refused_at_once(tmp_path):
+    """A FIFO has no writer: opening it for reading blocks forever.  Model, corpus and
+    .npz inputs and the files of a folder are opened without blocking and must be regular
+    files; run in a child with a timeout so that a regression fails instead of hanging."""
+    fifo = tmp_path / "model.npz"
+    os.mkfifo(fifo)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("cats and dogs and cats", encoding="utf-8")
+    (folder / "b.txt").write_text("dogs and cats and dogs", encoding="utf-8")
+    os.mkfifo(folder / "c.txt")
+    code = textwrap.dedent(f"""
+        import warnings
+        import countgrid
+        from countgrid.text import Corpus, read_corpus
+        for load in (countgrid.io.load, Corpus.load, read_corpus):
+            try:
+                load({str(fifo)!r})
+            except ValueError as exc:
+                assert "not a regular file" in str(exc), exc
+            else:
+                raise AssertionError(load)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            corpus = read_corpus({str(folder)!r}, min_df=1, max_df=1.0)
+        assert sorted(corpus.ids) == ["a.txt", "b.txt"], corpus.ids
+        assert any("c.txt (not a regular file)" in str(w.message) for w in caught)
+        try:
+            read_corpus({str(folder)!r}, on_error="fail")
+        except ValueError as exc:
+            assert "c.txt" in str(exc) and "not a regular file" in str(exc), exc
+        else:
+            raise AssertionError("on_error='fail'")
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -84,7 +84,9 @@ def test_folder_errors(tmp_path):
     write(tmp_path / "enc" / "b.txt", "line one\ncaf\xe9 au lait".encode("latin-1"))
     with pytest.raises(ValueError, match=r"b\.txt, line 2: bytes b'\\xe9 au' at byte offset "
                                          r"12 are not valid utf-8.*encoding='latin-1'"):
-        read_corpus(tmp_path / "enc", **LOOSE)
+        read_corpus(tmp_path / "enc", on_error="fail", **LOOSE)
+    with pytest.warns(UserWarning, match=r"skipped 1 of the 2 files .*b\.txt \(not utf-8\)"):
+        assert read_corpus(tmp_path / "enc", **LOOSE).ids.tolist() == ["a.txt"]
     c = read_corpus(tmp_path / "enc", encoding="latin-1", **LOOSE)
     assert "café" in c.vocabulary
     with pytest.raises(ValueError, match="text_col applies to CSV"):
@@ -110,7 +112,9 @@ def test_dangling_link_is_named(tmp_path):
     write(tmp_path / "d" / "a.txt", "text here")
     os.symlink(tmp_path / "nowhere.txt", tmp_path / "d" / "b.txt")
     with pytest.raises(FileNotFoundError, match=r"b\.txt"):
-        read_corpus(tmp_path / "d", **LOOSE)
+        read_corpus(tmp_path / "d", on_error="fail", **LOOSE)
+    with pytest.warns(UserWarning, match=r"b\.txt \(no such file or directory\)"):
+        assert read_corpus(tmp_path / "d", **LOOSE).ids.tolist() == ["a.txt"]
 
 
 # ----------------------------------------------------------------------------------- lines

@@ -329,7 +329,7 @@ CG_KW = dict(extent=(5, 5), window=(2, 2), n_iter=8, random_state=0)
 def test_cg_fess_sums_to_negative_loglik_exact_posterior():
     X, y = two_class_corpus(13, W=15)
     cg = countgrid.CountingGrid((5, 5), (2, 2), n_iter=8, posterior_floor=0.0,
-                                random_state=0).fit(X)
+                                dtype=np.float64, random_state=0).fit(X)
     T = E.cg_fess_terms(cg, X)
     L = 25
     F = T[:, :L].sum(axis=1) + T[:, L:2 * L].sum(axis=1) - T[:, 2 * L:].sum(axis=1)

@@ -40,6 +40,42 @@ def one_line(text):
     return printable(" ".join(str(text).split()))
 
 
+#: The command line's name for each parameter of the Python API that messages of the
+#: library may name (a warning that advises ``extent='auto'`` says ``--grid auto`` here).
+CLI_FLAGS = {"extent": "--grid", "window": "--window", "n_iter": "--n-iter", "tol": "--tol",
+             "n_components": "--n-components", "dtype": "--dtype",
+             "text_col": "--text-col", "id_col": "--id-col", "title_col": "--title-col",
+             "link_col": "--link-col", "meta_cols": "--meta-cols",
+             "text_field": "--text-field", "encoding": "--encoding", "max_docs": "--max-docs",
+             "min_df": "--min-df", "max_df": "--max-df", "max_features": "--max-features",
+             "stop_words": "--stop-words", "token_pattern": "--token-pattern",
+             "lowercase": "--no-lowercase", "num_threads": "--threads",
+             "random_state": "--seed", "max_bytes": "--max-bytes", "on_error": "--on-error"}
+# ``name=value`` (quoted, a tuple, or a bare value) and the bare names that are no English
+# word (``window``, ``extent``, ``encoding``, ``dtype`` are only translated with a value)
+_ASSIGNED = re.compile(r"\b(" + "|".join(CLI_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|"
+                       r"\(([^)]*)\)|([^\s,;)]+))")
+_BARE = re.compile(r"(?<![-\w.'\"])(n_iter|tol|n_components|text_col|id_col|title_col|link_col|"
+                   r"meta_cols|text_field|max_docs|min_df|max_df|max_features|stop_words|"
+                   r"token_pattern|num_threads|random_state|max_bytes)(?![\w=(])")
+
+
+def cli_terms(text):
+    """A library message in the command line's terms: ``n_iter`` becomes ``--n-iter``,
+    ``extent='auto'`` becomes ``--grid auto``, ``window=(4, 4)`` becomes ``--window 4x4``."""
+    def assigned(m):
+        flag = CLI_FLAGS[m.group(1)]
+        quoted = m.group(2) if m.group(2) is not None else m.group(3)
+        if m.group(4) is not None:
+            value = "x".join(p.strip() for p in m.group(4).split(",") if p.strip())
+        else:
+            value = quoted if quoted is not None else m.group(5)
+        if flag == "--no-lowercase":
+            return flag if value in ("False", "false", "0") else "(lowercase, the default)"
+        return f"{flag} {value}"
+    return _BARE.sub(lambda m: CLI_FLAGS[m.group(1)], _ASSIGNED.sub(assigned, str(text)))
+
+
 class _Formatter(argparse.HelpFormatter):
     """Paragraphs are wrapped; indented lines (examples) are kept as written."""
 
@@ -89,6 +125,16 @@ def nonnegative_int(text):
     return v
 
 
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return v
+
+
 def threads(text):
     v = integer(text)
     if v == 0:
@@ -121,6 +167,14 @@ def count_or_fraction(text):
     if not (0.0 <= v <= 1.0):
         raise argparse.ArgumentTypeError(f"as a fraction must lie in [0, 1], got {text}")
     return v
+
+
+def grid_shape_or_auto(text):
+    """``auto`` (the grid sized to the documents, ``extent="auto"``) or a shape
+    (:func:`grid_shape`)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return grid_shape(text)
 
 
 def grid_shape(text):

@@ -1,29 +1,27 @@
 """``countgrid demo``: the whole workflow on bundled posts — raw text, a counting grid, its
 accuracy, the word-grid picture and the interactive map."""
+import argparse
 import os
 import time
 
 import numpy as np
 
 from countgrid import maps
-from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_output, fraction,
-                                 nonnegative_int, positive_int, printable, resolve_threads)
+from countgrid.cli._args import (UsageError, add_common, check_output, fraction, positive_int,
+                                 printable, resolve_threads)
+from countgrid.cli._models import add_dtype_option, add_grid_options, grid_parameters
 from countgrid.cli._output import write_file
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_split
 from countgrid.datasets import load_news20_3class, load_news20_3class_texts
-from countgrid.grid import CountingGridClassifier
+from countgrid.grid import CountingGridClassifier, auto_extent
+from countgrid.grid._schedule import STAGE_ITER
 from countgrid.plotting import _new_figure, plot_word_grid, text_word_grid, word_grid_cells
 from countgrid.text import Corpus
 
-# About 10 CPU-seconds of EM on 2,224 training posts (test accuracy about 96-98 % over
-# seeds).  A short coarse stage with a larger window spreads the classes over big regions
-# first and reliably gives a few points of accuracy over starting with the target window.
-DEMO_EXTENT = (24, 24)
-DEMO_WINDOW = (4, 4)
-DEMO_COARSE_WINDOW = (8, 8)
-DEMO_COARSE_ITER = 10
-DEMO_N_ITER = 100
+# The model is the package's defaults (the one table of docs/choosing.md, "Defaults":
+# CountingGridClassifier's signature), so that the demo, `countgrid fit` and Python give
+# the same model for the same posts and seed.
 DEMO_OUTPUT = "countgrid_demo.png"
 DEMO_HTML = "countgrid_demo.html"
 # The vocabulary of the demo (scikit-learn's CountVectorizer on the texts, no labels used):
@@ -39,6 +37,14 @@ DEMO_VOCABULARY = dict(min_df=5, max_df=0.5, max_features=2500,
                        token_pattern=r"(?u)\b[a-z]{3,}\b")
 
 
+
+class _LegacyExtent(argparse.Action):
+    """``--extent E1 E2`` of 0.2.0.dev0: the grid, and messages name ``--extent``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, tuple(values))
+        namespace.grid_option = option_string
+
 def _demo_stop_words():
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -47,7 +53,7 @@ def _demo_stop_words():
 EXAMPLE = """\
 examples:
   countgrid demo                                   # countgrid_demo.png + countgrid_demo.html
-  countgrid demo --extent 32 32 --window 5 5 -o grid.svg --html map.html
+  countgrid demo --grid 32x32 --window 5x5 -o grid.svg --html map.html
 """
 
 
@@ -59,17 +65,14 @@ def add_parser(sub):
                                    "label embedding, and write the word grid (PNG) and the "
                                    "interactive map of all posts (HTML).",
                        epilog=EXAMPLE)
-    p.add_argument("--extent", type=positive_int, nargs=2, default=list(DEMO_EXTENT),
-                   metavar=("E1", "E2"), help="grid shape (default 24 24)")
-    p.add_argument("--window", type=positive_int, nargs=2, default=list(DEMO_WINDOW),
-                   metavar=("W1", "W2"), help="window shape (default 4 4)")
-    p.add_argument("--n-iter", type=positive_int, default=DEMO_N_ITER,
-                   help=f"maximum EM iterations with the target window (default {DEMO_N_ITER})")
-    p.add_argument("--coarse-window", type=positive_int, nargs=2,
-                   default=list(DEMO_COARSE_WINDOW), metavar=("W1", "W2"),
-                   help="window of the first, coarse stage (default 8 8)")
-    p.add_argument("--coarse-iter", type=nonnegative_int, default=DEMO_COARSE_ITER,
-                   help=f"iterations of the coarse stage (default {DEMO_COARSE_ITER}; 0: none)")
+    g = p.add_argument_group("counting grid (the defaults of CountingGridClassifier)")
+    add_grid_options(g, CountingGridClassifier, window_tokens="many")
+    add_dtype_option(g)
+    # the options of 0.2.0.dev0 keep working (not shown)
+    g.add_argument("--extent", type=positive_int, nargs=2, dest="grid", default=argparse.SUPPRESS,
+                   metavar=("E1", "E2"), help=argparse.SUPPRESS, action=_LegacyExtent)
+    g.add_argument("--coarse-window", type=positive_int, nargs=2, default=None,
+                   metavar=("W1", "W2"), help=argparse.SUPPRESS)
     p.add_argument("--output", "-o", default=DEMO_OUTPUT,
                    help=f"the word-grid picture: .png, .svg, .pdf, or .txt for a text "
                         f"rendering (default {DEMO_OUTPUT})")
@@ -141,21 +144,14 @@ def run(args, out):
     def say(*a):
         print(*a, file=out, flush=True)
 
-    extent, window = tuple(args.extent), tuple(args.window)
-    if any(w > e for w, e in zip(window, extent)):
-        raise UsageError(f"argument --window: window {window} is larger than extent {extent}")
-    # absurd sizes, before loading anything
-    check_grid_memory(extent, name="--extent", words_option=None)
+    if getattr(args, "grid", None) is not None and not isinstance(args.grid, str):
+        args.grid = tuple(args.grid)
+    grid_parameters(args, cls=CountingGridClassifier)     # absurd sizes, before any work
     output, text_only, note = _picture_output(args.output, _have("matplotlib"))
     html = None if args.html.lower() == "none" else check_output(args.html, ["html", "htm"],
                                                                  name="--html",
                                                                  example="countgrid_demo")
     threads = resolve_threads(args.threads)
-    schedule = None
-    if args.coarse_iter > 0:
-        coarse = tuple(min(w, e) for w, e in zip(args.coarse_window, extent))
-        if coarse != window:
-            schedule = [(coarse, int(args.coarse_iter))]
 
     t_start = time.perf_counter()
     corpus, vec_note = demo_corpus()
@@ -167,20 +163,27 @@ def run(args, out):
         sizes = np.unique(labels, return_counts=True)[1]
         raise UsageError(f"argument --test-size: {args.test_size} of each group rounds to no "
                          f"post at all (the groups have {sizes.min()} to {sizes.max()} posts)")
-    check_grid_memory(extent, X.shape[1], len(train), name="--extent",
-                      words_option=None)
+    params = grid_parameters(args, len(train), X.shape[1], CountingGridClassifier)
+    if args.coarse_window is not None:              # 0.2.0.dev0's one custom coarse stage
+        extent = params.get("extent", "auto")
+        if extent == "auto":
+            extent = params["extent"] = auto_extent(len(train), params.get("window", (4, 4)))
+        coarse = tuple(min(w, e) for w, e in zip(args.coarse_window, extent))
+        iters = args.coarse_iter if args.coarse_iter is not None else STAGE_ITER
+        params["window_schedule"] = [(coarse, iters)] if iters and coarse != tuple(
+            params.get("window", (4, 4))) else None
     if vec_note:
         say(vec_note)
     say(f"20 Newsgroups, 3 groups ({', '.join(names)}): {X.shape[0]} posts, "
         f"{X.shape[1]} words")
     say(f"stratified split (seed {args.seed}): {len(train)} training, {len(test)} test posts")
-    stages = (f"{schedule[0][1]} iterations with window {schedule[0][0]}, then "
-              if schedule else "")
-    say(f"counting grid {extent} window {window}: {stages}up to {args.n_iter} iterations")
-
-    clf = CountingGridClassifier(extent, window, n_iter=args.n_iter, window_schedule=schedule,
-                                 random_state=args.seed, num_threads=threads,
+    clf = CountingGridClassifier(**params, random_state=args.seed, num_threads=threads,
                                  verbose=1 if args.verbose else 0)
+    extent, window, schedule = clf._new_grid()._grid_and_schedule(len(train))
+    stages = "".join(f"{n} iterations with window {'x'.join(map(str, w))}, then "
+                     for w, n in schedule)
+    say(f"counting grid {'x'.join(map(str, extent))}, window {'x'.join(map(str, window))}: "
+        f"{stages}up to {clf.n_iter} iterations")
     t0 = time.perf_counter()
     with show_progress(quiet=args.quiet or args.verbose, stream=out):
         clf.fit(X[train], labels[train])

@@ -4,18 +4,18 @@ import time
 
 import numpy as np
 
-from countgrid.cli._args import (UsageError, add_common, check_grid_memory, check_window,
-                                 grid_shape, nonnegative_int, positive_int, resolve_threads)
+from countgrid.cli._args import UsageError, add_common, positive_int, resolve_threads
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._models import COARSE_ITER, DEFAULT_WINDOW, coarse_to_fine
+from countgrid.cli._models import add_dtype_option, add_grid_options, grid_parameters
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_folds
 from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
+from countgrid.text._readers import _detect
 
 EXAMPLE = """\
 examples:
-  countgrid evaluate posts.csv --text-col body --label-col topic --grid 24x24 --window 4x4
-  countgrid evaluate corpus.npz --label-col label --folds 10 --classifier generative
+  countgrid evaluate posts.csv --text-col body --label-col group
+  countgrid evaluate posts.npz --label-col folder --folds 10 --classifier generative
 """
 
 
@@ -35,30 +35,33 @@ def add_parser(sub):
     p.add_argument("--classifier", choices=["embedding", "generative"], default="embedding",
                    help="embedding: one grid, labels embedded (default); generative: one "
                         "grid per class")
-    g = p.add_argument_group("counting grid")
-    g.add_argument("--grid", type=grid_shape, default=(24, 24), metavar="EXTENT",
-                   help="grid shape (default 24x24)")
-    g.add_argument("--window", type=grid_shape, default=None, metavar="WINDOW",
-                   help="window shape (default 4x4)")
-    g.add_argument("--coarse-iter", type=nonnegative_int, default=COARSE_ITER,
-                   help="iterations of each larger window run first (coarse to fine; "
-                        f"default {COARSE_ITER}, 0: none)")
-    g.add_argument("--n-iter", type=positive_int, default=100, help="EM iterations (100)")
+    g = p.add_argument_group("counting grid (the defaults of CountingGridClassifier)")
+    add_grid_options(g, CountingGridClassifier)
+    add_dtype_option(g)
     add_input_options(p)
     add_common(p)
     p.set_defaults(func=run)
     return p
 
 
+def _has_columns(args):
+    """Whether INPUT is a table (CSV, TSV, JSON Lines) whose label column must be read as
+    metadata; folders and pre-vectorised corpora bring their own."""
+    try:
+        return _detect(args.input, args.format) in ("csv", "tsv", "jsonl")
+    except (OSError, ValueError):
+        return True                              # read_corpus names the problem
+
+
 def run(args, out):
     if args.folds < 2:
         raise UsageError("argument --folds: at least 2 folds are needed")
-    extent = args.grid
-    window = check_window(extent, args.window or tuple(min(DEFAULT_WINDOW[0] - 1, e)
-                                                       for e in extent))
     threads = resolve_threads(args.threads)
+    cls = CountingGridClassifier if args.classifier == "embedding" \
+        else GenerativeCountingGridClassifier
+    grid_parameters(args, cls=cls)              # option errors before reading anything
     meta = [c for c in (args.meta_cols or "").split(",") if c.strip()]
-    if args.label_col not in meta:
+    if args.label_col not in meta and _has_columns(args):
         args.meta_cols = ",".join(meta + [args.label_col])
     corpus = read_documents(args, args.input)
     if args.label_col not in corpus.metadata:
@@ -67,13 +70,17 @@ def run(args, out):
                          f"{', '.join(corpus.metadata) or 'none'})")
     y = np.asarray(corpus.metadata[args.label_col])
     X = corpus.counts
-    check_grid_memory(extent, corpus.n_terms, len(corpus))
+    n_train = len(corpus) - len(corpus) // args.folds
+    generative = args.classifier == "generative"
+    params = grid_parameters(args, n_train, corpus.n_terms, cls, n_grids=None if generative
+                             else 1)
+    if generative:                               # the memory of every class's grid
+        cls(**params)._check_memory(X, y)
     try:
         folds = stratified_folds(y, args.folds, args.seed)
     except ValueError as exc:
         raise UsageError(f"argument --folds: {exc} (column --label-col {args.label_col!r})") \
             from None
-    schedule = coarse_to_fine(extent, window, args.coarse_iter)
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out, flush=True))
     classes, counts = np.unique(y, return_counts=True)
     say(f"{len(corpus)} documents x {corpus.n_terms} words, {len(classes)} classes "
@@ -86,16 +93,11 @@ def run(args, out):
     scores, baseline = [], []
     t0 = time.perf_counter()
     for k, (train, test) in enumerate(folds, 1):
-        if args.classifier == "embedding":
-            clf = CountingGridClassifier(extent, window, n_iter=args.n_iter,
-                                         window_schedule=schedule, random_state=args.seed,
-                                         num_threads=threads)
-        else:
-            clf = GenerativeCountingGridClassifier(extent, window, n_iter=args.n_iter,
-                                                   window_schedule=schedule,
-                                                   random_state=args.seed,
-                                                   num_threads=threads)
-        with show_progress(quiet=args.quiet or not args.verbose, verbose=args.verbose):
+        clf = cls(**params, random_state=args.seed, num_threads=threads)
+        say(f"fold {k}/{args.folds}: fitting on {len(train)} documents"
+            + (f" ({len(classes)} grids, one per class)" if args.classifier == "generative"
+               else ""))
+        with show_progress(quiet=args.quiet, verbose=args.verbose):
             clf.fit(X[train], y[train])
         scores.append(float(np.mean(clf.predict(X[test]) == y[test])))
         line = f"fold {k}/{args.folds}: counting grid {scores[-1]:.4f}"
@@ -106,9 +108,19 @@ def run(args, out):
         say(line + f"  ({time.perf_counter() - t0:.1f} s)")
     name = {"embedding": "counting grid (label embedding)",
             "generative": "counting grids (one per class)"}[args.classifier]
+    grid = clf.grid_ if hasattr(clf, "grid_") else clf.grids_[0]
+    shape = "x".join(map(str, np.shape(grid.pi_)[:-1]))
+    sized = " (sized to the documents)" if clf.extent == "auto" else ""
     print(f"accuracy {np.mean(scores):.4f} +- {np.std(scores):.4f}: {name} "
-          f"{'x'.join(map(str, extent))}, window {'x'.join(map(str, window))}", file=out)
+          f"{shape}{sized}, window {'x'.join(map(str, grid.window))}", file=out)
     if baseline:
         print(f"accuracy {np.mean(baseline):.4f} +- {np.std(baseline):.4f}: multinomial naive "
               "Bayes (same folds)", file=out)
+        gap = np.mean(baseline) - np.mean(scores)
+        if gap > 0.05 and args.classifier == "embedding":
+            print(f"note: naive Bayes is {gap:.2f} ahead: label embedding reads "
+                  f"{len(classes)} classes out of one map learned without them, which suits "
+                  "few documents per class; with tens of documents per class, one grid per "
+                  "class classifies better (--classifier generative; docs/choosing.md)",
+                  file=out)
     return 0

@@ -11,10 +11,10 @@ from countgrid.cli._progress import show_progress
 
 EXAMPLE = """\
 examples:
-  countgrid fit posts/ -o model.npz                          # 32x32 grid, window 5x5
-  countgrid fit posts/ -o model.npz --grid 48x48 --window 4x4 --seed 1
-  countgrid fit corpus.npz -o topics.npz --model plsa -k 50
-  countgrid html model.npz -o map.html
+  countgrid fit posts/ -o model.npz                # a grid sized to the posts, window 4x4
+  countgrid fit posts.csv --text-col body --meta-cols group -o model.npz --seed 1
+  countgrid fit posts/ -o big.npz --grid 48x48 --window 5x5 --tol 1e-6
+  countgrid fit posts.npz -o topics.npz --model plsa -k 50
 """
 
 
@@ -46,7 +46,7 @@ def run(args, out):
         f"{time.perf_counter() - t0:.1f} s")
     t1 = time.perf_counter()
     with show_progress(quiet=args.quiet, verbose=args.verbose):
-        est.fit(X if args.float64 else X.astype(np.float32))
+        est.fit(X)
     say(f"fitted a {describe(est)} in {time.perf_counter() - t1:.1f} s")
     ll = getattr(est, "log_likelihood_", None)
     if ll is not None and np.size(ll):

@@ -13,7 +13,7 @@ from countgrid.cli._transform import documents_for
 
 EXAMPLE = """\
 examples:
-  countgrid fit posts/ -o model.npz && countgrid html model.npz -o map.html
+  countgrid html model.npz -o map.html
   countgrid html model.npz -o map.html --color-by group --idf
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
 """

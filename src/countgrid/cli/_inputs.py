@@ -34,6 +34,10 @@ def add_input_options(parser, vectorizer=True):
     group.add_argument("--text-field", default="text", help="JSONL field holding the text "
                                                             "(default: text)")
     group.add_argument("--encoding", default="utf-8", help="text encoding (default: utf-8)")
+    group.add_argument("--on-error", choices=["skip", "fail"], default="skip",
+                       help="a file of a folder that is not readable text (binary, another "
+                            "encoding, unreadable): skip it with one warning listing such "
+                            "files (default), or fail at the first")
     group.add_argument("--max-docs", type=positive_int, default=None,
                        help="use a seeded random sample of at most this many documents")
     if vectorizer:
@@ -61,7 +65,8 @@ def _reader_options(args):
         meta = [c.strip() for c in args.meta_cols.split(",") if c.strip()]
     options = dict(format=args.format, text_col=args.text_col, id_col=args.id_col,
                    title_col=args.title_col, link_col=args.link_col, meta_cols=meta,
-                   text_field=args.text_field, encoding=args.encoding)
+                   text_field=args.text_field, encoding=args.encoding,
+                   on_error=args.on_error)
     if hasattr(args, "min_df"):
         stop = None if str(args.stop_words).lower() in ("none", "") else args.stop_words
         options.update(min_df=args.min_df, max_df=args.max_df,
@@ -78,10 +83,9 @@ def read_documents(args, path, vocabulary=None, name="INPUT"):
         options["vocabulary"] = vocabulary
         for key in ("min_df", "max_df", "max_features"):
             options.pop(key, None)
-    corpus = read_corpus(path, **options)      # maps counts onto ``vocabulary`` by term
-    if getattr(args, "max_docs", None) and len(corpus) > args.max_docs:
-        corpus = corpus.sample(args.max_docs, random_state=getattr(args, "seed", 0))
-    return corpus
+    # the sample is drawn before the vocabulary is built (read_corpus, max_docs)
+    return read_corpus(path, **options, max_docs=getattr(args, "max_docs", None),
+                       random_state=getattr(args, "seed", 0))
 
 
 def add_load_options(parser, table=False):

@@ -14,7 +14,7 @@ import warnings
 from countgrid._version import __version__
 from countgrid.cli import (_demo, _evaluate, _fit, _html, _info, _plot, _top_words, _transform,
                            _vectorize)
-from countgrid.cli._args import Parser, UsageError, one_line
+from countgrid.cli._args import Parser, UsageError, cli_terms, one_line
 
 #: The verbs in the order ``countgrid --help`` lists them.
 VERBS = (_vectorize, _fit, _transform, _top_words, _plot, _html, _evaluate, _demo, _info)
@@ -22,7 +22,7 @@ VERBS = (_vectorize, _fit, _transform, _top_words, _plot, _html, _evaluate, _dem
 DESCRIPTION = """\
 Latent models of count data, from raw text to an interactive map.
 
-  countgrid fit posts/ -o model.npz          # a folder of .txt files -> a 32x32 counting grid
+  countgrid fit posts/ -o model.npz          # a folder of .txt files -> a counting grid
   countgrid html model.npz -o map.html       # the map: open it in any browser, offline
   countgrid demo                             # the whole workflow on bundled posts
 
@@ -54,7 +54,7 @@ def build_parser():
 def _one_line_warnings(prog):
     """Warnings as ``prog: warning: message`` lines on stderr (no source lines)."""
     def show(message, category, filename, lineno, file=None, line=None):
-        print(f"{prog}: warning: {one_line(message)}", file=sys.stderr, flush=True)
+        print(f"{prog}: warning: {one_line(cli_terms(message))}", file=sys.stderr, flush=True)
 
     saved = warnings.showwarning
     warnings.showwarning = show
@@ -70,8 +70,8 @@ def _describe(exc):
         where = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror}{where}"
     if isinstance(exc, MemoryError):
-        return f"out of memory{': ' + one_line(exc) if str(exc) else ''}"
-    text = one_line(exc)
+        return f"out of memory{': ' + one_line(cli_terms(exc)) if str(exc) else ''}"
+    text = one_line(cli_terms(exc))
     return text if text else type(exc).__name__
 
 

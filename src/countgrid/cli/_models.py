@@ -1,10 +1,14 @@
 """Which estimator each ``--model`` of the command line builds, and how its results are
 written as tables (``transform``, ``top-words``)."""
+import argparse
+import inspect
+
 import numpy as np
 
 from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
-                                 nonnegative_int, positive_int)
-from countgrid.grid import CountingGrid, auto_window_schedule
+                                 grid_shape_or_auto, nonnegative_int, positive_float,
+                                 positive_int)
+from countgrid.grid import CountingGrid, auto_extent, auto_window_schedule
 from countgrid.grid._schedule import STAGE_ITER
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
@@ -13,69 +17,171 @@ from countgrid.topics import PLSA
 MODELS = ("cg", "plsa", "rap", "zipgtm")
 MODEL_HELP = ("cg: counting grid (default); plsa: probabilistic latent semantic analysis; "
               "rap: rate adapting Poisson harmonium; zipgtm: zero-inflated Poisson GTM map")
-DEFAULT_GRID = (32, 32)
-DEFAULT_WINDOW = (5, 5)
-COARSE_ITER = STAGE_ITER
+ESTIMATORS = {"cg": CountingGrid, "plsa": PLSA, "rap": RAP, "zipgtm": ZIPGTM}
 
 
-def coarse_to_fine(extent, window, stage_iter=COARSE_ITER):
-    """The package's coarse-to-fine window schedule (``window_schedule="auto"``,
-    :func:`countgrid.grid.auto_window_schedule`) with ``stage_iter`` iterations per
-    stage; None (no annealing) for 0."""
+def default(cls, name):
+    """The default of parameter ``name`` of ``cls``: the estimators' signatures are the one
+    home of the defaults (docs/choosing.md, "Defaults"); the command line, the demo and
+    ``evaluate`` read them from there."""
+    return inspect.signature(cls).parameters[name].default
+
+
+def _shape_text(value):
+    return value if isinstance(value, str) else "x".join(map(str, value))
+
+
+def coarse_to_fine(extent, window, stage_iter):
+    """The package's coarse-to-fine window schedule (:func:`countgrid.grid.
+    auto_window_schedule`) with ``stage_iter`` iterations per stage, for an explicit
+    ``--coarse-iter``; None (no annealing) for 0."""
     if stage_iter <= 0:
         return None
     # --coarse-iter is what the user asked for: not shortened for a small --n-iter
     return auto_window_schedule(extent, window, None, stage_iter) or None
 
 
+class _ShapeTokens(argparse.Action):
+    """``--window 5x5`` or ``--window 5 5`` (the demo's form of 0.2.0.dev0)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            shape = grid_shape(values[0]) if len(values) == 1 else tuple(
+                positive_int(v) for v in values)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        setattr(namespace, self.dest, shape)
+
+
+def add_grid_options(group, cls=CountingGrid, zipgtm=False, window_tokens="one"):
+    """--grid, --window, --coarse-iter, --n-iter and --tol of a counting grid, with the
+    defaults of ``cls`` (fit, evaluate and demo share them); ``window_tokens="many"`` also
+    accepts ``--window 5 5`` (a verb without positional arguments)."""
+    extent, window = default(cls, "extent"), default(cls, "window")
+    group.add_argument("--grid", type=grid_shape_or_auto, default=None, metavar="EXTENT",
+                       help="grid shape, e.g. 32x32 or 16x16x4, or auto (the grid sized to "
+                            f"the documents: capacity clip(N/3, 16, 100) windows; default "
+                            f"{_shape_text(extent)}"
+                            + (f"; zipgtm: default {_shape_text(default(ZIPGTM, 'grid_shape'))}"
+                               if zipgtm else "") + "); 16 alone means 16x16")
+    shape = dict(type=grid_shape) if window_tokens == "one" else dict(nargs="+",
+                                                                      action=_ShapeTokens)
+    group.add_argument("--window", default=None, metavar="WINDOW", **shape,
+                       help=f"window shape of the counting grid (default {_shape_text(window)})")
+    group.add_argument("--coarse-iter", type=nonnegative_int, default=None,
+                       help="iterations of each larger window run before the target window "
+                            f"(coarse to fine; default {STAGE_ITER}, the package's "
+                            "window_schedule='auto'; 0: none)")
+    group.add_argument("--n-iter", type=positive_int, default=None,
+                       help=f"maximum EM iterations (default {default(cls, 'n_iter')}"
+                            + (f"; rap: epochs, default {default(RAP, 'n_epochs')}"
+                               if zipgtm else "") + ")")
+    group.add_argument("--tol", type=positive_float, default=None,
+                       help="stop when the log-likelihood's relative change is below this "
+                            f"(default {default(cls, 'tol'):g})")
+
+
 def add_model_options(parser):
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=MODELS, default="cg", help=MODEL_HELP)
-    group.add_argument("--grid", type=grid_shape, default=None, metavar="EXTENT",
-                       help="grid shape, e.g. 32x32 or 16x16x4 (cg, default 32x32; "
-                            "zipgtm, default 15x18); 16 alone means 16x16")
-    group.add_argument("--window", type=grid_shape, default=None, metavar="WINDOW",
-                       help="window shape of the counting grid (default 5x5)")
-    group.add_argument("--coarse-iter", type=nonnegative_int, default=COARSE_ITER,
-                       help="iterations of each larger window run before the target "
-                            f"window (cg, coarse to fine; default {COARSE_ITER}, 0: none)")
+    add_grid_options(group, zipgtm=True)
     group.add_argument("--n-components", "-k", type=positive_int, default=None,
-                       help="topics (plsa, default 20) or hidden units (rap, default 50)")
-    group.add_argument("--n-iter", type=positive_int, default=None,
-                       help="maximum EM iterations (cg, plsa, zipgtm: default 100) or epochs "
-                            "(rap: default 20)")
-    group.add_argument("--float64", action="store_true",
-                       help="work in double precision (cg, plsa, rap; default single: half "
-                            "the memory and the model file, and faster)")
+                       help=f"topics (plsa, default {default(PLSA, 'n_components')}) or "
+                            f"hidden units (rap, default {default(RAP, 'n_components')})")
+    add_dtype_option(group)
+
+
+def add_dtype_option(group):
+    group.add_argument("--dtype", choices=["float32", "float64"], default=None,
+                       help="working precision (cg, plsa, rap; default "
+                            f"{np.dtype(default(CountingGrid, 'dtype')).name})")
+    group.add_argument("--float64", action="store_const", const="float64", dest="dtype",
+                       help="the same as --dtype float64")
+
+
+def grid_parameters(args, n_docs=1, n_words=1, cls=CountingGrid, n_grids=1):
+    """The keyword arguments of a counting grid (``cls``) for the options given; those
+    not given keep the estimator's defaults.  Sizes are checked (UsageError), for one grid
+    (``n_grids=None``: the estimator checks its own grids, e.g. one per class)."""
+    kwargs = {}
+    extent = args.grid if args.grid is not None else default(cls, "extent")
+    window = args.window if args.window is not None else default(cls, "window")
+    if extent != "auto":
+        if args.window is None:                 # the default window, on a small grid
+            window = tuple(min(w, e) for w, e in zip(window, extent)) \
+                if len(window) == len(extent) else (min(window[0], min(extent)),) * len(extent)
+        window = check_window(extent, window)
+        if n_grids:
+            check_grid_memory(extent, n_words, n_docs, getattr(args, "grid_option", "--grid"))
+    elif len(window) != 2 and args.window is not None:
+        window = tuple(window)
+    if args.grid is not None:
+        kwargs["extent"] = extent
+    if args.window is not None or window != default(cls, "window"):
+        kwargs["window"] = tuple(window)
+    if args.coarse_iter == 0:
+        kwargs["window_schedule"] = None
+    elif args.coarse_iter is not None:
+        # the stages depend on the grid: an auto extent is resolved for n_docs here
+        concrete = extent if extent != "auto" else auto_extent(n_docs, window)
+        kwargs["window_schedule"] = coarse_to_fine(concrete, tuple(window), args.coarse_iter)
+        if extent == "auto":
+            kwargs["extent"] = concrete
+    if extent == "auto" and n_grids:
+        resolved = kwargs.get("extent", "auto")
+        # the grid was sized from the window: a smaller --window (or a --grid) is the fix
+        name = "--window" if args.window is not None else "--grid"
+        check_grid_memory(resolved if resolved != "auto" else auto_extent(n_docs, window),
+                          n_words, n_docs, name)
+    if args.n_iter is not None:
+        kwargs["n_iter"] = args.n_iter
+    if args.tol is not None:
+        kwargs["tol"] = args.tol
+    if getattr(args, "dtype", None) is not None:
+        kwargs["dtype"] = np.dtype(args.dtype).type
+    return kwargs
 
 
 def make_estimator(args, num_threads, n_words=1, n_docs=1):
-    """The estimator of ``args.model`` with the options given (checked, UsageError)."""
-    dtype = np.float64 if args.float64 else np.float32
-    seed = args.seed
+    """The estimator of ``args.model`` with the options given (checked, UsageError); every
+    option not given keeps the estimator's default."""
+    common = dict(num_threads=num_threads, random_state=args.seed)
     if args.model == "cg":
-        extent = args.grid or DEFAULT_GRID
-        window = check_window(extent, args.window or tuple(min(DEFAULT_WINDOW[0], e)
-                                                           for e in extent))
-        check_grid_memory(extent, n_words, n_docs)
-        return CountingGrid(extent, window, n_iter=args.n_iter or 100,
-                            window_schedule=coarse_to_fine(extent, window, args.coarse_iter),
-                            dtype=dtype, num_threads=num_threads, random_state=seed)
+        return CountingGrid(**grid_parameters(args, n_docs, n_words), **common)
     if args.window is not None:
         raise UsageError(f"argument --window: only counting grids (--model cg) have a window, "
                          f"not --model {args.model}")
+    if args.coarse_iter is not None:
+        raise UsageError(f"argument --coarse-iter: only counting grids (--model cg) have a "
+                         f"window schedule, not --model {args.model}")
+    kwargs = {}
+    if args.n_components is not None and args.model in ("plsa", "rap"):
+        kwargs["n_components"] = args.n_components
+    if args.dtype is not None and args.model in ("plsa", "rap"):
+        kwargs["dtype"] = np.dtype(args.dtype).type
     if args.model == "plsa":
-        return PLSA(n_components=args.n_components or 20, n_iter=args.n_iter or 100,
-                    dtype=dtype, num_threads=num_threads, random_state=seed)
+        if args.n_iter is not None:
+            kwargs["n_iter"] = args.n_iter
+        if args.tol is not None:
+            kwargs["tol"] = args.tol
+        return PLSA(**kwargs, **common)
     if args.model == "rap":
-        return RAP(n_components=args.n_components or 50, n_epochs=args.n_iter or 20,
-                   dtype=dtype, num_threads=num_threads, random_state=seed)
-    grid = args.grid or (15, 18)
-    if len(grid) != 2:
-        raise UsageError(f"argument --grid: the ZIP-GTM map is two-dimensional, got "
-                         f"{'x'.join(map(str, grid))}")
-    return ZIPGTM(grid_shape=grid, n_iter=args.n_iter or 100, num_threads=num_threads,
-                  random_state=seed)
+        if args.tol is not None:
+            raise UsageError("argument --tol: RAP runs a fixed number of epochs (--n-iter)")
+        if args.n_iter is not None:
+            kwargs["n_epochs"] = args.n_iter
+        return RAP(**kwargs, **common)
+    grid = args.grid if args.grid is not None else default(ZIPGTM, "grid_shape")
+    if grid == "auto" or len(grid) != 2:
+        raise UsageError(f"argument --grid: the ZIP-GTM map is a two-dimensional grid such as "
+                         f"15x18, got {_shape_text(grid)}")
+    if args.dtype is not None:
+        raise UsageError("argument --dtype: ZIP-GTM works in float64")
+    if args.n_iter is not None:
+        kwargs["n_iter"] = args.n_iter
+    if args.tol is not None:
+        kwargs["tol"] = args.tol
+    return ZIPGTM(grid_shape=tuple(grid), **kwargs, **common)
 
 
 def model_kind(est):

@@ -9,6 +9,7 @@ from countgrid.cli._args import (UsageError, add_common, check_output, input_pat
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
+from countgrid.grid._label_embedding import embedding_from_stats
 
 #: Beyond this a picture of a few inches has tens of thousands of pixels a side.
 MAX_DPI = 1200
@@ -78,6 +79,25 @@ def _labels(corpus, column, name="--color-by"):
     return np.asarray(corpus.metadata[column])
 
 
+def _label_embedding(grid, X, labels, block=2048):
+    """(gamma, classes): the label embedding of ``labels`` on ``grid`` (paper eq. 9), the
+    posteriors computed block by block (never the whole n_documents x cells matrix)."""
+    classes, codes = np.unique(np.asarray(labels).astype(str), return_inverse=True)
+    extent = np.shape(grid.pi_)[:-1]
+    L = int(np.prod(extent))
+    M = np.zeros((len(classes), L))
+    mass = np.zeros(L)
+    for start in range(0, X.shape[0], block):
+        Q = np.asarray(grid.transform(X[start:start + block]), dtype=np.float64)
+        onehot = np.zeros((len(classes), Q.shape[0]))
+        onehot[codes[start:start + block], np.arange(Q.shape[0])] = 1.0
+        M += onehot @ Q
+        mass += Q.sum(axis=0)
+    fill = np.full(len(classes), 1.0 / len(classes))
+    gamma = embedding_from_stats(M, mass, extent, grid.window, fill)
+    return gamma.reshape(tuple(extent) + (len(classes),)), classes
+
+
 def run(args, out):
     try:
         import matplotlib
@@ -118,7 +138,9 @@ def run(args, out):
                 if labels is None:
                     raise UsageError("argument --color-by: --kind labels of a counting grid "
                                      "needs the metadata column to embed")
-                ax = plotting.plot_label_embedding(grid, X=X, labels=labels)
+                gamma, classes = _label_embedding(grid, X, labels)
+                ax = plotting.plot_label_embedding(grid, gamma=gamma,
+                                                   label_names=[str(c) for c in classes])
         elif what == "positions":
             ax = plotting.plot_positions(grid, X, labels=labels)
         elif what == "word":

@@ -3,6 +3,7 @@ section 2.3) and the one-grid-per-class generative classifier (docs/counting_gri
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from countgrid._memory import check_memory
 from countgrid._numeric import power_of_two_scale
 from countgrid._fitted import (array, fitted_array, fitted_distribution, fitted_int,
                                fitted_labels, scalar)
@@ -12,6 +13,7 @@ from countgrid._validation import (check_is_fitted, check_real_target, encode_la
                                    n_samples)
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
+from countgrid.grid._capacity import auto_extent
 from countgrid.grid._torus import check_grid, grid_size
 
 _GRID_PARAMS = ("extent", "window", "n_iter", "tol", "pseudocount", "posterior_floor",
@@ -242,13 +244,32 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         y : array-like of shape (n_samples,)
         """
         self._validate_params()
+        X = check_documents(X)
+        self._check_memory(X, y)
         classes, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed),
-                                          check_documents(X), y,
-                                          self.random_state)
+                                          X, y, self.random_state)
         self.grids_ = grids
         self.classes_ = classes
         self.n_features_in_ = grids[0].n_features_in_
         return self
+
+    def _check_memory(self, X, y):
+        """Refuse (MemoryError) before fitting when the grids of every class cannot be held:
+        each keeps ``pi_`` and ``h_`` (2 x cells x features), and the one being fitted
+        needs about 6 such tables (CountingGrid.fit)."""
+        classes, labels = encode_labels(y, X.shape[0])
+        sizes = np.bincount(labels, minlength=len(classes))
+        window = tuple(self.window)
+        itemsize = np.dtype(self.dtype if self.dtype is not None else X.dtype).itemsize
+        cells = [grid_size(auto_extent(int(n), window) if isinstance(self.extent, str)
+                           else self.extent) for n in sizes]
+        Z = X.shape[1]
+        check_memory(itemsize * Z * (2 * sum(cells) + 4 * max(cells)),
+                     f"{len(classes)} counting grids (one per class, {min(cells)} to "
+                     f"{max(cells)} cells) over {Z} features",
+                     "use fewer features (e.g. the most class-relevant: scikit-learn's "
+                     "SelectKBest(chi2)), dtype=numpy.float32, a smaller extent, or "
+                     "CountingGridClassifier (one grid for all classes)")
 
     def _check_fitted_state(self):
         """Fitted attributes consistent with each other (called by countgrid.io.load)."""

@@ -116,9 +116,11 @@ class _CGEmbedding(_GenerativeEmbedding):
         self.num_threads = num_threads
 
     def _new_model(self, seed):
+        # the embeddings are float64 features for kernels and classifiers: their grids keep
+        # float64 (the grid's own default is float32, docs/choosing.md "Defaults")
         return CountingGrid(self.extent, self.window, n_iter=self.n_iter,
                             posterior_floor=self.posterior_floor, num_threads=self.num_threads,
-                            random_state=seed)
+                            dtype=np.float64, random_state=seed)
 
 
 class CountingGridPosterior(_CGEmbedding):

@@ -23,10 +23,12 @@ import scipy.sparse as sp
 
 from countgrid._memory import check_memory
 from countgrid._param_validation import validate_call_params
-from countgrid._npz import open_archive
+from countgrid._validation import check_random_state
+from countgrid._npz import open_archive, open_regular
 from countgrid.datasets import load_npz_corpus
 from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
-                                    _from_dict, _load_npz, _warn_empty, snippet_of, title_of)
+                                    _from_dict, _load_npz, _warn_empty, snippet_of, title_of,
+                                    warn)
 
 __all__ = ["read_corpus", "read_documents", "FORMATS"]
 
@@ -177,7 +179,12 @@ class _Fields:
             column.append(value)
 
 
-def _folder_records(root, label, encoding, extensions, fields):
+#: Bytes looked at to tell a binary file from text: a NUL byte among them (as git does).
+_BINARY_PROBE = 8192
+
+
+def _folder_records(root, label, encoding, extensions, fields, on_error="skip",
+                    ascii_lines=True):
     paths, others = [], []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -200,20 +207,62 @@ def _folder_records(root, label, encoding, extensions, fields):
     folders = {os.path.dirname(r) for r, _ in rel}
     if len(folders) > 1:
         fields.meta["folder"] = []
+    skipped = []
     for rel_path, full in rel:
-        with open(full, "rb") as fh:
-            raw = fh.read()
-        try:
-            text = raw.decode(encoding)
-        except UnicodeDecodeError as exc:
-            line = raw.count(b"\n", 0, exc.start) + 1
-            raise _decode_error(full, encoding, exc, exc.start, line) from None
+        text, why = _read_text_file(full, encoding, on_error, ascii_lines)
+        if text is None:
+            skipped.append((rel_path, why))
+            continue
         if text.startswith("\ufeff"):
             text = text[1:]
         stem = os.path.splitext(os.path.basename(rel_path))[0]
         fields.add(label, rel_path, rel_path, stem, meta=(os.path.dirname(rel_path),)
                    if len(folders) > 1 else ())
         yield text
+    if skipped:
+        _warn_skipped(label, skipped, len(rel), encoding)
+
+
+def _read_text_file(path, encoding, on_error, ascii_lines):
+    """(text, None) of one file of a folder, or (None, why) for a file that is not readable
+    text when ``on_error="skip"`` (``"fail"`` raises: OSError, or ValueError naming the
+    file)."""
+    try:
+        # a FIFO or a device in the folder would block the read forever
+        with open_regular(path, repr(path), "text file") as fh:
+            raw = fh.read()
+    except ValueError:
+        if on_error == "fail":
+            raise
+        return None, "not a regular file"
+    except OSError as exc:
+        if on_error == "fail":
+            raise
+        return None, (exc.strerror or type(exc).__name__).lower()
+    if ascii_lines and b"\x00" in raw[:_BINARY_PROBE]:
+        if on_error == "fail":
+            raise ValueError(f"{path} is a binary file, not text (it holds NUL bytes); remove "
+                             "it, or pass on_error='skip' to skip such files")
+        return None, "binary"
+    try:
+        return raw.decode(encoding), None
+    except UnicodeDecodeError as exc:
+        if on_error == "fail":
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise _decode_error(path, encoding, exc, exc.start, line) from None
+        return None, f"not {encoding}"
+
+
+def _warn_skipped(label, skipped, total, encoding):
+    shown = ", ".join(f"{p} ({why})" for p, why in skipped[:5])
+    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    hint = ("; if they are text in another encoding, pass it (encoding='latin-1'...)"
+            if any(why == f"not {encoding}" for _, why in skipped) else "")
+    warn(f"skipped {len(skipped)} of the {total} files of {label} that are not readable "
+         f"text: {shown}{more}{hint}; on_error='fail' stops at the first instead")
+    if len(skipped) == total:
+        raise ValueError(f"{label}: none of its {total} files is readable text ({shown}{more})"
+                         f"{hint}")
 
 
 def _line_records(lines, label, fields):
@@ -394,10 +443,18 @@ def _column(values, name):
             for v in values]
 
 
+def _check_on_error(on_error):
+    if on_error not in ("skip", "fail"):
+        raise (TypeError if not isinstance(on_error, str) else ValueError)(
+            f"on_error must be 'skip' or 'fail', got {on_error!r}")
+    return on_error
+
+
 def _texts_and_fields(path, fmt, *, label, text_col, id_col, title_col, link_col, meta_cols,
-                      text_field, encoding, extensions):
+                      text_field, encoding, extensions, on_error="skip"):
     """(stream of texts, list that will hold the _Fields once the stream has started)."""
     enc, ascii_lines = _check_encoding(encoding)
+    on_error = _check_on_error(on_error)
     if fmt not in TEXT_FORMATS and fmt not in COUNT_FORMATS:
         raise ValueError(f"format must be 'auto' or one of {', '.join(FORMATS)}, got {fmt!r}")
     table = fmt in ("csv", "tsv", "jsonl")
@@ -411,7 +468,8 @@ def _texts_and_fields(path, fmt, *, label, text_col, id_col, title_col, link_col
         exts = _extensions(extensions)
         fields = _Fields()
         box.append(fields)
-        return _folder_records(_name_of(label), label, enc, exts, fields), box
+        return _folder_records(_name_of(label), label, enc, exts, fields, on_error,
+                               ascii_lines), box
 
     def stream():
         fh, owned = _open_binary(label if label != "<stdin>" else "-")
@@ -459,7 +517,7 @@ def _extensions(extensions):
 # ------------------------------------------------------------------------------- public
 def read_documents(path, *, format="auto", text_col=None, id_col=None, title_col=None,
                    link_col=None, meta_cols=None, text_field="text", encoding="utf-8",
-                   extensions=(".txt",)):
+                   extensions=(".txt",), on_error="skip"):
     """Read raw documents and their fields, before vectorising.
 
     The same inputs as :func:`read_corpus` for raw text (``"folder"``, ``"lines"``,
@@ -470,7 +528,7 @@ def read_documents(path, *, format="auto", text_col=None, id_col=None, title_col
     Parameters
     ----------
     path, format, text_col, id_col, title_col, link_col, meta_cols, text_field, encoding, \
-extensions
+extensions, on_error
         As in :func:`read_corpus`.
 
     Returns
@@ -510,7 +568,8 @@ extensions
     stream, box = _texts_and_fields(path, fmt, label=label, text_col=text_col,
                                     id_col=id_col, title_col=title_col, link_col=link_col,
                                     meta_cols=meta_cols, text_field=text_field,
-                                    encoding=encoding, extensions=extensions)
+                                    encoding=encoding, extensions=extensions,
+                                    on_error=on_error)
     texts = list(stream)
     fields = box[0]
     return {"texts": texts, "ids": fields.ids,
@@ -525,7 +584,7 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
                 link_col=None, meta_cols=None, text_field="text", encoding="utf-8",
                 vocab=None, extensions=(".txt",), lowercase=True, stop_words="english",
                 min_df=2, max_df=0.5, max_features=None, token_pattern=None,
-                vocabulary=None):
+                vocabulary=None, on_error="skip", max_docs=None, random_state=None):
     """Read a corpus from a folder, a text, CSV, TSV or JSONL file, stdin or counts.
 
     Formats (``format="auto"`` tells them from the path):
@@ -577,6 +636,19 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         The vocabulary file (one term per line) of ``mtx`` or ``uci`` input.
     extensions : sequence of str, default=(".txt",)
         File name endings read from a folder (``""``: files without an extension).
+    max_docs : int, optional
+        Keep a seeded random sample of at most this many documents, drawn *before* the
+        vocabulary is built (raw text: one pass, a reservoir sample in document order),
+        so that ``min_df``/``max_df``/``max_features`` describe the sample and the model
+        stays the size of the sample; pre-vectorised counts keep their vocabulary.
+    random_state : None, int or numpy.random.Generator
+        Seed of that sample.
+    on_error : {"skip", "fail"}, default="skip"
+        A file of a folder that is not readable text: a binary file (a NUL byte in its
+        first 8 KiB, as git tells), one that is not valid in ``encoding``, or one that
+        cannot be opened.  ``"skip"`` leaves such files out with one warning that lists
+        them and counts them (all of them skipped is a ValueError); ``"fail"`` stops at
+        the first (a ValueError naming the file, or the OSError).
     lowercase, stop_words, min_df, max_df, max_features, token_pattern
         Vectorising options of :meth:`Corpus.from_texts`, for raw text only:
         pre-vectorised counts are read as stored.
@@ -617,6 +689,13 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     array(['bark', 'cats', 'dogs', 'play', 'purr', 'sleep'], dtype='<U5')
     """
     _check_path(path)
+    _check_on_error(on_error)
+    if max_docs is not None and (isinstance(max_docs, bool)
+                                 or not isinstance(max_docs, numbers.Integral)):
+        raise TypeError(f"max_docs must be None or an int >= 1, got {max_docs!r}")
+    if max_docs is not None and max_docs < 1:
+        raise ValueError(f"max_docs must be None or an int >= 1, got {max_docs!r}")
+    rng = check_random_state(random_state) if max_docs is not None else None
     if not isinstance(format, str):
         raise TypeError(f"format must be a str, got {format!r}")
     fmt = _detect(path, format)
@@ -644,6 +723,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
             corpus = _read_uci(label, vocab, encoding)
         if vocabulary is not None:
             corpus = _map_vocabulary(corpus, vocabulary, label)
+        if max_docs is not None and len(corpus) > max_docs:
+            corpus = corpus.sample(max_docs, random_state=rng)
         return corpus
     if vocab is not None:
         raise ValueError(f"vocab= applies to MatrixMarket and UCI input, not to {label}; "
@@ -651,14 +732,38 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     stream, box = _texts_and_fields(path, fmt, label=label, text_col=text_col, id_col=id_col,
                                     title_col=title_col, link_col=link_col,
                                     meta_cols=meta_cols, text_field=text_field,
-                                    encoding=encoding, extensions=extensions)
+                                    encoding=encoding, extensions=extensions,
+                                    on_error=on_error)
+
+    keep = None
+    if max_docs is not None:
+        keep, stream = _reservoir(stream, max_docs, rng)
+
     def late_fields():
         fields = box[0]
-        return dict(ids=fields.ids, titles=fields.titles, links=fields.links,
-                    metadata={k: _column(v, k) for k, v in fields.meta.items()})
+        pick = (lambda v: v) if keep is None else (
+            lambda v: None if v is None else [v[i] for i in keep])
+        return dict(ids=pick(fields.ids), titles=pick(fields.titles),
+                    links=pick(fields.links),
+                    metadata={k: _column(pick(v), k) for k, v in fields.meta.items()})
 
     return _build(stream, ids=None, titles=None, links=None, metadata=None, source=label,
                   vocabulary=vocabulary, late_fields=late_fields, name=label, **options)
+
+
+def _reservoir(stream, k, rng):
+    """(indices, texts) of a uniform sample of at most ``k`` texts of ``stream``, read once
+    (reservoir sampling, Vitter's algorithm R), in document order."""
+    sample = []
+    for i, text in enumerate(stream):
+        if i < k:
+            sample.append((i, text))
+        else:
+            j = int(rng.integers(0, i + 1))
+            if j < k:
+                sample[j] = (i, text)
+    sample.sort(key=lambda pair: pair[0])
+    return [i for i, _ in sample], [t for _, t in sample]
 
 
 def _check_path(path):
@@ -697,7 +802,7 @@ def _counts_corpus(X, terms, label, *, ids=None, titles=None, snippets=None, met
 
 
 def _read_npz(label):
-    with open(label, "rb") as fh:
+    with open_regular(label, label, ".npz file") as fh:
         head = _load_npz_keys(fh, label)
         if HEADER_KEY in head:
             fh.seek(0)

@@ -1,0 +1,93 @@
+"""The command line speaks its own terms (issue 22, item 2): library messages that name a
+Python parameter are shown with the option the user types; every value of the Python API
+is accepted (``--grid auto``, ``--tol``); evaluate shows progress inside folds and checks
+the memory of every grid it will hold."""
+import os
+
+import numpy as np
+import pytest
+
+import countgrid
+from countgrid.cli._args import cli_terms
+
+from cli.test_verbs import run
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("tol=1e-05: raise n_iter or tol", "--tol 1e-05: raise --n-iter or --tol"),
+    ("extent='auto' would use 24x24", "--grid auto would use 24x24"),
+    ("e.g. encoding='latin-1' or encoding='cp1252'", "e.g. --encoding latin-1 or --encoding cp1252"),
+    ("text_col is required", "--text-col is required"),
+    ("meta_cols applies to CSV", "--meta-cols applies to CSV"),
+    ("window=(4, 4) is larger", "--window 4x4 is larger"),
+    ("on_error='fail' stops", "--on-error fail stops"),
+    ("the window is larger than the extent", "the window is larger than the extent"),
+    ("n_iter_ = 3 and self.tol", "n_iter_ = 3 and self.tol"),
+    ("a tolerance", "a tolerance"),
+])
+def test_cli_terms(text, expected):
+    assert cli_terms(text) == expected
+
+
+@pytest.fixture()
+def small_csv(tmp_path):
+    from countgrid.datasets import load_news20_3class_texts
+    import csv
+    data = load_news20_3class_texts()
+    with open(tmp_path / "docs.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["body", "group"])
+        for g in range(3):
+            for i in np.flatnonzero(data.y == g)[:12]:
+                w.writerow([data.texts[i], data.label_names[g]])
+    return tmp_path
+
+
+def test_warnings_name_the_options(small_csv):
+    res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m.npz", "--n-iter", "2",
+               "--grid", "auto", "--coarse-iter", "0", "--threads", "1"], small_csv)
+    assert res.returncode == 0, res.stderr
+    assert "raise --n-iter or --tol" in res.stderr and "n_iter" not in res.stderr
+    est = countgrid.load(small_csv / "m.npz")
+    assert est.extent == "auto" and est.window == (4, 4)
+    assert est.pi_.shape[:2] == (16, 16)                      # auto for 36 documents
+    res = run(["fit", "docs.csv", "--text-col", "nope", "-o", "m2.npz"], small_csv)
+    assert res.returncode == 1 and "--text-col" in res.stderr and "text_col" not in res.stderr
+
+
+def test_tol_and_dtype_reach_the_model(small_csv):
+    res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m.npz", "--tol", "0.5",
+               "--dtype", "float64", "--threads", "1"], small_csv)
+    assert res.returncode == 0, res.stderr
+    est = countgrid.load(small_csv / "m.npz")
+    assert est.tol == 0.5 and est.pi_.dtype == np.float64 and est.n_iter_ <= 35
+    for bad in (["--tol", "0"], ["--tol", "nan"], ["--dtype", "float16"], ["--grid", "autox"]):
+        res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m.npz", *bad], small_csv)
+        assert res.returncode == 2 and bad[0] in res.stderr, res.stderr
+
+
+def test_evaluate_shows_progress_inside_folds_and_advice(small_csv):
+    res = run(["evaluate", "docs.csv", "--text-col", "body", "--label-col", "group",
+               "--folds", "2", "--n-iter", "3", "--coarse-iter", "0", "--threads", "1"],
+              small_csv)
+    assert res.returncode == 0, res.stderr
+    assert "fold 1/2: fitting on" in res.stdout
+    assert "CountingGrid" in res.stderr and "iteration" in res.stderr     # progress
+    assert "accuracy" in res.stdout and "(sized to the documents)" in res.stdout
+
+
+def test_evaluate_checks_the_memory_of_every_grid(small_csv):
+    res = run(["evaluate", "docs.csv", "--text-col", "body", "--label-col", "group",
+               "--folds", "2", "--classifier", "generative", "--grid", "64x64"], small_csv,
+              env={"COUNTGRID_MAX_MEMORY": "20M"})
+    assert res.returncode in (1, 2) and "3 counting grids (one per class" in res.stderr, \
+        res.stderr
+
+
+def test_generative_classifier_counts_every_grid(monkeypatch):
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "60M")
+    X = np.random.default_rng(0).poisson(1, (300, 3000))
+    y = np.arange(300) % 30
+    with pytest.raises(MemoryError, match="30 counting grids .* over 3000 features"):
+        countgrid.GenerativeCountingGridClassifier().fit(X, y)
+    assert os.environ["COUNTGRID_MAX_MEMORY"] == "60M"

@@ -1,0 +1,77 @@
+"""The map in a notebook (issue 22, item 10): a fitted grid shows a static preview
+(``_repr_html_``), ``to_html()`` without a path returns the page, and ``maps.embed`` puts
+the map in a sandboxed ``srcdoc`` iframe that keeps its size and cannot restyle or reach
+the host page, tested in Chromium with a hostile host page."""
+import html
+import re
+
+import numpy as np
+import pytest
+
+import countgrid
+from countgrid import maps
+
+
+def test_preview_is_static_escaped_html(fitted):
+    grid = fitted["grid"]
+    words = [f"<script>w{j}</script>" for j in range(grid.n_features_in_)]
+    out = maps._preview.preview_html(grid, feature_names=words)
+    assert "<script" not in out and "&lt;script&gt;w" in out
+    assert out.count("<tr>") == min(grid.pi_.shape[0], 12)
+    assert "countgrid.maps.embed" in out
+    assert grid._repr_html_().startswith("<div>")
+    assert countgrid.CountingGrid()._repr_html_() is None
+
+
+def test_to_html_without_a_path_returns_the_page(fitted, tmp_path):
+    grid, X = fitted["grid"], fitted["X"]
+    page = grid.to_html(X=X, titles=fitted["titles"])
+    assert isinstance(page, str) and page.startswith("<!DOCTYPE html>")
+    grid.to_html(tmp_path / "m.html", X, titles=fitted["titles"])
+    assert (tmp_path / "m.html").read_text(encoding="utf-8") == page
+
+
+@pytest.mark.parametrize("height", [0, 99, 2.5, "640", True])
+def test_embed_checks_its_height(fitted, height):
+    with pytest.raises(ValueError, match="height"):
+        maps.embed(fitted["grid"], height=height)
+
+
+HOST = """<!DOCTYPE html><html><head><style>
+* { font-size: 3px !important; }
+canvas, div { height: 7px !important; display: block; }
+body { background: rgb(1, 2, 3); }
+</style></head><body><p id="host">host page</p>{{FRAME}}</body></html>"""
+
+
+def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_path):
+    grid, X = fitted["grid"], fitted["X"]
+    frame = maps.embed(grid, X, height=600, titles=fitted["titles"])._repr_html_()
+    assert re.match(r'<iframe sandbox="allow-scripts allow-downloads" ', frame)
+    (tmp_path / "host.html").write_text(HOST.replace("{{FRAME}}", frame), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((tmp_path / "host.html").as_uri())
+        inner = next(f for f in page.frames if f != page.main_frame)
+        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000)
+        size = inner.evaluate("(() => { const c = document.querySelector('canvas');"
+                              " const r = c.getBoundingClientRect();"
+                              " return [r.width, r.height]; })()")
+        assert size[0] > 300 and size[1] > 300, size            # the host's CSS cannot reach it
+        # the map's styles do not reach the host, and its script cannot reach the host
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == \
+            "rgb(1, 2, 3)"
+        assert page.evaluate("document.getElementById('host').textContent") == "host page"
+        blocked = inner.evaluate("(() => { try { return window.parent.document.title + 'X'; }"
+                                 " catch (e) { return 'blocked'; } })()")
+        assert blocked == "blocked"
+        box = page.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
+        assert box == pytest.approx(600, abs=4)
+        assert not errors, errors
+    finally:
+        page.close()
+    assert html.unescape(frame.split('srcdoc="', 1)[1][:-len('"></iframe>')]).startswith(
+        "<!DOCTYPE html>")
+    assert np.isfinite(size).all()
