@@ -5,9 +5,11 @@ browsing a fitted grid, the pictures, model files with their corpus) and every v
 command line against every class of bad input (thread counts, sparse formats and corrupt
 sparse structure, dtypes, shapes, values, labels, parameters, set_params after fit, model
 files, corpus files, text files and folders, output paths, cells, numerical range, command
-line), each case in a worker process forked from a clean zygote; see
-tests/hostile/_hostile_engine.py for the classification, _hostile_cases.py and
-_hostile_front_door.py for the cases.
+line; crafted and re-signed files, bombs, planted links and FIFOs, concurrent writers, a
+full disk, formula cells, long fields, threads sharing an estimator), each case in a worker
+process forked from a clean zygote; see tests/hostile/_hostile_engine.py for the
+classification, _hostile_cases.py, _hostile_front_door.py, _hostile_scale.py and
+_hostile_security.py for the cases.
 
     python tools/hostile.py                          # the installed countgrid
     python tools/hostile.py --python /path/to/venv/bin/python --json /tmp/report.json
@@ -16,10 +18,10 @@ _hostile_front_door.py for the cases.
 
 Prints one table per class of input and per entry point; ``--failures`` adds one line per
 failing case.  Exit status 0 when every case is ok, a clear error, not applicable or a
-known failure (``KNOWN_FAILURES`` of tests/hostile/_hostile_scale.py: code outside the
-suite, with the fix proposed), 1 otherwise.  The JSON report (default: a file in the
-temporary folder, never in the repository) holds every case with its outcome, exception
-and message.
+known failure (``KNOWN_FAILURES`` of tests/hostile/_hostile_scale.py and
+_hostile_security.py: code outside the suite, with the fix proposed), 1 otherwise.  The
+JSON report (default: a file in the temporary folder, never in the repository) holds every
+case with its outcome, exception and message.
 """
 import argparse
 import json
@@ -77,7 +79,8 @@ def main(argv=None):
         print("\n" + engine.failure_lines(results))
     if known:
         print(f"\n{len(known)} of the failing cases are known failures of code outside the "
-              f"suite (tests/hostile/_hostile_scale.py, KNOWN_FAILURES):")
+              f"suite (KNOWN_FAILURES of tests/hostile/_hostile_scale.py and "
+              f"_hostile_security.py):")
         for r in known:
             print(f"- `{r['id']}`: {KNOWN_FAILURES[r['id']]}")
     report = {"countgrid_version": version, "python": args.python, "workers": args.workers,

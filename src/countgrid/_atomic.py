@@ -7,17 +7,18 @@ planted next to the output can neither redirect nor block the write), hands it t
 caller, then flushes, ``fsync``-s and moves it onto the target with ``os.replace``.  On
 any failure (an exception, a full disk, Ctrl-C) the temporary file is removed and the
 target is left as it was; of two writers of one target, the last complete file wins and
-neither leaves a damaged one.  Targets that are not regular files (a folder, a FIFO, a
-device, a socket) and targets that are one of the command's inputs are refused before
-anything is written.  A target that is a symbolic link is replaced by the new file: the
-file the link pointed to is not written.
+neither leaves a damaged one.  :func:`atomic_files` replaces several files (the shards of
+a folder) only once all of them are written.  Targets that are not regular files (a
+folder, a FIFO, a device, a socket) and targets that are one of the command's inputs are
+refused before anything is written.  A target that is a symbolic link is replaced by the
+new file: the file the link pointed to is not written.
 """
 import contextlib
 import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write", "check_target"]
+__all__ = ["atomic_files", "atomic_write", "check_target"]
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -120,6 +121,41 @@ def atomic_write(path, mode="wb", *, name="path", inputs=(), encoding=None, newl
     encoding, newline : str, optional
         For text mode (default encoding UTF-8).
     """
+    staged = []
+    try:
+        with _staged_write(staged, path, mode, name, inputs, encoding, newline) as fh:
+            yield fh
+        _commit(staged)
+    finally:
+        _discard(staged)
+
+
+@contextlib.contextmanager
+def atomic_files():
+    """``with atomic_files() as write:`` then ``with write(path) as fh:`` for each of several
+    files (``write`` takes the arguments of :func:`atomic_write`): each is written to its
+    own temporary file, and all of them are moved onto their targets, in the order written,
+    only when the outer block ends without an error; otherwise none is and every temporary
+    file is removed.  A set of files (the shards of a folder) is so replaced as a whole: a
+    failure half way (a full disk at the third shard) leaves the previous set as it was.
+    """
+    staged = []
+
+    def write(path, mode="wb", *, name="path", inputs=(), encoding=None, newline=None):
+        return _staged_write(staged, path, mode, name, inputs, encoding, newline)
+
+    try:
+        yield write
+        _commit(staged)
+    finally:
+        _discard(staged)
+
+
+@contextlib.contextmanager
+def _staged_write(staged, path, mode, name, inputs, encoding, newline):
+    """Write a new temporary file beside ``path`` (flushed, synced, closed); on success
+    append ``(temporary, target, folder)`` to ``staged`` for :func:`_commit`, else remove
+    it."""
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
     target = check_target(path, name, inputs)
@@ -140,15 +176,36 @@ def atomic_write(path, mode="wb", *, name="path", inputs=(), encoding=None, newl
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        tmp = None
-        _sync_folder(folder)
+        staged.append((tmp, target, folder))
+        tmp = None                          # owned by staged from here
     finally:
         if fd is not None:
             os.close(fd)
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def _commit(staged):
+    """Move every staged temporary file onto its target (the list empties as it goes),
+    then make the renames durable."""
+    folders = []
+    while staged:
+        tmp, target, folder = staged[0]
+        os.replace(tmp, target)
+        staged.pop(0)
+        if folder not in folders:
+            folders.append(folder)
+    for folder in folders:
+        _sync_folder(folder)
+
+
+def _discard(staged):
+    """Remove the temporary files that were not moved into place."""
+    while staged:
+        tmp = staged.pop()[0]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def _sync_folder(folder):

@@ -26,7 +26,7 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._atomic import atomic_write
+from countgrid._atomic import atomic_files
 from countgrid._npz import open_archive, resolve_max_bytes
 from countgrid._sparse import to_checked_csr
 from countgrid._validation import as_real_array
@@ -257,14 +257,18 @@ def write_npz_shards(X, directory, rows_per_shard=100_000):
     rows = _check_rows(rows_per_shard, "rows_per_shard")
     directory = _prepare_folder(X, directory, _source_folders)
     paths, n_cols = [], None
-    for i, chunk in enumerate(_rechunk(X, rows)):
-        n_cols = _same_columns(chunk, n_cols, i)
-        path = os.path.join(directory, f"shard-{i:05d}.npz")
-        with atomic_write(path) as fh:                 # docs/security.md, "Writing"
-            sp.save_npz(fh, chunk, compressed=False)
-        paths.append(path)
-    if not paths:
-        raise ValueError("X has no rows")
+    # every shard goes to a temporary file; all of them replace the folder's shards only
+    # once the last is written (docs/security.md, "Writing"): a write that fails half way
+    # (a full disk) leaves the previous shards, never a mixture of two writes
+    with atomic_files() as write:
+        for i, chunk in enumerate(_rechunk(X, rows)):
+            n_cols = _same_columns(chunk, n_cols, i)
+            path = os.path.join(directory, f"shard-{i:05d}.npz")
+            with write(path) as fh:
+                sp.save_npz(fh, chunk, compressed=False)
+            paths.append(path)
+        if not paths:
+            raise ValueError("X has no rows")
     for name in os.listdir(directory):
         m = _SHARD_NAME.fullmatch(name)
         if m and int(m.group(1)) >= len(paths) and os.path.isfile(
@@ -470,13 +474,25 @@ class MemmapCSR(ChunkSource):
                 yield sp.csr_matrix((data, indices, ptr - p0), shape=(r1 - r0, self.shape[1]))
 
 
+def _write_array(fh, arr):
+    """Write the bytes of ``arr`` through the file object ``fh``, whose flush reports a
+    full disk (``ndarray.tofile`` writes through a C stream of its own and loses a failure
+    of its final flush: a full disk left truncated files that replaced the previous
+    ones)."""
+    arr = np.ascontiguousarray(arr)
+    if arr.size:
+        fh.write(memoryview(arr).cast("B"))
+
+
 def write_memmap_csr(X, directory, rows_per_chunk=50_000):
     """Write counts as a :class:`MemmapCSR` folder, one chunk at a time.
 
     Indices are stored as int64 and values in the dtype of the first chunk (bool as
     uint8, float16 as float32); a later chunk whose values that dtype cannot hold exactly
-    is a ValueError (give all chunks one dtype).  ``csr.json`` is removed first and
-    written last, so that a write that fails leaves no folder that looks complete.
+    is a ValueError (give all chunks one dtype).  The files are written to temporary
+    ones and replace the folder's together once all are complete, so that a write that
+    fails leaves the previous folder as it was; ``csr.json`` is moved last, so that a
+    process killed while they are moved leaves no folder that looks complete.
 
     Parameters
     ----------
@@ -496,34 +512,39 @@ def write_memmap_csr(X, directory, rows_per_chunk=50_000):
     rows = _check_rows(rows_per_chunk, "rows_per_chunk")
     directory = _prepare_folder(X, directory, _source_folders)
     meta_path = os.path.join(directory, "csr.json")
-    if os.path.lexists(meta_path):
-        os.remove(meta_path)
     n_rows, n_cols, nnz, data_dtype = 0, None, 0, None
-    # each file is written through a temporary one, moved into place as its block ends
-    # (docs/security.md, "Writing"); csr.json last, once the three are complete
-    with atomic_write(os.path.join(directory, "indptr.bin")) as f_ptr, \
-            atomic_write(os.path.join(directory, "indices.bin")) as f_idx, \
-            atomic_write(os.path.join(directory, "data.bin")) as f_val:
-        np.zeros(1, dtype=np.int64).tofile(f_ptr)
-        for i, chunk in enumerate(_rechunk(X, rows)):
-            n_cols = _same_columns(chunk, n_cols, i)
-            if data_dtype is None:
-                data_dtype = chunk.dtype
-            values = chunk.data.astype(data_dtype)
-            if not np.can_cast(chunk.dtype, data_dtype) and not np.array_equal(
-                    values, chunk.data, equal_nan=data_dtype.kind == "f"):
-                raise ValueError(f"chunk {i} of X has values that {data_dtype} (the dtype of "
-                                 f"the first chunk) cannot hold exactly: give all chunks one "
-                                 f"dtype (e.g. float64)")
-            (chunk.indptr[1:].astype(np.int64) + nnz).tofile(f_ptr)
-            chunk.indices.astype(np.int64).tofile(f_idx)
-            values.tofile(f_val)
-            nnz += chunk.nnz
-            n_rows += chunk.shape[0]
-    if n_cols is None:
-        raise ValueError("X has no rows")
-    meta = {"format": _MEMMAP_FORMAT, "version": _MEMMAP_VERSION, "shape": [n_rows, n_cols],
-            "index_dtype": "int64", "data_dtype": np.dtype(data_dtype).name}
-    with atomic_write(meta_path, "w") as f:
-        json.dump(meta, f)
+    # the four files are written to temporary ones and moved into place together once all
+    # are complete (docs/security.md, "Writing"): a write that fails (a full disk, a bad
+    # chunk, Ctrl-C) leaves the previous folder as it was
+    with atomic_files() as write:
+        with write(os.path.join(directory, "indptr.bin")) as f_ptr, \
+                write(os.path.join(directory, "indices.bin")) as f_idx, \
+                write(os.path.join(directory, "data.bin")) as f_val:
+            _write_array(f_ptr, np.zeros(1, dtype=np.int64))
+            for i, chunk in enumerate(_rechunk(X, rows)):
+                n_cols = _same_columns(chunk, n_cols, i)
+                if data_dtype is None:
+                    data_dtype = chunk.dtype
+                values = chunk.data.astype(data_dtype)
+                if not np.can_cast(chunk.dtype, data_dtype) and not np.array_equal(
+                        values, chunk.data, equal_nan=data_dtype.kind == "f"):
+                    raise ValueError(f"chunk {i} of X has values that {data_dtype} (the "
+                                     f"dtype of the first chunk) cannot hold exactly: give "
+                                     f"all chunks one dtype (e.g. float64)")
+                _write_array(f_ptr, chunk.indptr[1:].astype(np.int64) + nnz)
+                _write_array(f_idx, chunk.indices.astype(np.int64))
+                _write_array(f_val, values)
+                nnz += chunk.nnz
+                n_rows += chunk.shape[0]
+        if n_cols is None:
+            raise ValueError("X has no rows")
+        meta = {"format": _MEMMAP_FORMAT, "version": _MEMMAP_VERSION,
+                "shape": [n_rows, n_cols], "index_dtype": "int64",
+                "data_dtype": np.dtype(data_dtype).name}
+        with write(meta_path, "w") as f:
+            json.dump(meta, f)
+        # csr.json goes first and comes back last: a process killed while the files are
+        # moved leaves no folder that looks complete
+        if os.path.lexists(meta_path):
+            os.remove(meta_path)
     return MemmapCSR(directory, rows_per_chunk=rows)

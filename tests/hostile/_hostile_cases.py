@@ -1,6 +1,7 @@
 """Cases of the hostile suite (issue 13): every public estimator, function and the command
 line, against every class of bad input, generated combinatorially (the front door of issue
-11: _hostile_front_door.py; the scale API of issue 14: _hostile_scale.py).
+11: _hostile_front_door.py; the scale API of issue 14: _hostile_scale.py; files and outputs
+a stranger controls, issue 30: _hostile_security.py).
 
 Each :class:`Case` states what it expects: ``"ok"`` (must succeed; its ``oracle`` checks the
 result), ``"raise"`` (must raise a clear error naming one of ``names``) or ``"either"``
@@ -2505,7 +2506,12 @@ import _hostile_scale  # noqa: E402 - the scale API of issue 14, on the helpers 
 
 GENERATORS = GENERATORS + tuple(_hostile_front_door._with_data(g)
                                 for g in _hostile_scale.GENERATORS)
-KNOWN_FAILURES = _hostile_scale.KNOWN_FAILURES
+
+import _hostile_security  # noqa: E402 - files and outputs a stranger controls (issue 30)
+
+GENERATORS = GENERATORS + tuple(_hostile_front_door._with_data(g)
+                                for g in _hostile_security.GENERATORS)
+KNOWN_FAILURES = {**_hostile_scale.KNOWN_FAILURES, **_hostile_security.KNOWN_FAILURES}
 
 
 def build_cases():

@@ -1,6 +1,7 @@
 """The hostile suite of issue 13: every public estimator, function and the command line
 against every class of bad input (tests/hostile/_hostile_cases.py; the front door of issue
-11 in _hostile_front_door.py), each case isolated in a
+11 in _hostile_front_door.py, the scale API of issue 14 in _hostile_scale.py, files and
+outputs a stranger controls, issue 30, in _hostile_security.py), each case isolated in a
 worker process (_hostile_engine.py).  A case passes when it is ``ok`` or a ``clear-error``;
 the failure message lists every other case, one line each.
 
@@ -47,4 +48,4 @@ def test_hostile_suite():
     fixed = [r["id"] for r in results if r["id"] in KNOWN_FAILURES
              and r["outcome"] not in engine.FAILING]
     assert not fixed, f"known hostile failures that now pass (remove them from " \
-                      f"KNOWN_FAILURES of _hostile_scale.py): {fixed}"
+                      f"KNOWN_FAILURES of _hostile_scale.py or _hostile_security.py): {fixed}"

@@ -408,3 +408,57 @@ def test_writers_refuse_to_write_onto_their_own_source(tmp_path):
     with pytest.raises(ValueError, match="is the folder X is read from"):
         write_npz_shards(shards, tmp_path / "s", rows_per_shard=5)
     assert (_stack(NpzShards(tmp_path / "s")) != X).nnz == 0
+
+
+# ---------------------------------------------------------- writes that fail half way
+# (the hostile suite's full-disk class, issue 30: docs/security.md, "Writing")
+def _files(folder):
+    return {name: (folder / name).read_bytes() for name in sorted(os.listdir(folder))}
+
+
+def test_a_full_disk_leaves_the_previous_memmap_folder(tmp_path):
+    """Before: ndarray.tofile wrote through a C stream of its own and lost the failure of
+    its final flush, so under a write limit the three .bin files were replaced by
+    truncated ones (the previous folder destroyed; then a ValueError about a truncated
+    indptr.bin)."""
+    X = _counts(40, 12)
+    write_memmap_csr(X, tmp_path / "mm", rows_per_chunk=16)
+    before = _files(tmp_path / "mm")
+    script = textwrap.dedent(f"""
+        import resource, signal, numpy as np, scipy.sparse as sp
+        from countgrid.streaming import write_memmap_csr
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE,
+                           (128, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        X = sp.csr_matrix(np.random.default_rng(1).poisson(2.0, (40, 12)).astype(float))
+        try:
+            write_memmap_csr(X, {str(tmp_path / 'mm')!r}, rows_per_chunk=16)
+        except OSError as exc:
+            print("refused", exc.errno)
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "refused 27" in res.stdout, res.stdout + res.stderr          # EFBIG
+    assert _files(tmp_path / "mm") == before                             # nothing left over
+    assert (_stack(MemmapCSR(tmp_path / "mm")) != X).nnz == 0
+
+
+@pytest.mark.parametrize("write", ["write_memmap_csr", "write_npz_shards"])
+def test_a_write_that_fails_half_way_leaves_the_previous_folder(tmp_path, write):
+    """Before: write_npz_shards replaced the shards one by one, so a failure at the second
+    shard left the new first shard beside the old second one, and NpzShards(folder) read
+    a mixture of two writes without a word; write_memmap_csr removed csr.json first."""
+    writer = {"write_memmap_csr": write_memmap_csr, "write_npz_shards": write_npz_shards}
+    reader = {"write_memmap_csr": MemmapCSR, "write_npz_shards": NpzShards}
+    X = _counts(40, 12)
+    writer[write](X, tmp_path / "f", 20)
+    before = _files(tmp_path / "f")
+    other = _counts(40, 12, seed=1)
+    bad = CSRChunks([other[:20], other[20:], _counts(5, 13)])      # the third chunk is wider
+    with pytest.raises(ValueError, match="chunk 2 of X has 13 columns"):
+        writer[write](bad, tmp_path / "f", 20)
+    assert _files(tmp_path / "f") == before
+    assert (_stack(reader[write](tmp_path / "f")) != X).nnz == 0
+    writer[write](other, tmp_path / "f", 20)                       # a good write replaces it
+    assert (_stack(reader[write](tmp_path / "f")) != other).nnz == 0

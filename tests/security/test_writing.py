@@ -310,3 +310,28 @@ def test_io_save_of_an_unwritable_folder_is_an_oserror(tmp_path, fitted):
         cg.save(tmp_path / "missing" / "m.npz")
     threading.Thread  # noqa: B018 - keep the import for the module's other tests
     assert io.save is not None
+
+
+def test_atomic_files_replace_a_set_of_files_only_as_a_whole(tmp_path):
+    """Several files (the shards of a folder) are moved into place together once all are
+    written: a failure at the third leaves the first two targets as they were."""
+    from countgrid._atomic import atomic_files
+    names = ["a.bin", "b.bin", "c.bin"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    with pytest.raises(OSError, match="No space left"):
+        with atomic_files() as write:
+            for name in names:
+                with write(tmp_path / name) as fh:
+                    fh.write(b"new")
+                    if name == "c.bin":
+                        raise OSError(errno.ENOSPC, "No space left on device")
+    assert {n: (tmp_path / n).read_bytes() for n in names} == {
+        n: b"old " + n.encode() for n in names}
+    assert sorted(os.listdir(tmp_path)) == names                 # no temporary file left
+    with atomic_files() as write:
+        for name in names:
+            with write(tmp_path / name, "w") as fh:
+                fh.write("new " + name)
+    assert [(tmp_path / n).read_text() for n in names] == ["new " + n for n in names]
+    assert sorted(os.listdir(tmp_path)) == names
