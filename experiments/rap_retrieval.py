@@ -220,7 +220,10 @@ def main():
             record(rap, time.perf_counter() - t0)
         if args.plsa_iter > 0:
             t0 = time.perf_counter()
+            # plain EM with smoothing 1e-10, the pLSI of docs/results.md (PLSA's defaults
+            # before issue 22; since then it tempers with smoothing 0.03)
             plsa = countgrid.PLSA(n_components=k, n_iter=args.plsa_iter, tol=1e-6,
+                                  tempered=False, smoothing=1e-10,
                                   num_threads=args.threads, random_state=args.seed).fit(Xtr)
             t_fit = time.perf_counter() - t0
             r = evaluate(f"pLSA {k}", plsa.transform(Xtr), plsa.transform(Xte), ytr, yte)

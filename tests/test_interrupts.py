@@ -86,7 +86,7 @@ def test_a_refit_interrupted_at_once_does_not_keep_the_old_model(monkeypatch, co
 
 @pytest.mark.parametrize("call", [1, 3])
 def test_plsa_keeps_its_last_complete_update(monkeypatch, corpus, call):
-    params = dict(n_components=4, random_state=0, tol=0.0)
+    params = dict(n_components=4, random_state=0, tol=0.0, tempered=False)
     model = countgrid.PLSA(n_iter=20, **params)
     _interrupt_at_call(monkeypatch, _plsa.PLSA, "_step", call)
     with pytest.raises(KeyboardInterrupt) as info:
@@ -100,6 +100,16 @@ def test_plsa_keeps_its_last_complete_update(monkeypatch, corpus, call):
     reference = countgrid.PLSA(n_iter=done, **params).fit(corpus)
     np.testing.assert_array_equal(model.components_, reference.components_)
     np.testing.assert_array_equal(model.doc_topic_, reference.doc_topic_)
+
+
+def test_plsa_interrupted_while_tempering_is_unfitted(monkeypatch, corpus):
+    """Tempered EM (the default in memory) checkpoints only in its last phase: stopped
+    while choosing beta, the model is left unfitted."""
+    model = countgrid.PLSA(n_components=4, n_iter=20, random_state=0, tempered=True)
+    _interrupt_at_call(monkeypatch, _plsa.PLSA, "_step", 3)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(corpus)
+    assert not hasattr(model, "components_") and not hasattr(model, "beta_")
 
 
 def test_embedding_interrupted_is_unfitted(monkeypatch, corpus):

@@ -1,20 +1,39 @@
-"""Retrieval evaluation: recall-precision curves as in Gehler, Holub & Welling (ICML 2006).
+"""Evaluation measures: retrieval curves and held-out perplexity by document completion.
 
-Each query document ranks every corpus document by similarity of their codes
-(latent coordinates, tf-idf vectors, ...); a retrieved document is relevant
-iff it has the query's label.  Recall (eq. 11) and precision (eq. 12) after
-retrieving 1, 2, 4, 8, ... documents are averaged over the queries (paper
-section 3.2).
+Retrieval (Gehler, Holub & Welling, ICML 2006): each query document ranks every corpus
+document by similarity of their codes (latent coordinates, tf-idf vectors, ...); a
+retrieved document is relevant iff it has the query's label.  Recall (eq. 11) and
+precision (eq. 12) after retrieving 1, 2, 4, 8, ... documents are averaged over the
+queries (paper section 3.2).
+
+Document completion (Wallach, Murray, Salakhutdinov & Mimno, ICML 2009): each test
+document's tokens are split at random into an observed and a held-out half; the model
+infers the document from the observed half only and the held-out half is scored under
+the resulting predictive distribution (:func:`completion_perplexity`,
+:func:`completion_split`; docs/topics.md, "Held-out perplexity by document completion").
 """
+import hashlib
+import math
 from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._base import BaseEstimator
+from countgrid._counts import Counts
 from countgrid._memory import check_memory
-from countgrid._validation import asarray_or_sparse, check_matrix
+from countgrid._param_validation import validate_call_params
+from countgrid._threads import effective_n_threads
+from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix,
+                                   check_random_state)
+from countgrid.exceptions import not_fitted_error
+from countgrid.grid._counting_grid import CountingGrid
+from countgrid.grid._torus import grid_size
+from countgrid.topics import _plsa_kernels
+from countgrid.topics._plsa import PLSA
 
-__all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve"]
+__all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve",
+           "completion_split", "completion_perplexity"]
 
 RetrievalCurve = namedtuple("RetrievalCurve", ["precision", "recall", "n_retrieved", "auc"])
 RetrievalCurve.__doc__ = """Averaged recall-precision curve of a retrieval run.
@@ -237,3 +256,321 @@ def precision_recall_curve_retrieval(query_codes, corpus_codes, query_labels, co
     p = np.concatenate([[precision[0]], precision])
     auc = float(np.sum(np.diff(r) * (p[1:] + p[:-1]) / 2.0))
     return RetrievalCurve(precision, recall, ks, auc)
+
+
+# ---------------------------------------------------------------- document completion
+
+#: Documents of this many tokens or more cannot be split (numpy's hypergeometric sampler
+#: takes fewer than 10**9 items of each kind).
+_MAX_COMPLETION_TOKENS = 10**9
+
+
+def _completion_counts(X, n_features=None, owner=None):
+    """``X`` validated as integer counts (CSR float64): tokens are what is split."""
+    counts = Counts(X, np.float64, n_features=n_features, name="X", owner=owner)
+    data = counts.csr.data
+    frac = data != np.floor(data)
+    if frac.any():
+        raise ValueError(f"X must hold integer counts (document completion splits tokens), "
+                         f"found {data[np.argmax(frac)]!r}")
+    longest = float(counts.lengths.max()) if counts.n_samples else 0.0
+    if longest >= _MAX_COMPLETION_TOKENS:
+        raise ValueError(f"X has a document of {longest:.4g} tokens: document completion "
+                         f"splits documents of fewer than 10**9 tokens")
+    return counts
+
+
+def _split_held_out(csr, rng):
+    """Held-out token counts, aligned with ``csr.data`` (int64): ``floor(n/2)`` of each
+    document's ``n`` tokens, drawn without replacement (the sequential multivariate
+    hypergeometric over the document's words in index order).  Documents are visited in
+    the order of a hash of their content (ties: row order) and draw from one stream, one
+    word slot at a time across documents, so that permuting the rows permutes the split."""
+    indptr = np.asarray(csr.indptr, dtype=np.int64)
+    indices = np.asarray(csr.indices, dtype=np.int64)
+    data = csr.data.astype(np.int64)
+    n_docs = indptr.size - 1
+    keys = np.empty(n_docs, dtype=np.uint64)
+    for d in range(n_docs):
+        h = hashlib.blake2b(digest_size=8)
+        h.update(indices[indptr[d]:indptr[d + 1]].tobytes())
+        h.update(data[indptr[d]:indptr[d + 1]].tobytes())
+        keys[d] = int.from_bytes(h.digest(), "little")
+    order = np.argsort(keys, kind="stable")
+    start = indptr[:-1][order]
+    nnz = np.diff(indptr)[order]
+    left = np.zeros(n_docs, dtype=np.int64)
+    nonempty = np.diff(indptr) > 0
+    if data.size:
+        left[nonempty] = np.add.reduceat(data, indptr[:-1][nonempty])
+    left = left[order]                      # tokens of the words not visited yet
+    need = left // 2                        # tokens still to hold out
+    held = np.zeros(data.size, dtype=np.int64)
+    active = np.flatnonzero(need > 0)
+    j = 0
+    while active.size:
+        p = start[active] + j
+        c = data[p]
+        rest = left[active] - c
+        x = rng.hypergeometric(c, rest, need[active])
+        held[p] = x
+        need[active] -= x
+        left[active] = rest
+        j += 1
+        active = active[(need[active] > 0) & (nnz[active] > j)]
+    return held
+
+
+@validate_call_params({"random_state": ["random_state"]})
+def completion_split(X, random_state=0):
+    """Split each document's tokens into an observed and a held-out half.
+
+    The held-out half of a document of ``n`` tokens is a uniformly random subset of
+    ``floor(n / 2)`` of its tokens, drawn without replacement (tokens, not distinct
+    words: a word counted ``c`` times can fall in both halves); the other
+    ``ceil(n / 2)`` are observed.  A document of fewer than 2 tokens has nothing held out.
+    Each document's split depends only on its content, ``random_state`` and the other
+    documents' contents, not on the row order: permuting the rows of ``X`` permutes the
+    rows of both halves.  This is the split of :func:`completion_perplexity`
+    (docs/topics.md, "Held-out perplexity by document completion").
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Non-negative integer counts (any numeric dtype holding integers); documents of
+        fewer than ``10**9`` tokens.
+    random_state : None, int or numpy.random.Generator, default=0
+        Seeds the split.  The same seed gives the same split, so that models compared
+        with it are scored on the same tokens; the default is fixed for that reason.
+
+    Returns
+    -------
+    X_observed, X_heldout : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        float64 integer counts with ``X_observed + X_heldout == X``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds negative, non-finite or non-integer values, or a document of
+        ``10**9`` tokens or more.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from countgrid.metrics import completion_split
+    >>> X = np.array([[4, 0, 2], [1, 0, 0]])
+    >>> obs, held = completion_split(X, random_state=0)
+    >>> held.sum(axis=1).A1.tolist(), bool(np.array_equal((obs + held).toarray(), X))
+    ([3.0, 0.0], True)
+    """
+    counts = _completion_counts(X)
+    return _halves(counts.csr, _split_held_out(counts.csr, check_random_state(random_state)))
+
+
+def _halves(csr, held):
+    held = held.astype(np.float64)
+    shape = csr.shape
+    heldout = sp.csr_matrix((held, csr.indices.copy(), csr.indptr.copy()), shape=shape)
+    observed = sp.csr_matrix((csr.data - held, csr.indices.copy(), csr.indptr.copy()),
+                             shape=shape)
+    heldout.eliminate_zeros()
+    observed.eliminate_zeros()
+    return observed, heldout
+
+
+def _row_blocks(n_rows, width):
+    """Row blocks of about 4M entries of a (rows x width) array."""
+    step = int(max(1, min(max(n_rows, 1), (1 << 22) // max(int(width), 1))))
+    return [(r0, min(n_rows, r0 + step)) for r0 in range(0, n_rows, step)]
+
+
+def _score_block(heldout, phi, theta, nt):
+    """``sum_w n(d,w) log sum_k theta[d,k] phi[w,k]`` per row of ``heldout`` (the pLSA
+    folding-in kernel with no update: its log-likelihood at entry)."""
+    X = heldout
+    data = X.data.astype(phi.dtype)
+    indptr = np.asarray(X.indptr, dtype=np.int64)
+    indices = np.asarray(X.indices, dtype=np.int64)
+    theta = np.ascontiguousarray(theta, dtype=phi.dtype)
+    loglik = np.empty(X.shape[0])
+    _plsa_kernels.plsa_docs(indptr, indices, data, phi, None, theta, 0, 0.0, loglik, nt)
+    return loglik
+
+
+def _model_threads(model):
+    return effective_n_threads(getattr(model, "num_threads", None))
+
+
+def _grid_scores(model, observed, heldout):
+    """Held-out log-likelihood per row under ``sum_k q(k) h_k(w)``, ``q`` the grid's
+    posterior (floored as in ``transform``) from the observed half."""
+    check_is_fitted(model, "pi_")
+    pi = model.pi_
+    extent, W = tuple(np.shape(pi)[:-1]), np.shape(pi)[-1]
+    L = grid_size(extent)
+    dtype = pi.dtype if pi.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    check_memory(dtype.itemsize * W * L, f"the window histograms of a {L}-position grid "
+                 f"over {W} words", "score a smaller grid")
+    phi = np.ascontiguousarray(np.asarray(model.h_, dtype=dtype).reshape(L, W).T)
+    nt = _model_threads(model)
+    out = np.empty(observed.shape[0])
+
+    def visit(t0, t1, q, _):
+        out[t0:t1] = _score_block(heldout[t0:t1], phi, q, nt)
+
+    model._visit_posteriors(observed, visit)
+    return out
+
+
+def _topic_word(model, n_features):
+    """``(phi, is_plsa)``: P(w|z) word-major (n_features x K) from ``components_``."""
+    if isinstance(model, PLSA):
+        check_is_fitted(model, "components_")
+        comp = np.asarray(model.components_)
+        return np.ascontiguousarray(comp.T), True
+    comp = getattr(model, "components_", None)
+    if comp is None:
+        raise not_fitted_error(f"model ({type(model).__name__}) has no components_: fit it "
+                               f"first (document completion needs a topic-word model)")
+    try:
+        comp = np.asarray(comp, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"model.components_ must be an array of numbers: {exc}") from None
+    if comp.ndim != 2 or comp.shape[0] < 1 or comp.shape[1] != n_features:
+        raise ValueError(f"model.components_ must have shape (n_topics, {n_features}) "
+                         f"(topics x the columns of X), got {comp.shape}")
+    sums = comp.sum(axis=1) if np.isfinite(comp).all() else np.array([np.nan])
+    if not np.isfinite(sums).all() or (comp < 0).any() or (sums <= 0).any():
+        raise ValueError("model.components_ must be finite and non-negative with positive "
+                         "row sums (unnormalised topic-word weights)")
+    return np.ascontiguousarray((comp / sums[:, None]).T), False
+
+
+def _topic_scores(model, observed, heldout):
+    """Held-out log-likelihood per row under ``sum_z theta(z) phi(w|z)``, ``theta`` from
+    ``model.transform`` of the observed half."""
+    phi, own = _topic_word(model, observed.shape[1])
+    K = phi.shape[1]
+    nt = _model_threads(model) if own else effective_n_threads(None)
+    out = np.empty(observed.shape[0])
+    for r0, r1 in _row_blocks(observed.shape[0], K):
+        theta = model.transform(observed[r0:r1])
+        if not own:
+            theta = _check_doc_topic(theta, r1 - r0, K)
+        out[r0:r1] = _score_block(heldout[r0:r1], phi, theta, nt)
+    return out
+
+
+def _check_doc_topic(theta, n_rows, K):
+    if sp.issparse(theta):
+        theta = theta.toarray()
+    try:
+        theta = np.asarray(theta, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"model.transform must return an array of numbers: {exc}") from None
+    if theta.shape != (n_rows, K):
+        raise ValueError(f"model.transform returned shape {theta.shape} for {n_rows} "
+                         f"documents, expected ({n_rows}, {K}) (documents x topics of "
+                         f"components_)")
+    sums = theta.sum(axis=1) if np.isfinite(theta).all() else np.array([np.nan])
+    if not np.isfinite(sums).all() or (theta < 0).any() or (sums <= 0).any():
+        raise ValueError("model.transform must return finite, non-negative document-topic "
+                         "weights with positive row sums")
+    return theta / sums[:, None]
+
+
+@validate_call_params({"random_state": ["random_state"]})
+def completion_perplexity(model, X, random_state=0):
+    """Held-out perplexity of ``model`` on ``X`` by document completion.
+
+    Each document's tokens are split by :func:`completion_split` (``floor(n/2)`` of its
+    ``n`` tokens held out at random, the rest observed).  The model infers the document
+    from the observed half only, the held-out half is scored under the predictive
+    distribution, and
+
+        perplexity = exp(- sum_d log P(held-out half of d | observed half) / N_held-out)
+
+    over the documents of at least 2 tokens (the others have nothing held out and do
+    not count).  Lower is better; a model predicting the uniform distribution scores
+    ``n_features``.  Unlike :meth:`countgrid.PLSA.score`, which folds in the same tokens
+    it scores, no held-out token is seen by the inference (Wallach et al., ICML 2009;
+    docs/topics.md, "Held-out perplexity by document completion").
+
+    Parameters
+    ----------
+    model : PLSA, CountingGrid or fitted topic-word model
+        :class:`countgrid.PLSA`: ``P(z|d)`` by folding-in (``transform``) of the observed
+        half, predictive ``sum_z P(z|d) P(w|z)``.  :class:`countgrid.CountingGrid`: the
+        location posterior ``q(k)`` of the observed half (``transform``: floored and
+        with the learned prior, as in learning), predictive ``sum_k q(k) h_k(w)`` (for a
+        classifier built on a grid, pass its ``grid_``).  Any other fitted model with
+        ``components_`` of shape (n_topics, n_features), non-negative topic-word weights
+        normalised here per row to ``P(w|z)``, and ``transform(X)`` returning
+        (n_samples, n_topics) non-negative document-topic weights, normalised here per
+        row, e.g. scikit-learn's ``LatentDirichletAllocation``.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Non-negative integer counts of the test documents (documents of fewer than
+        ``10**9`` tokens).
+    random_state : None, int or numpy.random.Generator, default=0
+        Seeds the split; models scored with the same seed on the same ``X`` are scored
+        on exactly the same tokens.
+
+    Returns
+    -------
+    float
+        The perplexity, ``>= 1``; ``inf`` when the model gives a held-out token
+        probability 0.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is another countgrid estimator or has no ``transform``.
+    NotFittedError
+        If ``model`` is not fitted.
+    ValueError
+        If ``X`` is not integer counts over the model's features, or no document of
+        ``X`` has 2 tokens or more; if an external model's ``components_`` or
+        ``transform`` output is not as described.
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> from countgrid.metrics import completion_perplexity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.poisson(2.0, size=(40, 10))
+    >>> model = countgrid.PLSA(n_components=2, random_state=0).fit(X)
+    >>> 1.0 <= completion_perplexity(model, X, random_state=0) < 20
+    True
+    """
+    grid = isinstance(model, CountingGrid)
+    if not grid and (isinstance(model, BaseEstimator) and not isinstance(model, PLSA)):
+        raise TypeError(f"model must be a PLSA, a CountingGrid or a topic-word model with "
+                        f"components_ and transform; got {type(model).__name__}"
+                        + (" (pass its grid_)" if hasattr(model, "grid_") else ""))
+    if not callable(getattr(model, "transform", None)):
+        raise TypeError(f"model must have a transform method (document-topic weights of "
+                        f"new documents), got {type(model).__name__}")
+    if grid:
+        check_is_fitted(model, "pi_")
+        n_features = int(np.shape(model.pi_)[-1])
+    elif isinstance(model, PLSA):
+        check_is_fitted(model, "components_")
+        n_features = int(np.shape(model.components_)[1])
+    else:
+        comp = getattr(model, "components_", None)
+        n_features = None if comp is None or np.ndim(comp) != 2 else int(np.shape(comp)[1])
+        if comp is None:
+            _topic_word(model, None)        # the NotFittedError
+    counts = _completion_counts(X, n_features=n_features, owner=type(model).__name__)
+    held = _split_held_out(counts.csr, check_random_state(random_state))
+    observed, heldout = _halves(counts.csr, held)
+    rows = np.flatnonzero(np.diff(heldout.indptr) > 0)
+    if rows.size == 0:
+        raise ValueError("X has no document of 2 tokens or more: document completion has "
+                         "nothing to hold out")
+    observed, heldout = observed[rows], heldout[rows]
+    scores = (_grid_scores if grid else _topic_scores)(model, observed, heldout)
+    total = math.fsum(scores.tolist())
+    n_tokens = float(held.sum())
+    with np.errstate(over="ignore"):
+        return float(np.exp(-total / n_tokens))

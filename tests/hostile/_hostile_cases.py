@@ -580,7 +580,23 @@ def all_slots():
         if name == "RAP":
             S.append(_partial_fit_slot())
     # the partial_fit of issue 14 last, so that the variants the slots above get do not move
-    return S + function_slots() + [_partial_fit_slot("CountingGrid"), _partial_fit_slot("PLSA")]
+    return (S + function_slots() + [_partial_fit_slot("CountingGrid"), _partial_fit_slot("PLSA")]
+            + completion_slots())
+
+
+def completion_slots():
+    """Document completion (issue 22), after every other slot so that the variants the
+    slots above get do not move."""
+    cp, cs = ("countgrid.metrics.completion_perplexity",), ("countgrid.metrics.completion_split",)
+    return [
+        _func_slot("metrics.completion_perplexity", "X", "X", cp, lambda: D.Xq,
+                   lambda M: cg.metrics.completion_perplexity(model("PLSA"), M), None),
+        _func_slot("metrics.completion_perplexity", "X-grid", "X", cp, lambda: D.Xq,
+                   lambda M: cg.metrics.completion_perplexity(model("CountingGrid"), M), None),
+        _func_slot("metrics.completion_split", "X", "X", cs, lambda: D.Xq,
+                   lambda M: tuple(_dense(t) for t in cg.metrics.completion_split(M)),
+                   lambda n: n, first=lambda v: v[0]),
+    ]
 
 
 def slot_case(slot, klass, variant, expect, build, names=None, cmp=False, rtol=1e-6,
@@ -879,7 +895,7 @@ def _wrong_features(M):
 # slots whose number of features is fixed by a model or by the other matrix
 def _fixed_features(s):
     return s.kind == "infer" or s.entry.startswith("embeddings.") or s.method in (
-        "A", "B", "query_codes", "corpus_codes")
+        "A", "B", "query_codes", "corpus_codes") or s.entry == "metrics.completion_perplexity"
 
 
 def _other(s):
@@ -957,7 +973,8 @@ def gen_values():
         bad = [(f"{pre}{name}", _set(3, None, v, sparse=True) if pre else _set(1, 1, v))
                for name, v in (("NaN", np.nan), ("inf", np.inf), ("-inf", -np.inf),
                                ("negative", -1.0)) for pre in ("", "sparse-")]
-        real_valued = s.entry.startswith("metrics.")     # codes, not counts
+        # codes, not counts (document completion splits counts)
+        real_valued = s.entry.startswith("metrics.") and "completion" not in s.entry
         for name, build in pick(bad, s, i, 4, 2, 4):
             if real_valued and name.endswith("negative"):
                 out.append(slot_case(s, "values", name, "ok", build))

@@ -136,7 +136,7 @@ def planted_corpus(seed=0, D=400, W=60, K=3, length=120):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_em_never_decreases_the_likelihood(dtype):
     X, _, _ = planted_corpus()
-    m = PLSA(n_components=4, smoothing=0.0, n_iter=40, tol=0.0, dtype=dtype,
+    m = PLSA(n_components=4, smoothing=0.0, tempered=False, n_iter=40, tol=0.0, dtype=dtype,
              random_state=0).fit(X)
     ll = m.log_likelihood_
     assert len(ll) == 40 and m.n_iter_ == 40
@@ -149,8 +149,9 @@ def test_em_never_decreases_the_likelihood(dtype):
 
 def test_recovers_planted_topics_and_folding_in_reproduces_training_mixtures():
     X, theta_true, phi_true = planted_corpus()
+    # maximum-likelihood EM (the 0.2 defaults): folding-in reproduces its P(z|d)
     m = PLSA(n_components=3, n_iter=500, tol=1e-12, fold_in_iter=2000, fold_in_tol=1e-13,
-             random_state=1).fit(X)
+             tempered=False, smoothing=1e-10, random_state=1).fit(X)
     # each learned topic matches one planted topic
     overlap = m.components_ @ phi_true.T
     assert sorted(np.argmax(overlap, axis=1).tolist()) == [0, 1, 2]
@@ -158,24 +159,29 @@ def test_recovers_planted_topics_and_folding_in_reproduces_training_mixtures():
     assert m.score(X) >= m.log_likelihood_[-1] - 1e-6 * abs(m.log_likelihood_[-1])
 
 
-def test_same_seed_same_model_for_any_thread_count():
+@pytest.mark.parametrize("tempered", [False, "auto"])
+def test_same_seed_same_model_for_any_thread_count(tempered):
     X, _, _ = planted_corpus(D=150)
-    a = PLSA(n_components=4, n_iter=10, random_state=3, num_threads=1).fit(X)
-    b = PLSA(n_components=4, n_iter=10, random_state=3, num_threads=2).fit(X)
+    a = PLSA(n_components=4, n_iter=10, tempered=tempered, random_state=3,
+             num_threads=1).fit(X)
+    b = PLSA(n_components=4, n_iter=10, tempered=tempered, random_state=3,
+             num_threads=2).fit(X)
     assert np.array_equal(a.components_, b.components_)
     assert np.array_equal(a.doc_topic_, b.doc_topic_)
 
 
 def test_bic_counts_parameters_and_selects_the_planted_number_of_topics():
     X, _, _ = planted_corpus(D=300)
-    m = PLSA(n_components=3, random_state=0, n_iter=200).fit(X)
+    # the BIC of maximum-likelihood fits (the 0.2 defaults)
+    ml = dict(tempered=False, smoothing=1e-10)
+    m = PLSA(n_components=3, random_state=0, n_iter=200, **ml).fit(X)
     D, W = X.shape
     assert m.n_parameters(D) == 3 * (W - 1) + D * (3 - 1)
     expected = -2 * m.score(X) + m.n_parameters(D) * np.log(X.sum())
     assert m.bic(X) == pytest.approx(expected, rel=1e-12)
     assert m.bic(X, n_obs="documents") == pytest.approx(
         -2 * m.score(X) + m.n_parameters(D) * np.log(D), rel=1e-12)
-    best, table = select_n_components_bic(X, [1, 2, 3, 6], random_state=0, n_iter=200)
+    best, table = select_n_components_bic(X, [1, 2, 3, 6], random_state=0, n_iter=200, **ml)
     assert best.n_components == 3 and min(table, key=table.get) == 3
 
 
@@ -186,6 +192,33 @@ def test_tempered_em_selects_a_beta_and_generalises():
     assert np.isfinite(t.log_likelihood_).all()
     Xtest, _, _ = planted_corpus(seed=5, D=100, length=40)
     assert np.isfinite(t.score(Xtest))
+
+
+def test_defaults_of_issue_22():
+    """Tempered EM where it is possible and smoothing 0.03 (docs/results.md, "Held-out
+    document completion"); "auto" is tempered batch EM on an in-memory X, bit for bit."""
+    params = PLSA().get_params()
+    assert params["tempered"] == "auto" and params["smoothing"] == 0.03
+    X, _, _ = planted_corpus(D=120, length=40)
+    auto = PLSA(n_components=4, n_iter=30, random_state=0).fit(X)
+    explicit = PLSA(n_components=4, n_iter=30, tempered=True, random_state=0).fit(X)
+    assert np.array_equal(auto.components_, explicit.components_)
+    assert auto.beta_ == explicit.beta_ <= 1.0
+    # online EM and partial_fit cannot temper: "auto" is plain EM there, without an error
+    online = PLSA(n_components=4, n_iter=3, learning_method="online", random_state=0).fit(X)
+    plain = PLSA(n_components=4, n_iter=3, learning_method="online", tempered=False,
+                 random_state=0).fit(X)
+    assert np.array_equal(online.components_, plain.components_) and online.beta_ == 1.0
+    assert PLSA(n_components=4, random_state=0).partial_fit(X).beta_ == 1.0
+    with pytest.raises(ValueError, match="tempered"):
+        PLSA(tempered="yes").fit(X)
+
+
+def test_tempered_em_with_counts_beyond_the_binomial_sampler():
+    """Counts of 2**62 tokens or more are thinned by their expected share, not sampled."""
+    X = np.array([[2.0**63, 3.0, 0.0], [1.0, 2.0**62 + 2**12, 5.0], [4.0, 1.0, 2.0]])
+    m = PLSA(n_components=2, n_iter=5, tempered=True, random_state=0).fit(X)
+    assert np.isfinite(m.components_).all() and 0 < m.beta_ <= 1
 
 
 def test_empty_documents_and_save_load(tmp_path):
