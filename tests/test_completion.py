@@ -236,7 +236,7 @@ def test_true_model_beats_uniform_and_uniform_is_vocabulary_size():
     flat = TopicWord(np.ones((2, 40)), lambda M: np.ones((M.shape[0], 2)))
     assert completion_perplexity(flat, X) == pytest.approx(40.0, rel=1e-12)
     cg = countgrid.CountingGrid((3, 3), (2, 2), n_iter=1, window_schedule=None,
-                                random_state=0).fit(X)
+                                dtype=np.float64, random_state=0).fit(X)   # 1/40 exactly
     cg.pi_ = np.full_like(cg.pi_, 1 / 40)
     cg.h_ = np.full_like(cg.h_, 1 / 40)
     assert completion_perplexity(cg, X) == pytest.approx(40.0, rel=1e-12)
