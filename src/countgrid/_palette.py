@@ -18,7 +18,8 @@ import difflib
 
 import numpy as np
 
-__all__ = ["PALETTE", "OTHER_COLOR", "OTHER", "MAX_LEVELS", "level_colors", "choose_levels"]
+__all__ = ["PALETTE", "OTHER_COLOR", "OTHER", "MAX_LEVELS", "MIX_LEVELS", "level_colors",
+           "choose_levels", "cell_colors"]
 
 #: The categorical palette, in order of use (64 colours, "#RRGGBB").
 PALETTE = (
@@ -38,6 +39,10 @@ OTHER = "other"
 #: Levels that get a colour of their own when the caller chooses none: with more, the
 #: MAX_LEVELS - 1 most frequent and "other".
 MAX_LEVELS = 50
+#: Up to this many levels a cell's colour mixes the level colours by its distribution (the
+#: RGB maps of the counting-grid papers); with more, mixtures are muddy greys, and the cell
+#: takes the colour of its dominant level (as the map does).
+MIX_LEVELS = 3
 
 
 def _rgb(h):
@@ -124,3 +129,41 @@ def choose_levels(names, counts, levels=None, max_levels=MAX_LEVELS, what="level
         raise ValueError(f"{what} names {len(keep)} levels: at most {len(PALETTE)} get a "
                          "colour of their own")
     return keep, len(keep) < len(names)
+
+
+def cell_colors(P, colors, floor=0.25, lumped=False):
+    """The colour of cells with level distributions ``P`` (..., C), in [0, 1] RGB.
+
+    Up to :data:`MIX_LEVELS` levels, the mixture ``P @ colors``; with more, the colour of
+    the dominant level mixed with white, the more it dominates the stronger:
+    ``1 - w (1 - colors[argmax P])`` with ``w = floor + (1 - floor) s`` and
+    ``s = (max P - 1/C) / (1 - 1/C)`` clipped to [0, 1] (the map's rule; a cell of one
+    level shows its full colour, a cell of evenly mixed levels a pale tint).  With
+    ``lumped`` the last level is "other": cells it dominates keep the pale tint ``floor``.
+
+    Parameters
+    ----------
+    P : ndarray of shape (..., C)
+        Non-negative; normalised here along the last axis.
+    colors : ndarray of shape (C, 3)
+        Level colours in [0, 1].
+    floor : float, default=0.25
+    lumped : bool, default=False
+
+    Returns
+    -------
+    ndarray of shape (..., 3)
+    """
+    P = np.asarray(P, dtype=np.float64)
+    P = P / np.maximum(P.sum(axis=-1, keepdims=True), np.finfo(np.float64).tiny)
+    colors = np.asarray(colors, dtype=np.float64)
+    C = P.shape[-1]
+    if C <= MIX_LEVELS:
+        return P @ colors
+    best = np.argmax(P, axis=-1)
+    s = np.clip((np.max(P, axis=-1) - 1.0 / C) / (1.0 - 1.0 / C), 0.0, 1.0)
+    w = floor + (1.0 - floor) * s
+    if lumped:
+        w = np.where(best == C - 1, floor, w)
+    w = w[..., None]
+    return 1.0 - w * (1.0 - colors[best])

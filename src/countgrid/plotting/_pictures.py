@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
+from countgrid._palette import MAX_LEVELS, OTHER, cell_colors, choose_levels, level_colors
 from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid._validation import check_is_fitted, check_random_state
 from countgrid.exceptions import not_fitted_error
@@ -298,13 +298,16 @@ def label_embedding_rgb(gamma, colors=None):
     """The overlay colours of a discrete label embedding ``gamma`` (E1, E2, C).
 
     Three classes without ``colors``: red, green and blue channels equal to the class
-    proportions ``gamma / gamma.sum(-1)`` (the paper's Fig. 3); otherwise the
-    proportion-weighted mean of the class colours."""
+    proportions ``gamma / gamma.sum(-1)`` (the paper's Fig. 3); two or three classes
+    otherwise: the proportion-weighted mean of the class colours; more: the colour of the
+    cell's dominant class, paler the less it dominates (countgrid._palette.cell_colors, the
+    map's rule: a mean of many colours is a muddy grey)."""
     p = gamma / np.maximum(gamma.sum(axis=2, keepdims=True), np.finfo(np.float64).tiny)
     if gamma.shape[2] == 3 and colors is None:
         return p, np.eye(3)
-    cols = _colors(gamma.shape[2], colors)
-    return p @ cols, cols
+    cols = colors if isinstance(colors, np.ndarray) and colors.shape == (gamma.shape[2], 3) \
+        else _colors(gamma.shape[2], colors)
+    return cell_colors(p, cols), cols
 
 
 @validate_call_params({"legend": ["boolean"],
@@ -383,9 +386,8 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
             raise ValueError("levels choose the coloured classes; give colors= or levels=, "
                              "not both")
         if lumped or (levels is not None and g.shape[2] != 3):
-            p = g / np.maximum(g.sum(axis=2, keepdims=True), np.finfo(np.float64).tiny)
             cols = _colors(g.shape[2], None, lumped)
-            rgb = p @ cols
+            rgb = cell_colors(g, cols, lumped=lumped)
         else:
             rgb, cols = label_embedding_rgb(g, colors)
         ax.imshow(rgb, extent=(0, E2, E1, 0), interpolation="nearest")

@@ -13,7 +13,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._palette import MAX_LEVELS, OTHER, PALETTE, choose_levels, level_colors
+from countgrid._palette import (MAX_LEVELS, OTHER, PALETTE, cell_colors, choose_levels,
+                                level_colors)
 from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid._words import word_weights
@@ -405,7 +406,7 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     handles = None
     if g is not None and g.ndim == 3:
         cols = _class_colors(g.shape[2], colors, lumped)
-        mix = (g / np.maximum(g.sum(axis=2, keepdims=True), 1e-300)) @ cols
+        mix = cell_colors(g, cols, lumped=lumped)    # up to 3 classes mixed, else the dominant
         rgb = 1.0 - tint * (1.0 - mix)
         text_rgb = 0.62 * cols[np.argmax(g, axis=2)]
         labels = names if names is not None else [f"class {i}" for i in range(g.shape[2])]
