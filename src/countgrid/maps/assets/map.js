@@ -110,7 +110,10 @@
           let best = 0;
           for (let c = 1; c < C; c++) if (P[i * C + c] > P[i * C + best]) best = c;
           const strength = Math.max(0, Math.min(1, (P[i * C + best] - 1 / C) / (1 - 1 / C)));
-          rgb = mix(WHITE, levelColor(col, best), 0.2 + 0.55 * strength);
+          // cells where "other" (the levels not chosen) dominates stay pale: they are the
+          // background of the chosen levels
+          const other = col.lumped && best === C - 1;
+          rgb = mix(WHITE, levelColor(col, best), other ? 0.2 : 0.2 + 0.55 * strength);
         }
         out[i] = rgb;
       }
@@ -522,6 +525,8 @@
       legend.textContent = "";
       const head = document.createElement("div");
       head.className = "cg-legend-title"; head.textContent = col.name;
+      head.title = "Click to fold or unfold the legend";
+      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
       legend.appendChild(head);
       if (col.kind === "categorical") {
         // many short levels: several columns (the legend grows to the left; it scrolls if
@@ -530,7 +535,7 @@
         const longest = Math.max(...col.levels.map((lev) => lev.length));
         const ncol = longest > 26 ? 1 : col.levels.length > 36 ? 3 : col.levels.length > 14 ? 2 : 1;
         rows.className = "cg-legend-rows cg-cols-" + ncol;
-        legend.className = ncol > 1 ? "cg-wide" : "";
+        legend.classList.toggle("cg-wide", ncol > 1);
         col.levels.forEach((lev, c) => {
           const row = document.createElement("div");
           row.className = "cg-legend-row";
@@ -541,7 +546,7 @@
         });
         legend.appendChild(rows);
       } else {
-        legend.className = "";
+        legend.classList.remove("cg-wide");
         const bar = document.createElement("div");
         bar.className = "cg-bar";
         bar.style.background = "linear-gradient(to right," + RAMP.map((c) => css(mix(WHITE, c, 0.6))).join(",") + ")";
