@@ -26,7 +26,7 @@ def add_weighting_options(p, what="the cells' words"):
     """--weighting and --idf (top-words, plot, html)."""
     p.add_argument("--weighting", choices=WEIGHTINGS, default=None,
                    help=f"how {what} are ranked: relevance (default; words frequent in the "
-                        "cell and specific to it, LDAvis' relevance with lambda 0.6), "
+                        "cell and specific to it, LDAvis' relevance with lambda 0.7), "
                         "probability (the most probable words, as before 0.3) or lift "
                         "(rare words win)")
     p.add_argument("--idf", action="store_true",

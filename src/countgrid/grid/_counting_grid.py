@@ -786,7 +786,7 @@ or dask array
 
         Cell ``i`` ranks word ``w`` by ``pi_i(w) * f(w)``
         (:func:`countgrid.grid.word_weights`).  The default "relevance" is LDAvis'
-        relevance ``0.6 log pi_i(w) + 0.4 log(pi_i(w) / p(w))`` with ``p(w)`` the grid's
+        relevance ``0.7 log pi_i(w) + 0.3 log(pi_i(w) / p(w))`` with ``p(w)`` the grid's
         average word distribution (:func:`countgrid.grid.word_relevance`): words frequent
         in the cell *and* more frequent there than on the whole grid, so that words used
         everywhere ("data", "system") give way to the cell's own (docs/counting_grids.md,
@@ -849,7 +849,7 @@ default="relevance"
 
         Document ``t`` scores ``c_t(cell) = sum_k q_t(k) K(cell - k)``, the posterior mean
         of the *depth* of the cell in the document's window (``K`` =
-        :func:`countgrid.grid._browse.window_depth`: 1 at the window's centre, 1/2 on its
+        ``countgrid.grid._browse.window_depth``: 1 at the window's centre, 1/2 on its
         border and 1/4 in its corners for a 4x4 window; q_t: :meth:`transform`).  Scores
         equal to 3 decimals are ordered by the document's log-likelihood per token in its
         most probable window, then by index.  The interactive map (:meth:`to_html`) lists

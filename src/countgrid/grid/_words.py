@@ -26,7 +26,7 @@ __all__ = ["resolve_word", "word_map", "word_cells", "top_words", "window_centre
 
 #: The lambda of the relevance ranking, chosen by measurement (docs/results.md, "Which
 #: words a cell shows"; experiments/word_relevance.py).
-RELEVANCE_LAMBDA = 0.6
+RELEVANCE_LAMBDA = 0.7
 #: The named word rankings (besides an array of per-word factors).
 WEIGHTINGS = ("relevance", "probability", "lift", "idf")
 
@@ -170,7 +170,7 @@ def word_relevance(pi, relevance_lambda=RELEVANCE_LAMBDA, marginal=None):
     ``r_i(w) = lam log pi_i(w) + (1 - lam) log(pi_i(w) / p(w))`` (Sievert & Shirley 2014),
     with ``p(w)`` the grid's average word distribution (:func:`word_marginal`): ``lam = 1``
     ranks words by probability, ``lam = 0`` by lift, the default
-    :data:`RELEVANCE_LAMBDA` (0.6) was chosen by measurement (docs/results.md, "Which words
+    :data:`RELEVANCE_LAMBDA` (0.7) was chosen by measurement (docs/results.md, "Which words
     a cell shows").  Ranking a cell's words by ``r`` is ranking them by
     ``pi_i(w) * p(w)^(lam - 1)`` (:func:`word_weights`).
 
@@ -191,10 +191,14 @@ def word_relevance(pi, relevance_lambda=RELEVANCE_LAMBDA, marginal=None):
     --------
     >>> import numpy as np
     >>> from countgrid.grid import word_relevance
-    >>> pi = np.array([[[0.5, 0.4, 0.1]], [[0.5, 0.1, 0.4]]])   # 2 x 1 grid, 3 words
-    >>> r = word_relevance(pi, 0.6)
-    >>> [int(np.argmax(r[i, 0])) for i in range(2)]   # word 0 is everywhere: not relevant
-    [1, 2]
+    >>> pi = np.full((3, 1, 4), 0.05)          # a 3 x 1 grid of 4 words
+    >>> pi[..., 0] = 0.5                       # word 0 is everywhere
+    >>> for i in range(3):
+    ...     pi[i, 0, i + 1] = 0.4              # word i + 1 is cell i's own
+    >>> np.argmax(pi, axis=-1).ravel().tolist()                  # the most probable
+    [0, 0, 0]
+    >>> np.argmax(word_relevance(pi), axis=-1).ravel().tolist()  # the most relevant
+    [1, 2, 3]
     """
     lam = _check_lambda(relevance_lambda)
     pi = np.asarray(pi, dtype=np.float64)
@@ -237,8 +241,8 @@ default="relevance"
         relevance_lambda`` (:func:`word_relevance`); "probability" (or "pi"): ``f = 1``,
         the most probable words; "lift": ``f = 1 / p(w)``, the words most over-represented
         in the cell (relevance with ``lam = 0``: rare words win); "idf": ``f`` = the smooth
-        idf of ``X`` (:func:`smooth_idf`); an array of ``n_features`` non-negative finite
-        numbers is ``f`` itself.
+        idf of ``X``, ``log((1 + n) / (1 + df)) + 1``; an array of ``n_features``
+        non-negative finite numbers is ``f`` itself.
     X : {array-like, sparse matrix}, optional
         The documents, for "idf".
     prior, window : optional
