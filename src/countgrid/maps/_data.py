@@ -344,7 +344,7 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
     Document ``t`` scores ``c_t(cell) = sum_k q_t(k) K(cell - k)`` over its stored
     posterior entries, in stored order and in float64 as the page does: the posterior mean
     depth of the cell in the document's window (``K``:
-    :func:`countgrid.grid._browse.window_depth`, stored as ``rank_depth``).  Documents with
+    ``countgrid.grid._browse.window_depth``, stored as ``rank_depth``).  Documents with
     a positive score are listed by the score rounded to 3 decimals
     (``floor(1000 c + 1/2)``), then by their log-likelihood per token in their MAP window
     (``doc_loglik``), then by index: the page's list exactly.  This is the rule of

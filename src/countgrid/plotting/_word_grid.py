@@ -111,7 +111,7 @@ def _marginal_source(grid):
 
 
 def lump_gamma(gamma, names, levels=None):
-    """A discrete label embedding with at most :data:`countgrid._palette.MAX_LEVELS`
+    """A discrete label embedding with at most ``countgrid._palette.MAX_LEVELS``
     classes: the most massive (or the chosen ``levels``) kept in order, the rest summed
     into "other".  Returns ``(gamma, names, lumped)``."""
     C = gamma.shape[-1]
