@@ -98,7 +98,7 @@ def readme_pictures(out, with_map=True):
     fig, ax = _new_figure(shown, pyplot=True)
     plot_word_grid(clf, corpus.vocabulary, ax=ax, n_words=3,
                    title="countgrid demo: 24 x 24 counting grid of 20 Newsgroups posts")
-    save(fig, out("demo_word_grid.png"), dpi=55, max_bytes=400_000)
+    save(fig, out("demo_word_grid.png"), dpi=52, max_bytes=400_000)
     if not with_map:
         return
     from playwright.sync_api import sync_playwright

@@ -724,6 +724,9 @@ default="relevance"
                               "colors": level_colors(len(shown_levels), lump),
                               "values": np.ascontiguousarray(P).astype(np.float32)})
         else:
+            if levels is not None and color_by == "label embedding":
+                raise ValueError("levels: the label embedding of a regressor is continuous "
+                                 "(a colour bar), it has no levels to choose")
             g = gamma.reshape(L)
             colorings.append({"name": "label embedding", "kind": "continuous",
                               "values": g.astype(np.float32),
@@ -785,7 +788,7 @@ default="relevance"
         "doc_positions": doc_positions,
         "doc_posteriors": doc_posteriors,
         "doc_map": doc_map,
-        "doc_loglik": doc_loglik.astype(np.float64),
+        "doc_loglik": doc_loglik.astype(np.float32),
         "rank_depth": window_depth(window).ravel(),
         "rank_decimals": RANK_DECIMALS,
         "titles": titles,
