@@ -10,6 +10,9 @@ from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
 from countgrid.cli._top_words import add_weighting_options, weighting_of
+from countgrid.grid._browse import window_coverage
+from countgrid.grid._torus import check_grid
+from countgrid.grid._words import word_weights
 
 #: Beyond this a picture of a few inches has tens of thousands of pixels a side.
 MAX_DPI = 1200
@@ -126,9 +129,6 @@ def _label_embedding(grid, X, labels):
     """(gamma (extent + (C,)), class names) of a metadata column: the coverage-weighted
     class distribution of every cell (paper eq. 9, as countgrid.embed_labels and the map's
     colourings), accumulated block by block (memory O(block x cells))."""
-    from countgrid.grid._browse import window_coverage
-    from countgrid.grid._torus import check_grid
-
     classes, codes = np.unique(np.asarray(labels).astype(str), return_inverse=True)
     extent = tuple(np.shape(grid.pi_)[:-1])
     _, window = check_grid(extent, grid.window)
@@ -177,8 +177,6 @@ def run(args, out):
                          "holds no corpus")
     weighting = weighting_of(args, X) if what == "words" else None
     if weighting == "idf":      # the per-word factors of the saved corpus
-        from countgrid.grid import word_weights
-
         weighting = word_weights(grid.pi_, "idf", X=X)
 
     def draw(fh):

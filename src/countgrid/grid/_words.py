@@ -18,7 +18,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid._counts import check_counts
 from countgrid._memory import check_memory
+from countgrid.grid._browse import window_coverage
 
 __all__ = ["resolve_word", "word_map", "word_cells", "top_words", "window_centres",
            "word_marginal", "word_relevance", "word_weights", "smooth_idf",
@@ -150,8 +152,6 @@ def word_marginal(pi, prior=None, window=None):
     flat = pi.reshape(-1, Z)
     if prior is None:
         return np.asarray(flat.mean(axis=0, dtype=np.float64), dtype=np.float64)
-    from countgrid.grid._browse import window_coverage
-
     extent = tuple(pi.shape[:-1])
     prior = np.asarray(prior, dtype=np.float64).reshape(1, -1)
     c = window_coverage(prior / prior.sum(), extent, window)[0] / float(np.prod(window))
@@ -219,8 +219,6 @@ def smooth_idf(X):
     -------
     ndarray of shape (n_features,), float64
     """
-    from countgrid._counts import check_counts
-
     Xc, is_sparse = check_counts(X, np.float64)
     df = (np.bincount(Xc.indices, minlength=Xc.shape[1]) if is_sparse
           else np.count_nonzero(Xc, axis=0))
