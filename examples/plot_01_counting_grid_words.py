@@ -34,8 +34,9 @@ print(f"{grid.n_iter_} iterations, log-likelihood per token "
       f"{grid.log_likelihood_[-1] / data.X.sum():.3f}")
 
 # %%
-# The word grid: the most probable words of every other cell.  Neighbouring cells share
-# words: a document's window averages 25 of them.
+# The word grid: the most relevant words of every other cell (frequent in the cell and
+# specific to it; ``weighting="probability"`` shows the most probable).  Neighbouring
+# cells share words: a document's window averages 25 of them.
 fig, ax = plt.subplots(figsize=(11, 11))
 plot_word_grid(grid, data.feature_names, ax=ax, n_words=3, step=2, legend=False)
 plt.show()

@@ -62,12 +62,22 @@ def test_plot_word_grid_classifier(clf, corpus):
 @needs_mpl
 def test_plot_word_grid_top_words_match_pi(clf, corpus):
     words = corpus[2]
-    ax = plot_word_grid(clf.grid_, words, n_words=1, legend=False, title="")
+    pi = clf.grid_.pi_
+    # weighting="probability": the most probable words (the default until 0.2.0.dev0)
+    ax = plot_word_grid(clf.grid_, words, n_words=1, legend=False, title="",
+                        weighting="probability")
     try:
-        pi = clf.grid_.pi_
         expected = words[np.argmax(pi, axis=2)].ravel().tolist()
         assert [t.get_text() for t in ax.texts] == expected
         assert ax.get_legend() is None
+    finally:
+        _close(ax)
+    # the default: the most relevant words, lambda log pi + (1 - lambda) log(pi / p)
+    ax = plot_word_grid(clf.grid_, words, n_words=1, legend=False, title="")
+    try:
+        r = countgrid.grid.word_relevance(pi)
+        expected = words[np.argmax(r, axis=2)].ravel().tolist()
+        assert [t.get_text() for t in ax.texts] == expected
     finally:
         _close(ax)
 

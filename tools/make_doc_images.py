@@ -90,15 +90,15 @@ def readme_pictures(out, with_map=True):
     corpus, _ = _demo.demo_corpus()
     labels = corpus.metadata["group"]
     train, _ = countgrid.cli.stratified_split(labels, 0.2, SEED)
-    clf = countgrid.CountingGridClassifier(
-        _demo.DEMO_EXTENT, _demo.DEMO_WINDOW, n_iter=_demo.DEMO_N_ITER,
-        window_schedule=[(_demo.DEMO_COARSE_WINDOW, _demo.DEMO_COARSE_ITER)],
-        **dict(random_state=SEED, num_threads=1)).fit(corpus.counts[train], labels[train])
+    # the demo's model: the package's defaults (docs/choosing.md, "Defaults")
+    clf = countgrid.CountingGridClassifier(random_state=SEED, num_threads=1).fit(
+        corpus.counts[train], labels[train])
+    size = " x ".join(map(str, clf.grid_.pi_.shape[:-1]))
     shown = word_grid_cells(clf, corpus.vocabulary, n_words=1)["words"].shape[:2]
     fig, ax = _new_figure(shown, pyplot=True)
     plot_word_grid(clf, corpus.vocabulary, ax=ax, n_words=3,
-                   title="countgrid demo: 24 x 24 counting grid of 20 Newsgroups posts")
-    save(fig, out("demo_word_grid.png"), dpi=55, max_bytes=400_000)
+                   title=f"countgrid demo: {size} counting grid of 20 Newsgroups posts")
+    save(fig, out("demo_word_grid.png"), dpi=52, max_bytes=400_000)
     if not with_map:
         return
     from playwright.sync_api import sync_playwright
@@ -106,8 +106,8 @@ def readme_pictures(out, with_map=True):
 
     page_path = out("demo_map.html")
     countgrid.maps.write_html(clf, page_path, corpus=corpus, color_by="group",
-                              random_state=SEED, title="20 Newsgroups (3 groups): 24 x 24 "
-                                                       "counting grid")
+                              random_state=SEED,
+                              title=f"20 Newsgroups (3 groups): {size} counting grid")
     shot = out("demo_map.png")
     try:
         with sync_playwright() as p:

@@ -23,6 +23,9 @@ from cli.test_verbs import run
     ("on_error='fail' stops", "--on-error fail stops"),
     ("the window is larger than the extent", "the window is larger than the extent"),
     ("n_iter_ = 3 and self.tol", "n_iter_ = 3 and self.tol"),
+    ("ids 'row 3'; they are kept as empty rows (drop them with "
+     "corpus.subset(corpus.counts.getnnz(axis=1) > 0))",
+     "ids 'row 3'; they are kept as empty rows"),
     ("a tolerance", "a tolerance"),
 ])
 def test_cli_terms(text, expected):

@@ -127,7 +127,8 @@ def test_transform_writes_window_centres_and_log_likelihoods(posts, model):
 
 
 def test_top_words_are_the_cells_most_probable_words(posts, model):
-    res = ok(run(["top-words", "model.npz", "-n", "4"], posts))
+    # --weighting probability: the most probable words (the default until 0.2.0.dev0)
+    res = ok(run(["top-words", "model.npz", "-n", "4", "--weighting", "probability"], posts))
     lines = res.stdout.splitlines()
     assert lines[0] == "row\tcol\twords" and len(lines) == 1 + 64
     est, corpus = countgrid.load(model), countgrid.io.load_corpus(model)
@@ -135,6 +136,35 @@ def test_top_words_are_the_cells_most_probable_words(posts, model):
     assert (row, col) == ("2", "5")
     best = np.argsort(-est.pi_[2, 5], kind="stable")[:4]
     assert words.split() == list(corpus.vocabulary[best])
+
+
+@pytest.mark.parametrize("flags, weighting", [([], "relevance"), (["--weighting", "lift"], "lift"),
+                                              (["--idf"], "idf")])
+def test_top_words_are_the_most_relevant_by_default(posts, model, flags, weighting):
+    res = ok(run(["top-words", "model.npz", "-n", "3", *flags], posts))
+    est, corpus = countgrid.load(model), countgrid.io.load_corpus(model)
+    want = est.top_words(3, corpus.vocabulary, weighting=weighting, X=corpus.counts)
+    rows = [ln.split("\t") for ln in res.stdout.splitlines()[1:]]
+    assert [r[2].split() for r in rows] == want.reshape(-1, 3).tolist()
+
+
+def test_plot_color_by_is_honoured_or_refused(posts, model):
+    """--color-by tints the word grid, embeds labels, colours positions; the kinds that
+    draw no colours by a column refuse it (it was silently ignored by the word grid)."""
+    pytest.importorskip("matplotlib")
+    for kind in ("words", "labels", "positions"):
+        ok(run(["plot", "model.npz", "-o", f"c_{kind}.png", "--kind", kind, "--color-by",
+                "folder", "--levels", "sci.space,alt.atheism"], posts))
+        assert (posts / f"c_{kind}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    word = str(countgrid.io.load_corpus(model).vocabulary[0])
+    for argv, flag in ((["--kind", "word", "--word", word, "--color-by", "folder"], "--color-by"),
+                       (["--kind", "likelihood", "--color-by", "folder"], "--color-by"),
+                       (["--kind", "positions", "--weighting", "lift"], "--weighting"),
+                       (["--kind", "likelihood", "--levels", "a"], "--levels"),
+                       (["--kind", "positions", "--color-by", "folder", "--levels", "nope"],
+                        "--levels")):
+        one_line_error(run(["plot", "model.npz", "-o", "refused.png", *argv], posts), 2, flag)
+    assert not (posts / "refused.png").exists()
 
 
 def test_vectorize_then_fit_equals_fit_on_raw_text(posts, model):
@@ -194,6 +224,23 @@ def test_html_map_of_the_saved_corpus(posts, model):
     page = (posts / "map.html").read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html")
     assert "<script src=" not in page and "cdn." not in page    # offline: nothing fetched
+
+
+def test_html_weighting_and_levels(posts, model):
+    from _map_page import decode
+
+    ok(run(["html", "model.npz", "-o", "map_levels.html", "--color-by", "folder", "--levels",
+            "sci.space", "--weighting", "probability"], posts))
+    data = decode((posts / "map_levels.html").read_text(encoding="utf-8"))
+    assert data["weighting"] == "probability"
+    col = data["colorings"][0]
+    assert col["levels"] == ["sci.space", "other"] and col["lumped"]
+    ok(run(["html", "model.npz", "-o", "map_idf.html", "--idf"], posts))
+    assert decode((posts / "map_idf.html").read_text(encoding="utf-8"))["weighting"] == "idf"
+    for argv, flag in ((["--levels", "sci.space"], "--levels"),
+                       (["--color-by", "folder", "--levels", "nope"], "--levels"),
+                       (["--idf", "--weighting", "lift"], "--idf")):
+        one_line_error(run(["html", "model.npz", "-o", "no.html", *argv], posts), 2, flag)
 
 
 @pytest.mark.parametrize("kind", ["words", "positions", "word", "likelihood"])

@@ -18,8 +18,9 @@ def fitted(request):
     extent, window = request.param
     rng = np.random.default_rng(1)
     X, _ = draw_corpus(true_grid(extent, 20, rng), window, 60, 40, rng)
+    # float64: the rankings are compared with NumPy references at 1e-12
     cg = CountingGrid(extent, window, n_iter=4, tol=0, min_iter=0, num_threads=1,
-                      random_state=0).fit(X)
+                      dtype=np.float64, random_state=0).fit(X)
     return cg, X
 
 
@@ -74,12 +75,67 @@ def _top_ref(pi, k):
 
 
 def test_top_words_method_names_and_indices(fitted):
-    cg, _ = fitted
-    idx = cg.top_words(4)
+    cg, X = fitted
+    # weighting="probability": the most probable words (the default until 0.2.0.dev0)
+    idx = cg.top_words(4, weighting="probability")
     assert idx.dtype == np.int64 and idx.shape == cg.pi_.shape[:-1] + (4,)
     np.testing.assert_array_equal(idx, _top_ref(cg.pi_, 4))
-    words = cg.top_words(4, feature_names=NAMES)
+    words = cg.top_words(4, feature_names=NAMES, weighting="probability")
     np.testing.assert_array_equal(words, np.array(NAMES)[idx])
+    # the default: LDAvis' relevance lam log pi + (1 - lam) log(pi / p), p the grid's mean
+    lam = _words.RELEVANCE_LAMBDA
+    p = cg.pi_.reshape(-1, 20).mean(axis=0)
+    r = lam * np.log(cg.pi_) + (1 - lam) * np.log(cg.pi_ / p)
+    np.testing.assert_allclose(_words.word_relevance(cg.pi_), r, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(cg.top_words(4), _top_ref(r, 4))
+    np.testing.assert_array_equal(cg.top_words(4, NAMES), np.array(NAMES)[_top_ref(r, 4)])
+    np.testing.assert_array_equal(cg.top_words(3, weighting="lift"), _top_ref(cg.pi_ / p, 3))
+    Xd = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    df = (Xd > 0).sum(axis=0)
+    idf = np.log((1 + len(Xd)) / (1 + df)) + 1
+    np.testing.assert_array_equal(cg.top_words(3, weighting="idf", X=X),
+                                  _top_ref(cg.pi_ * idf, 3))
+    f = np.linspace(1, 2, 20)
+    np.testing.assert_array_equal(cg.top_words(3, weighting=f), _top_ref(cg.pi_ * f, 3))
+
+
+def test_word_weights_and_relevance_checks(fitted):
+    cg, X = fitted
+    pi = cg.pi_
+    p = _words.word_marginal(pi)
+    np.testing.assert_allclose(p, pi.reshape(-1, 20).mean(axis=0))
+    assert _words.word_weights(pi, "probability") is None
+    np.testing.assert_allclose(_words.word_weights(pi, "relevance", relevance_lambda=0.25),
+                               p ** -0.75)
+    np.testing.assert_allclose(_words.word_relevance(pi, 1.0), np.log(pi))
+    with pytest.raises(ValueError, match="weighting"):
+        cg.top_words(3, weighting="tfidf")
+    with pytest.raises(ValueError, match="pass X"):
+        cg.top_words(3, weighting="idf")
+    with pytest.raises(ValueError, match="shape"):
+        cg.top_words(3, weighting=np.ones(3))
+    with pytest.raises(ValueError, match="non-negative"):
+        cg.top_words(3, weighting=-np.ones(20))
+    for lam in (-0.1, 1.5, True, "0.5"):
+        with pytest.raises(ValueError, match="relevance_lambda"):
+            _words.word_relevance(pi, lam)
+
+
+def test_word_marginal_with_a_learned_prior():
+    """p(w) = sum_k prior_k h_k(w): the model's own word distribution."""
+    rng = np.random.default_rng(2)
+    extent, window = (5, 6), (2, 3)
+    pi = rng.random(extent + (7,))
+    pi /= pi.sum(axis=-1, keepdims=True)
+    prior = rng.random(extent)
+    prior /= prior.sum()
+    h = np.zeros_like(pi)
+    for k in itertools.product(*map(range, extent)):
+        for d in itertools.product(*map(range, window)):
+            h[k] += pi[tuple((a + b) % e for a, b, e in zip(k, d, extent))]
+    h /= np.prod(window)
+    np.testing.assert_allclose(_words.word_marginal(pi, prior, window),
+                               np.tensordot(prior, h, axes=2), rtol=1e-12)
 
 
 def test_positions_anchor_center(fitted):

@@ -993,21 +993,38 @@ def _grid():
     return model("CountingGrid")
 
 
-def _brute_scores(X, cell):
+def _brute_scores(X, cell, ranking="depth"):
+    """Every document's score at ``cell``, by brute force over the windows of
+    ``transform(X)``: the posterior mean depth of the cell in the document's window
+    (``K(d) = prod min(d + 1, W - d) / ceil(W / 2)``, documents_near's default) or, for
+    ``ranking="coverage"``, the probability that the window contains the cell."""
     g = _grid()
-    from countgrid.grid._browse import window_coverage
-
-    S = window_coverage(g.transform(X), g.pi_.shape[:-1], g.window)
+    E, W = tuple(g.pi_.shape[:-1]), tuple(g.window)
     flat = cell if isinstance(cell, (int, np.integer)) else int(np.ravel_multi_index(
-        tuple(int(c) for c in cell), g.pi_.shape[:-1]))
-    return S[:, flat]
+        tuple(int(c) for c in cell), E))
+    target = np.unravel_index(int(flat), E)
+    Q = np.asarray(g.transform(X), dtype=np.float64).reshape((-1,) + E)
+    out = np.zeros(Q.shape[0])
+    for d in np.ndindex(*W):
+        depth = 1.0 if ranking == "coverage" else float(np.prod(
+            [min(a + 1, w - a) / float(-(-w // 2)) for a, w in zip(d, W)]))
+        corner = tuple((t - a) % e for t, a, e in zip(target, d, E))
+        out += depth * Q[(slice(None),) + corner]
+    return out
+
+
+def _rank_key(s):
+    """Scores to 3 decimals: documents_near orders scores equal to 3 decimals by the
+    documents' log-likelihood per token, so a document may pass one that scores less than
+    1e-3 more."""
+    return np.floor(np.asarray(s, dtype=np.float64) * 1000.0 + 0.5)
 
 
 def gen_browse():
     out = []
     E = (4, 4)
 
-    def near_oracle(X, cell, k):
+    def near_oracle(X, cell, k, ranking="depth"):
         def oracle(value):
             idx, scores = value
             n = H._n_rows(X)
@@ -1019,14 +1036,23 @@ def gen_browse():
                 return p
             if want and (np.unique(idx).size != want or idx.min() < 0 or idx.max() >= n):
                 return "indices repeat or are out of range"
-            if np.any(np.diff(scores) > 1e-12) or np.any(scores < -1e-9) or \
-                    np.any(scores > 1 + 1e-6):
-                return "scores are not descending probabilities"
-            ref = _brute_scores(X, cell)
+            if np.any(scores < -1e-9) or np.any(scores > 1 + 1e-6):
+                return "scores are not in [0, 1]"
+            ref = _brute_scores(X, cell, ranking)
             if not np.allclose(scores, ref[idx], rtol=1e-5, atol=1e-7):
-                return "scores differ from the window coverage of transform(X)"
-            if want and np.sort(ref)[::-1][want - 1] > scores[-1] + 1e-6:
-                return "a better-covering document is missing"
+                return f"scores differ from the {ranking} of the cell in transform(X)'s windows"
+            if ranking == "coverage":
+                if np.any(np.diff(scores) > 1e-12):
+                    return "scores are not descending"
+                if want and np.sort(ref)[::-1][want - 1] > scores[-1] + 1e-6:
+                    return "a better-covering document is missing"
+                return None
+            key = _rank_key(ref)
+            if np.any(np.diff(key[idx]) > 0):
+                return "scores are not descending (to 3 decimals)"
+            rest = np.setdiff1d(np.arange(n), idx)
+            if want and rest.size and key[rest].max() > key[idx].min():
+                return "a document the cell is deeper in (to 3 decimals) is missing"
             return None
         return oracle
 
@@ -1071,6 +1097,14 @@ def gen_browse():
                         ("X", "n_features", "features"), near_oracle(X(), (1, 1), 5)
                         if expect == "ok" else oracle_finite(), need,
                         recycle=variant.startswith("csr:")))
+    for variant, expect, ranking in [("'coverage'", "ok", "coverage"), ("'depth'", "ok", "depth"),
+                                     ("'centre'", "raise", "centre"), ("None", "raise", None),
+                                     ("'Depth'", "raise", "Depth")]:
+        out.append(Case("CountingGrid", "documents_near", "params", f"ranking={variant}",
+                        expect, lambda ctx, r=ranking: _grid().documents_near(D.Xq, (1, 2), 6,
+                                                                              ranking=r),
+                        ("ranking",), near_oracle(D.Xq, (1, 2), 6, ranking)
+                        if expect == "ok" else None, need))
     out.append(Case("CountingGrid", "documents_near", "params", "unfitted", "raise",
                     lambda ctx: make("CountingGrid").documents_near(D.Xq, (0, 0)),
                     ("CountingGrid", "fit"), None, need))
@@ -1131,22 +1165,33 @@ def gen_browse():
                         lambda ctx, k=k: _grid().word_cells(3, n_cells=k), ("n_cells",),
                         cells_oracle, ("countgrid.CountingGrid.word_cells",)))
 
-    def top_oracle(k):
+    def top_oracle(k, weighting="relevance"):
         def oracle(t):
             g = _grid()
             kk = min(k, 12)
             if t.shape != E + (kk,):
                 return f"top_words has shape {t.shape}, expected {E + (kk,)}"
             names = np.asarray(D.words)
-            pi = g.pi_.reshape(-1, 12)
+            pi = np.asarray(g.pi_, dtype=np.float64).reshape(-1, 12)
+            if weighting == "relevance":
+                # LDAvis' relevance, top_words' default: lam log pi + (1 - lam) log(pi / p),
+                # p the grid's average word distribution; the same order as pi * p^(lam - 1)
+                if getattr(g, "prior_", None) is not None:
+                    return "the oracle expects a grid with the uniform prior"
+                lam = _cg().grid.RELEVANCE_LAMBDA
+                score = pi * pi.mean(axis=0) ** (lam - 1.0)
+            else:
+                score = pi
             idx = np.searchsorted(np.sort(names), t.reshape(-1, kk)) if t.dtype.kind == "U" \
                 else t.reshape(-1, kk)
             if t.dtype.kind == "U":
                 idx = np.argsort(names)[idx]
-            vals = np.take_along_axis(pi, idx, axis=1)
-            if np.any(np.diff(vals, axis=1) > 0) or np.any(
-                    np.sort(pi, axis=1)[:, ::-1][:, :kk] != vals):
-                return "top_words are not the most probable words in order"
+            vals = np.take_along_axis(score, idx, axis=1)
+            best = np.sort(score, axis=1)[:, ::-1][:, :kk]
+            if np.any(np.diff(vals, axis=1) > 1e-12 * best[:, :1]) or not np.allclose(
+                    vals, best, rtol=1e-9, atol=0):
+                most = "relevant" if weighting == "relevance" else "probable"
+                return f"top_words are not the most {most} words in order"
             return None
         return oracle
     for variant, expect, k in [("0", "raise", 0), ("-1", "raise", -1), ("2.5", "raise", 2.5),
@@ -1158,6 +1203,11 @@ def gen_browse():
                         ("n_words",), top_oracle(k if isinstance(k, (int, np.integer))
                                                  and not isinstance(k, bool) else 1),
                         ("countgrid.CountingGrid.top_words",)))
+    out.append(Case("CountingGrid", "top_words", "params", "weighting='probability'", "ok",
+                    lambda ctx: _grid().top_words(5, feature_names=D.words,
+                                                  weighting="probability"),
+                    ("weighting",), top_oracle(5, "probability"),
+                    ("countgrid.CountingGrid.top_words",)))
     out.append(Case("CountingGrid", "top_words", "params", "feature_names-too-short",
                     "raise", lambda ctx: _grid().top_words(3, feature_names=D.words[:5]),
                     ("feature_names",), None, ("countgrid.CountingGrid.top_words",)))

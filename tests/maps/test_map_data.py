@@ -13,8 +13,11 @@ from countgrid.maps import map_data, rank_documents, write_html
 from countgrid.maps._data import MAX_POSITIONS, POSTERIOR_MASS
 from countgrid.maps._html import encode_payload
 
+from countgrid.grid._browse import window_depth
+
 from _map_page import decode
-from _reference.browse import coverage_reference
+from _reference.browse import (coverage_reference, depth_ranking_reference, depth_reference,
+                               map_loglik_reference)
 
 
 def test_assets_are_installed():
@@ -25,17 +28,38 @@ def test_assets_are_installed():
 
 def test_top_words_and_search_rule(fitted):
     grid = fitted["grid"]
-    d = map_data(grid, feature_names=fitted["words"], n_words=4)
+    d = map_data(grid, feature_names=fitted["words"], n_words=4, weighting="probability")
     pi = grid.pi_.reshape(-1, grid.pi_.shape[-1])
+    assert d["weighting"] == "probability" and not d["idf"]
     for i in range(pi.shape[0]):
         expected = sorted(range(pi.shape[1]), key=lambda z: (-pi[i, z], z))[:4]
         assert d["top_words"][i].tolist() == expected
         np.testing.assert_allclose(d["top_weights"][i], pi[i, expected], rtol=1e-6)
+        np.testing.assert_allclose(d["top_scores"][i], pi[i, expected], rtol=1e-6)
     for w in range(pi.shape[1]):       # the search rule: pi_i(w) >= max_j pi_j(w) / 2
         cells = d["search_cells"][d["search_offsets"][w]:d["search_offsets"][w + 1]]
         expected = [i for i in range(pi.shape[0]) if pi[i, w] >= 0.5 * pi[:, w].max()]
         assert cells.tolist() == expected
     assert d["vocabulary"] == fitted["words"] and d["n_documents"] == 0
+
+
+def test_relevance_is_the_default(fitted):
+    """The cells rank their words by LDAvis' relevance; the sizes stay pi."""
+    grid = fitted["grid"]
+    d = map_data(grid, feature_names=fitted["words"], n_words=4)
+    pi = grid.pi_.reshape(-1, grid.pi_.shape[-1]).astype(np.float64)
+    r = countgrid.grid.word_relevance(pi)
+    assert d["weighting"] == "relevance"
+    assert d["relevance_lambda"] == countgrid.grid.RELEVANCE_LAMBDA
+    for i in range(pi.shape[0]):
+        expected = sorted(range(pi.shape[1]), key=lambda z: (-r[i, z], z))[:4]
+        assert d["top_words"][i].tolist() == expected
+        np.testing.assert_allclose(d["top_weights"][i], pi[i, expected], rtol=1e-6)
+        np.testing.assert_allclose(np.log(d["top_scores"][i]), r[i, expected], atol=1e-6)
+    np.testing.assert_array_equal(d["top_words"].reshape(grid.pi_.shape[:-1] + (4,)),
+                                  grid.top_words(4))
+    with pytest.raises(ValueError, match="idf=True"):
+        map_data(grid, fitted["X"], idf=True, weighting="lift")
 
 
 def test_idf_weighting(fitted):
@@ -46,6 +70,9 @@ def test_idf_weighting(fitted):
     wts = grid.pi_.reshape(-1, X.shape[1]) * idf
     assert d["top_words"][5].tolist() == sorted(range(X.shape[1]),
                                                  key=lambda z: (-wts[5, z], z))[:3]
+    assert d["weighting"] == "idf" and d["idf"]
+    e = map_data(grid, X, n_words=3, weighting="idf")
+    np.testing.assert_array_equal(e["top_words"], d["top_words"])
     with pytest.raises(ValueError, match="idf"):
         map_data(grid, idf=True)
 
@@ -71,7 +98,11 @@ def test_truncated_posteriors(fitted):
 def test_page_ranking_agrees_with_documents_near(fitted):
     grid, X = fitted["grid"], fitted["X"]
     d = map_data(grid, X)
-    S = grid.transform(X).astype(np.float64)
+    Q = grid.transform(X).astype(np.float64)
+    C = depth_reference(Q, (10, 13), (3, 4))
+    ll = map_loglik_reference(X, grid.h_.reshape(130, -1), Q)
+    np.testing.assert_allclose(d["doc_loglik"], ll, rtol=1e-6)      # float32
+    np.testing.assert_array_equal(d["rank_depth"], window_depth((3, 4)).ravel())
     for cell in [(0, 0), (4, 7), (9, 12)]:
         idx, scores = rank_documents(d, cell, n_documents=15)
         ref_idx, ref_scores = grid.documents_near(X, cell, n_documents=15)
@@ -81,9 +112,17 @@ def test_page_ranking_agrees_with_documents_near(fitted):
         tol = 1 - POSTERIOR_MASS + 1e-6
         np.testing.assert_allclose(scores, ref_scores, atol=tol)
         flat = np.ravel_multi_index(cell, (10, 13))
-        exact = coverage_reference(S[idx], (10, 13), (3, 4))[:, flat]
-        np.testing.assert_allclose(exact, ref_scores, atol=2 * tol)
+        np.testing.assert_allclose(C[idx, flat], scores, atol=tol)
         assert len(set(idx) ^ set(ref_idx)) <= 4
+        # the page's own rule on its truncated posteriors, by brute force
+        trunc = np.zeros_like(Q)
+        for t in range(len(X)):
+            sl = slice(d["doc_offsets"][t], d["doc_offsets"][t + 1])
+            trunc[t, d["doc_positions"][sl]] = d["doc_posteriors"][sl]
+        Ct = depth_reference(trunc, (10, 13), (3, 4))[:, flat]
+        expected = [t for t in depth_ranking_reference(Ct, d["doc_loglik"], len(X))
+                    if Ct[t] > 0][:15]
+        assert idx.tolist() == expected
 
 
 def test_metadata_colourings_are_coverage_weighted(fitted):
@@ -107,13 +146,40 @@ def test_metadata_colourings_are_coverage_weighted(fitted):
 
 def test_many_levels_are_lumped(fitted):
     grid, X = fitted["grid"], fitted["X"]
-    labels = np.array([f"L{i % 25:02d}" for i in range(len(X))])
+    labels = np.array([f"L{i % 60:02d}" for i in range(len(X))])
+    labels[:30] = "L07"                                    # the most frequent level
     d = map_data(grid, X, metadata={"many": labels, "flag": np.arange(len(X)) % 2 == 0})
     many = d["colorings"][0]
-    assert len(many["levels"]) == 20 and many["levels"][-1] == "other" and many["lumped"]
+    assert len(many["levels"]) == 50 and many["levels"][-1] == "other" and many["lumped"]
+    assert "L07" in many["levels"] and many["levels"][:-1] == sorted(many["levels"][:-1])
     assert many["counts"].sum() == len(X)
+    assert many["colors"].shape == (50, 3) and many["colors"][-1].tolist() == [150] * 3
+    assert len({tuple(c) for c in many["colors"].tolist()}) == 50
     assert d["colorings"][1]["kind"] == "categorical"
     assert d["colorings"][1]["levels"] == ["False", "True"]
+    assert not d["colorings"][1]["lumped"]
+    assert d["colorings"][1]["colors"].tolist() == [[0, 114, 178], [213, 94, 0]]
+
+
+def test_42_levels_each_get_a_colour_and_levels_choose(fitted):
+    grid, X = fitted["grid"], fitted["X"]
+    labels = np.array([f"cat{i % 42:02d}" for i in range(len(X))])
+    d = map_data(grid, X, metadata={"c": labels}, color_by="c")
+    col = d["colorings"][0]
+    assert len(col["levels"]) == 42 and not col["lumped"] and "other" not in col["levels"]
+    assert len({tuple(c) for c in col["colors"].tolist()}) == 42
+    e = map_data(grid, X, metadata={"c": labels}, color_by="c", levels=["cat05", "cat01"])
+    col = e["colorings"][0]
+    assert col["levels"] == ["cat05", "cat01", "other"] and col["lumped"]
+    assert col["counts"].tolist() == [(labels == "cat05").sum(), (labels == "cat01").sum(),
+                                      len(X) - (labels == "cat05").sum()
+                                      - (labels == "cat01").sum()]
+    with pytest.raises(ValueError, match="'cat99' is not a level"):
+        map_data(grid, X, metadata={"c": labels}, color_by="c", levels=["cat99"])
+    with pytest.raises(ValueError, match="levels choose"):
+        map_data(grid, X, metadata={"c": labels}, levels=["cat01"])
+    with pytest.raises(ValueError, match="numeric"):
+        map_data(grid, X, metadata={"n": np.arange(len(X))}, color_by="n", levels=["1"])
 
 
 def test_classifier_label_embedding(fitted):

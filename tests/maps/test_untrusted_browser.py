@@ -58,7 +58,7 @@ def test_huge_texts_keep_the_file_small_and_the_click_fast(open_map, tmp_path):
     titles = [big_text(rng, f"T{i} ") for i in range(n)]
     snippets = [big_text(rng, f"S{i} ") for i in range(n)]
     ids = [big_text(rng, f"I{i} ") for i in range(n)]
-    group = [big_text(rng, f"G{i % 3} ") for i in range(n)]       # 40 levels: 19 + other
+    group = [big_text(rng, f"G{i % 3} ") for i in range(n)]       # 40 levels, a colour each
     kw = dict(titles=titles, snippets=snippets, ids=ids, metadata={"group": group},
               color_by="group", title=big_text(rng, "map "))
     start = time.perf_counter()

@@ -60,9 +60,17 @@ _BARE = re.compile(r"(?<![-\w.'\"])(n_iter|tol|n_components|text_col|id_col|titl
                    r"token_pattern|num_threads|random_state|max_bytes)(?![\w=(])")
 
 
+#: Advice of library messages that only a Python user can follow, dropped on the command line.
+_PYTHON_ONLY = (" (drop them with corpus.subset(corpus.counts.getnnz(axis=1) > 0))",)
+
+
 def cli_terms(text):
     """A library message in the command line's terms: ``n_iter`` becomes ``--n-iter``,
-    ``extent='auto'`` becomes ``--grid auto``, ``window=(4, 4)`` becomes ``--window 4x4``."""
+    ``extent='auto'`` becomes ``--grid auto``, ``window=(4, 4)`` becomes ``--window 4x4``;
+    advice that needs Python is left out."""
+    text = str(text)
+    for advice in _PYTHON_ONLY:
+        text = text.replace(advice, "")
     def assigned(m):
         flag = CLI_FLAGS[m.group(1)]
         quoted = m.group(2) if m.group(2) is not None else m.group(3)

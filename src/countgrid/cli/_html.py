@@ -9,12 +9,15 @@ from countgrid.cli._args import (UsageError, add_common, check_output, input_pat
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of
 from countgrid.cli._output import size_text
+from countgrid.cli._top_words import add_weighting_options, weighting_of
 from countgrid.cli._transform import documents_for
 
 EXAMPLE = """\
 examples:
   countgrid html model.npz -o map.html
   countgrid html model.npz -o map.html --color-by group --idf
+  countgrid html model.npz -o map.html --color-by group --levels sci.space,alt.atheism
+  countgrid html model.npz -o map.html --weighting probability   # most probable words
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
 """
 
@@ -37,8 +40,11 @@ def add_parser(sub):
     p.add_argument("--color-by", default=None,
                    help="metadata column to colour the cells by (categorical: a legend; "
                         "numbers: a colour bar)")
-    p.add_argument("--idf", action="store_true",
-                   help="size words by probability x inverse document frequency")
+    p.add_argument("--levels", default=None,
+                   help="comma-separated levels of --color-by that get a colour of their "
+                        "own (the rest: 'other'); default: every level up to 50, else the "
+                        "49 most frequent")
+    add_weighting_options(p, "the words of the cells")
     p.add_argument("--n-words", type=positive_int, default=None,
                    help="words stored per cell (default: the map's own)")
     p.add_argument("--title", default=None, help="title of the page")
@@ -69,8 +75,19 @@ def run(args, out):
         have = [] if docs is None else list(docs.metadata)
         raise UsageError(f"argument --color-by: the documents have no column "
                          f"{args.color_by!r} (they have: {', '.join(have) or 'none'})")
-    options = dict(color_by=args.color_by, idf=args.idf, random_state=args.seed,
-                   max_docs=args.max_docs)
+    levels = None
+    if args.levels is not None:
+        if args.color_by is None:
+            raise UsageError("argument --levels: choose the levels of a --color-by column")
+        levels = [v.strip() for v in args.levels.split(",") if v.strip()]
+        have = set(np.asarray(docs.metadata[args.color_by]).astype(str).tolist())
+        missing = [v for v in levels if v not in have]
+        if missing or not levels:
+            raise UsageError(f"argument --levels: {', '.join(map(repr, missing)) or 'nothing'} "
+                             f"is not a level of --color-by {args.color_by!r}")
+    options = dict(color_by=args.color_by, levels=levels, random_state=args.seed,
+                   max_docs=args.max_docs,
+                   weighting=weighting_of(args, None if docs is None else docs.counts))
     if args.n_words:
         options["n_words"] = args.n_words
     if args.title:

@@ -9,7 +9,10 @@ from countgrid.cli._args import (UsageError, add_common, check_output, input_pat
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
-from countgrid.grid._label_embedding import embedding_from_stats
+from countgrid.cli._top_words import add_weighting_options, weighting_of
+from countgrid.grid._browse import window_coverage
+from countgrid.grid._torus import check_grid
+from countgrid.grid._words import word_weights
 
 #: Beyond this a picture of a few inches has tens of thousands of pixels a side.
 MAX_DPI = 1200
@@ -27,9 +30,11 @@ KINDS = ("words", "labels", "positions", "word", "likelihood", "topics", "map")
 EXAMPLE = """\
 examples:
   countgrid plot model.npz -o grid.png                         # the word grid
+  countgrid plot model.npz -o tinted.png --color-by group      # ... tinted by group
   countgrid plot model.npz -o groups.png --kind labels --color-by group
   countgrid plot model.npz -o where.png --kind word --word space
   countgrid plot model.npz -o docs.svg --kind positions --color-by group
+  countgrid plot model.npz -o two.png --kind positions --color-by group --levels sci.space,alt.atheism
   countgrid plot topics.npz -o topics.png                      # pLSA: top words per topic
 """
 
@@ -49,12 +54,18 @@ def add_parser(sub):
                    help="picture file (.png, .svg, .pdf or another matplotlib format)")
     p.add_argument("--kind", choices=KINDS, default=None, help="what to draw (see above)")
     p.add_argument("--color-by", default=None,
-                   help="metadata column of the saved corpus to colour by (labels, positions, "
-                        "map)")
+                   help="metadata column of the saved corpus to colour by: words (cells "
+                        "tinted by the column's label embedding), labels, positions, map; "
+                        "the other kinds refuse it")
+    p.add_argument("--levels", default=None,
+                   help="comma-separated levels of --color-by that get a colour of their "
+                        "own (the rest: 'other'); default: every level up to 50, else the "
+                        "49 most frequent")
     p.add_argument("--word", default=None, help="the word of --kind word")
     p.add_argument("--n-words", type=positive_int, default=3,
                    help="words per cell or topic shown")
     p.add_argument("--vocab", default=None, help="vocabulary file, one word per line")
+    add_weighting_options(p, "the words of the word grid (--kind words)")
     p.add_argument("--dpi", type=dpi, default=110,
                    help=f"resolution of raster pictures (1 to {MAX_DPI}; default 110)")
     add_load_options(p)
@@ -79,23 +90,61 @@ def _labels(corpus, column, name="--color-by"):
     return np.asarray(corpus.metadata[column])
 
 
-def _label_embedding(grid, X, labels, block=2048):
-    """(gamma, classes): the label embedding of ``labels`` on ``grid`` (paper eq. 9), the
-    posteriors computed block by block (never the whole n_documents x cells matrix)."""
+#: The kinds that draw --color-by, and those that take --levels and --weighting/--idf.
+COLOURED = ("words", "labels", "positions", "map")
+LEVELLED = ("words", "labels", "positions")
+
+
+def _check_flags(args, what):
+    """--color-by, --levels, --weighting and --idf are honoured by some kinds and refused
+    with a message by the others (never silently ignored)."""
+    if args.color_by is not None and what not in COLOURED:
+        raise UsageError(f"argument --color-by: --kind {what} draws no colours by a column "
+                         f"(--color-by applies to --kind {', '.join(COLOURED)})")
+    if args.levels is not None:
+        if what not in LEVELLED:
+            raise UsageError(f"argument --levels: --kind {what} takes no --levels (it "
+                             f"applies to --kind {', '.join(LEVELLED)})")
+    for flag, given in (("--weighting", args.weighting is not None), ("--idf", args.idf)):
+        if given and what != "words":
+            raise UsageError(f"argument {flag}: ranks the words of the word grid; --kind "
+                             f"{what} draws none")
+
+
+def _levels(args, labels):
+    if args.levels is None:
+        return None
+    if labels is None:
+        raise UsageError("argument --levels: choose the levels of a --color-by column")
+    levels = [v.strip() for v in args.levels.split(",") if v.strip()]
+    have = set(np.asarray(labels).astype(str).tolist())
+    missing = [v for v in levels if v not in have]
+    if missing or not levels:
+        raise UsageError(f"argument --levels: {', '.join(map(repr, missing)) or 'nothing'} "
+                         f"is not a level of --color-by {args.color_by!r}")
+    return levels
+
+
+def _label_embedding(grid, X, labels):
+    """(gamma (extent + (C,)), class names) of a metadata column: the coverage-weighted
+    class distribution of every cell (paper eq. 9, as countgrid.embed_labels and the map's
+    colourings), accumulated block by block (memory O(block x cells))."""
     classes, codes = np.unique(np.asarray(labels).astype(str), return_inverse=True)
-    extent = np.shape(grid.pi_)[:-1]
+    extent = tuple(np.shape(grid.pi_)[:-1])
+    _, window = check_grid(extent, grid.window)
     L = int(np.prod(extent))
-    M = np.zeros((len(classes), L))
-    mass = np.zeros(L)
-    for start in range(0, X.shape[0], block):
-        Q = np.asarray(grid.transform(X[start:start + block]), dtype=np.float64)
-        onehot = np.zeros((len(classes), Q.shape[0]))
-        onehot[codes[start:start + block], np.arange(Q.shape[0])] = 1.0
-        M += onehot @ Q
-        mass += Q.sum(axis=0)
-    fill = np.full(len(classes), 1.0 / len(classes))
-    gamma = embedding_from_stats(M, mass, extent, grid.window, fill)
-    return gamma.reshape(tuple(extent) + (len(classes),)), classes
+    stats = np.zeros((len(classes), L))
+
+    def visit(t0, t1, qb, llb):
+        onehot = np.zeros((len(classes), t1 - t0))
+        onehot[codes.ravel()[t0:t1], np.arange(t1 - t0)] = 1.0
+        stats[:] += onehot @ np.asarray(qb, dtype=np.float64)
+
+    grid._visit_posteriors(X, visit)
+    C = window_coverage(stats, extent, window)
+    tot = C.sum(axis=0, keepdims=True)
+    P = np.divide(C, tot, out=np.full_like(C, 1.0 / len(classes)), where=tot > 0)
+    return np.ascontiguousarray(P.T).reshape(extent + (len(classes),)), list(classes)
 
 
 def run(args, out):
@@ -111,8 +160,10 @@ def run(args, out):
     grid = grid_of(est)
     what = args.kind or {"plsa": "topics", "zipgtm": "map", "rap": "likelihood"}.get(kind,
                                                                                      "words")
+    _check_flags(args, what)
     words = model_vocabulary(est, corpus, args)
     labels = _labels(corpus, args.color_by)
+    levels = _levels(args, labels)
     X = None if corpus is None else corpus.counts
     if what in ("words", "labels", "positions", "word") and grid is None:
         raise UsageError(f"argument --kind: {what} pictures are of counting grids, and "
@@ -124,25 +175,35 @@ def run(args, out):
     if what in ("positions", "map") and X is None:
         raise UsageError(f"argument --kind: {what} needs the documents, and {args.model} "
                          "holds no corpus")
+    weighting = weighting_of(args, X) if what == "words" else None
+    if weighting == "idf":      # the per-word factors of the saved corpus
+        weighting = word_weights(grid.pi_, "idf", X=X)
 
     def draw(fh):
         import matplotlib.pyplot as plt
 
         if what == "words":
-            ax = plotting.plot_word_grid(est if kind == "cg-classifier" else grid, words,
-                                         n_words=args.n_words)
-        elif what == "labels":
-            if kind == "cg-classifier":
-                ax = plotting.plot_label_embedding(est)
+            if labels is not None:      # tinted by the column's label embedding
+                gamma, names = _label_embedding(grid, X, labels)
+                ax = plotting.plot_word_grid(grid, words, n_words=args.n_words, gamma=gamma,
+                                             label_names=names, weighting=weighting,
+                                             levels=levels)
             else:
-                if labels is None:
-                    raise UsageError("argument --color-by: --kind labels of a counting grid "
-                                     "needs the metadata column to embed")
-                gamma, classes = _label_embedding(grid, X, labels)
-                ax = plotting.plot_label_embedding(grid, gamma=gamma,
-                                                   label_names=[str(c) for c in classes])
+                ax = plotting.plot_word_grid(est if kind == "cg-classifier" else grid, words,
+                                             n_words=args.n_words, weighting=weighting,
+                                             levels=levels)
+        elif what == "labels":
+            if labels is not None:
+                gamma, names = _label_embedding(grid, X, labels)
+                ax = plotting.plot_label_embedding(grid, gamma=gamma, label_names=names,
+                                                   levels=levels)
+            elif kind == "cg-classifier":
+                ax = plotting.plot_label_embedding(est, levels=levels)
+            else:
+                raise UsageError("argument --color-by: --kind labels of a counting grid "
+                                 "needs the metadata column to embed")
         elif what == "positions":
-            ax = plotting.plot_positions(grid, X, labels=labels)
+            ax = plotting.plot_positions(grid, X, labels=labels, levels=levels)
         elif what == "word":
             if not args.word:
                 raise UsageError("argument --word: --kind word needs --word WORD")

@@ -1,21 +1,60 @@
-"""``countgrid top-words``: the most probable words of each cell, topic or unit (TSV)."""
-from countgrid.cli._args import add_common, check_output, input_paths, positive_int
+"""``countgrid top-words``: the best words of each cell, topic or unit (TSV).
+
+The cells of a counting grid list their most relevant words by default (LDAvis' relevance,
+:func:`countgrid.grid.word_relevance`; ``--weighting probability`` gives the most probable,
+``--idf`` weights them by the saved corpus's idf); topics, units and nodes of the other
+models their most probable words."""
+import numpy as np
+
+from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
+                                 positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
-from countgrid.cli._models import top_words_table
+from countgrid.cli._models import grid_of, top_words_table
 from countgrid.cli._output import write_table, wrote
 
 EXAMPLE = """\
 examples:
   countgrid top-words model.npz | head            # cells of a grid: row, col, words
+  countgrid top-words model.npz --weighting probability    # the most probable words
   countgrid top-words topics.npz -n 15 -o topics.tsv
 """
+#: The word rankings of the cells of a grid (countgrid.grid.word_weights).
+WEIGHTINGS = ("relevance", "probability", "lift")
+
+
+def add_weighting_options(p, what="the cells' words"):
+    """--weighting and --idf (top-words, plot, html)."""
+    p.add_argument("--weighting", choices=WEIGHTINGS, default=None,
+                   help=f"how {what} are ranked: relevance (default; words frequent in the "
+                        "cell and specific to it, LDAvis' relevance with lambda 0.7), "
+                        "probability (the most probable words, as until 0.2.0.dev0) or lift "
+                        "(rare words win)")
+    p.add_argument("--idf", action="store_true",
+                   help="rank words by probability x inverse document frequency in the "
+                        "saved corpus (or the documents given) instead")
+
+
+def weighting_of(args, X, name="--idf"):
+    """The weighting to pass (countgrid.grid.word_weights) from --weighting and --idf:
+    "relevance" by default; --idf gives "idf" (needs the documents X)."""
+    if args.idf:
+        if args.weighting not in (None, "relevance"):
+            raise UsageError(f"argument --idf: --idf ranks words by probability x idf; it "
+                             f"contradicts --weighting {args.weighting}")
+        if X is None:
+            raise UsageError(f"argument {name}: the idf needs the documents, and the model "
+                             "holds no corpus")
+        return "idf"
+    return args.weighting or "relevance"
 
 
 def add_parser(sub):
-    p = sub.add_parser("top-words", help="the most probable words of each cell/topic (TSV)",
+    p = sub.add_parser("top-words", help="the best words of each cell/topic (TSV)",
                        description="Write the top words of every cell of a counting grid "
-                                   "(0-based row, col of pi_), topic of pLSA, hidden unit of "
-                                   "RAP or node of a ZIP-GTM map, as tab-separated values.",
+                                   "(0-based row, col of pi_; the most relevant words by "
+                                   "default, see --weighting), topic of pLSA, hidden unit "
+                                   "of RAP or node of a ZIP-GTM map (the most probable "
+                                   "words), as tab-separated values.",
                        epilog=EXAMPLE)
     p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
     p.add_argument("-n", "--n-words", type=positive_int, default=10,
@@ -24,10 +63,24 @@ def add_parser(sub):
     p.add_argument("--vocab", default=None,
                    help="vocabulary file, one word per line (for models saved without "
                         "their corpus)")
+    add_weighting_options(p, "the words of a grid's cells")
     add_load_options(p, table=True)
     add_common(p, threads_option=False, seed=False)
     p.set_defaults(func=run)
     return p
+
+
+def grid_table(grid, vocabulary, n_words, weighting, X=None):
+    """(header, rows) of the top-words TSV of a counting grid: one row per cell in C
+    order, its coordinates and its words ranked by ``weighting``."""
+    top = grid.top_words(n_words, np.asarray(vocabulary).astype(str), weighting=weighting,
+                         X=X)
+    extent = top.shape[:-1]
+    flat = top.reshape(-1, top.shape[-1])
+    cells = np.stack(np.unravel_index(np.arange(flat.shape[0]), extent), axis=1)
+    header = ["row", "col"] if len(extent) == 2 else [f"dim{d}" for d in range(len(extent))]
+    rows = [[*map(str, cells[i]), " ".join(flat[i])] for i in range(len(flat))]
+    return header + ["words"], rows
 
 
 def run(args, out):
@@ -35,7 +88,17 @@ def run(args, out):
                           inputs=input_paths(args))
     est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     vocabulary = model_vocabulary(est, corpus, args)
-    header, rows = top_words_table(est, vocabulary, args.n_words)
+    grid = grid_of(est)
+    if grid is not None:
+        X = None if corpus is None else corpus.counts
+        header, rows = grid_table(grid, vocabulary, args.n_words, weighting_of(args, X), X)
+    else:
+        if args.idf or args.weighting not in (None, "probability"):
+            flag = "--idf" if args.idf else "--weighting"
+            raise UsageError(f"argument {flag}: the word rankings are of counting grids; "
+                             f"the topics of a {type(est).__name__} list their most "
+                             "probable words")
+        header, rows = top_words_table(est, vocabulary, args.n_words)
     write_table(output, header, rows, delimiter="\t",
                 escape_formulas=not args.no_escape_formulas)
     if output != "-" and not args.quiet:

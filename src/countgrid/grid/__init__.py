@@ -8,7 +8,10 @@ from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, cg_fess_terms
 from countgrid.grid._label_embedding import embed_labels
 from countgrid.grid._schedule import auto_window_schedule
+from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevance,
+                                   word_weights)
 
 __all__ = ["CountingGrid", "embed_labels", "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
-           "cg_fess_terms", "auto_extent", "auto_window_schedule"]
+           "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
+           "word_weights", "word_marginal", "RELEVANCE_LAMBDA"]

@@ -17,7 +17,8 @@ from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
                                    check_shape_tuple, resolve_dtype)
 from countgrid.grid import _grid_kernels, _words
-from countgrid.grid._browse import cell_corners, check_cell, rank_scores
+from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
+                                    rank_scores)
 from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
                                  block_statistics, blocked_estep, distributed_estep,
                                  grid_counts, local_estep, m_step, posteriors, run_em)
@@ -786,20 +787,37 @@ or dask array
         check_is_fitted(self, "pi_")
         return _words.word_cells(self.pi_, word, n_cells, self._vocabulary(feature_names))
 
-    def top_words(self, n_words=10, feature_names=None):
-        """The most probable words of every cell.
+    def top_words(self, n_words=10, feature_names=None, weighting="relevance", X=None):
+        """The words that describe every cell best: by default the most relevant.
+
+        Cell ``i`` ranks word ``w`` by ``pi_i(w) * f(w)``
+        (:func:`countgrid.grid.word_weights`).  The default "relevance" is LDAvis'
+        relevance ``0.7 log pi_i(w) + 0.3 log(pi_i(w) / p(w))`` with ``p(w)`` the grid's
+        average word distribution (:func:`countgrid.grid.word_relevance`): words frequent
+        in the cell *and* more frequent there than on the whole grid, so that words used
+        everywhere ("data", "system") give way to the cell's own (docs/counting_grids.md,
+        "Which words a cell shows").  ``weighting="probability"`` gives the most probable
+        words, as until 0.2.0.dev0.
 
         Parameters
         ----------
         n_words : int, default=10
         feature_names : sequence of str, optional
             The vocabulary (default: ``feature_names_in_`` if the model has one).
+        weighting : {"relevance", "probability", "lift", "idf"} or array-like, \
+default="relevance"
+            How words are ranked (:func:`countgrid.grid.word_weights`): "relevance"
+            (lambda = :data:`countgrid.grid.RELEVANCE_LAMBDA`), "probability" (``pi_``
+            itself), "lift" (``pi_ / p``: rare words win), "idf" (``pi_`` times the
+            smooth idf of ``X``), or one non-negative factor per feature.
+        X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+            The documents whose idf weights the words, for ``weighting="idf"``.
 
         Returns
         -------
         ndarray of shape ``extent + (n_words,)``
-            Most probable first (ties by feature index): words when a vocabulary is
-            known, else int64 feature indices.
+            Best first (ties by feature index): words when a vocabulary is known, else
+            int64 feature indices.
 
         Examples
         --------
@@ -808,9 +826,15 @@ or dask array
         >>> cg = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0).fit(X)
         >>> cg.top_words(2, feature_names=["cat", "dog", "fish"]).shape
         (4, 4, 2)
+        >>> most_probable = cg.top_words(2, weighting="probability")
+        >>> bool((most_probable[..., 0] == np.argmax(cg.pi_, axis=-1)).all())
+        True
         """
         check_is_fitted(self, "pi_")
-        return _words.top_words(self.pi_, n_words, self._vocabulary(feature_names))
+        return _words.top_words(self.pi_, n_words, self._vocabulary(feature_names),
+                                weighting=weighting, X=X, prior=getattr(self, "prior_", None),
+                                window=check_grid(tuple(np.shape(self.pi_)[:-1]),
+                                                  self.window)[1])
 
     def _vocabulary(self, feature_names):
         return getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
@@ -826,12 +850,16 @@ or dask array
             return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt, visit)
 
     # -------------------------------------------------- browsing (countgrid.maps)
-    def documents_near(self, X, cell, n_documents=10):
-        """Documents whose windows cover ``cell``, most covering first.
+    def documents_near(self, X, cell, n_documents=10, ranking="depth"):
+        """The documents that sit at ``cell``: centred there, and surely.
 
-        Document ``t`` scores ``s_t(cell) = sum over window corners k with cell in W_k of
-        q_t(k)`` (q_t: :meth:`transform`; grid._browse), the probability that its window
-        contains the cell; the interactive map (:meth:`to_html`) lists the same ranking.
+        Document ``t`` scores ``c_t(cell) = sum_k q_t(k) K(cell - k)``, the posterior mean
+        of the *depth* of the cell in the document's window (``K`` =
+        ``countgrid.grid._browse.window_depth``: 1 at the window's centre, 1/2 on its
+        border and 1/4 in its corners for a 4x4 window; q_t: :meth:`transform`).  Scores
+        equal to 3 decimals are ordered by the document's log-likelihood per token in its
+        most probable window, then by index.  The interactive map (:meth:`to_html`) lists
+        the same ranking (docs/map.md, "Pin a cell").
 
         Parameters
         ----------
@@ -840,26 +868,51 @@ or dask array
             0-based coordinates into ``pi_`` (``cell = (r, c)`` is ``pi_[r, c]``), or a flat
             C-order index.
         n_documents : int, default=10
+        ranking : {"depth", "coverage"}, default="depth"
+            "depth": the rule above.  "coverage": the probability that the document's
+            window contains the cell, ``s_t(cell) = sum over corners k with cell in W_k of
+            q_t(k)``, ties by lower index (the ranking until 0.2.0.dev0: on a large corpus many
+            documents score 1 for every cell their windows cover).
 
         Returns
         -------
         indices : ndarray of shape (min(n_documents, n_samples),), int64
-            Row indices of X by decreasing score, ties by lower index.
+            Row indices of X, best first.
         scores : ndarray of the same shape, float64
+            Their ``c_t(cell)`` (or ``s_t(cell)``), in [0, 1].
         """
         check_is_fitted(self, "pi_")
         if not isinstance(n_documents, Integral) or isinstance(n_documents, bool):
             raise TypeError(f"n_documents must be an int, got {n_documents!r}")
         if n_documents < 1:
             raise ValueError(f"n_documents must be >= 1, got {n_documents}")
+        if ranking not in ("depth", "coverage"):
+            raise ValueError(f"ranking must be 'depth' or 'coverage', got {ranking!r}")
         extent = tuple(np.shape(self.pi_)[:-1])
         _, window = check_grid(extent, self.window)
-        corners = cell_corners(check_cell(cell, extent), extent, window)
-        parts = []
-        self._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(
-            qb[:, corners].sum(axis=1, dtype=np.float64)))
+        flat = check_cell(cell, extent)
+        parts, best = [], []
+        if ranking == "coverage":
+            corners = cell_corners(flat, extent, window)
+            self._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(
+                qb[:, corners].sum(axis=1, dtype=np.float64)))
+            scores = np.concatenate(parts) if parts else np.zeros(0)
+            order = rank_scores(scores, int(n_documents))
+            return order.astype(np.int64), scores[order]
+        depth = corner_depths(flat, extent, window)
+        corners = np.flatnonzero(depth)
+
+        def visit(t0, t1, qb, llb):
+            parts.append(np.asarray(qb[:, corners], dtype=np.float64) @ depth[corners])
+            best.append(np.argmax(qb, axis=1))
+
+        self._visit_posteriors(X, visit)
         scores = np.concatenate(parts) if parts else np.zeros(0)
-        order = rank_scores(scores, int(n_documents))
+        counts = self._counts(X, np.dtype(np.float64))
+        L = int(np.prod(extent))
+        loglik = map_window_loglik(counts.X, np.asarray(self.h_).reshape(L, -1),
+                                   np.concatenate(best) if best else np.zeros(0, np.int64))
+        order = rank_scores(scores, int(n_documents), loglik)
         return order.astype(np.int64), scores[order]
 
     def to_html(self, path=None, X=None, **kwargs):

@@ -3,17 +3,22 @@
 Every number the page shows comes from here, so that the tests can compare the page
 with Python (docs/map.md):
 
-- the most probable words of each cell, ``pi_[r, c]`` (optionally times an IDF weight);
+- the words of each cell, ranked by ``pi_[r, c] * f`` with the per-word factor ``f`` of
+  :func:`countgrid.grid.word_weights` (default: relevance; or probability, lift, idf), and
+  their probabilities ``pi_[r, c]`` (the font sizes);
 - for the search box, the cells where each word lives: cell ``i`` for word ``w`` when
   ``pi_i(w) >= SEARCH_FRACTION * max_j pi_j(w)`` (:data:`SEARCH_FRACTION` = 1/2);
 - per document its location posterior ``q_t`` truncated to its largest entries (the
   fewest that hold at least :data:`POSTERIOR_MASS` of it, at most
-  :data:`MAX_POSITIONS`), from which the page ranks the documents of a clicked cell by
-  ``s_t(cell)`` (countgrid.grid._browse) exactly as :func:`rank_documents` does here;
-  and its MAP window corner ``argmax_k q_t(k)``, outlined when the document is hovered;
+  :data:`MAX_POSITIONS`), its MAP window corner ``argmax_k q_t(k)`` (outlined when the
+  document is hovered) and its log-likelihood per token in that window, from which the
+  page ranks the documents of a clicked cell by the depth of the cell in their windows
+  ``c_t(cell)`` (countgrid.grid._browse), ties by that log-likelihood, exactly as
+  :func:`rank_documents` does here;
 - colourings: per cell, the coverage-weighted class distribution (categorical metadata,
   the classifier's label embedding ``gamma_``) or mean (numeric metadata) over documents,
-  ``sum_t s_t(i) y_t / sum_t s_t(i)``.
+  ``sum_t s_t(i) y_t / sum_t s_t(i)``, with the colour of every level
+  (countgrid._palette: one per level up to 50 levels, or the levels chosen).
 
 The corpus may come from anyone (docs/map.md, "Untrusted corpora"): every text the page
 shows is cut at a stated length (:func:`truncate_text`; ``MAX_*_CHARS``), and links are
@@ -28,9 +33,12 @@ import numpy as np
 
 from countgrid._counts import check_counts
 from countgrid._memory import check_memory
+from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._validation import check_is_fitted, check_random_state
-from countgrid.grid._browse import cell_corners, check_cell, window_coverage
+from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths,
+                                    map_window_loglik, rank_key, window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
+from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, word_weights
 
 __all__ = ["map_data", "rank_documents", "search_cells", "safe_link", "truncate_text",
            "SEARCH_FRACTION", "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS",
@@ -43,8 +51,8 @@ SEARCH_FRACTION = 0.5
 POSTERIOR_MASS = 1.0 - 1e-3
 #: ... but at most this many.
 MAX_POSITIONS = 32
-#: Categorical metadata keeps its most frequent levels; the rest are shown as "other".
-MAX_LEVELS = 20
+# MAX_LEVELS (countgrid._palette): categorical metadata keeps its most frequent levels;
+# the rest are shown as "other".
 # Limits on the text the page shows (docs/map.md, "Untrusted corpora"), in characters
 # (code points, Python's len), the ellipsis included; longer texts are cut by
 # truncate_text.  They bound the file (a few KB per document at most) and the work of the
@@ -333,8 +341,14 @@ def search_cells(pi, fraction=SEARCH_FRACTION):
 def rank_documents(data, cell, n_documents=LIST_LENGTH):
     """The page's ranking of the documents of a pinned cell, from the embedded arrays.
 
-    Scores ``s_t(cell)`` of the truncated posteriors, summed in float64 in stored order
-    as the page does, so the result is the page's list exactly.
+    Document ``t`` scores ``c_t(cell) = sum_k q_t(k) K(cell - k)`` over its stored
+    posterior entries, in stored order and in float64 as the page does: the posterior mean
+    depth of the cell in the document's window (``K``:
+    ``countgrid.grid._browse.window_depth``, stored as ``rank_depth``).  Documents with
+    a positive score are listed by the score rounded to 3 decimals
+    (``floor(1000 c + 1/2)``), then by their log-likelihood per token in their MAP window
+    (``doc_loglik``), then by index: the page's list exactly.  This is the rule of
+    :meth:`CountingGrid.documents_near` on the truncated posteriors.
 
     Parameters
     ----------
@@ -350,9 +364,9 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
     indices : ndarray, int64
         Row indices of the documents in the X given to :func:`map_data` (the original
         rows, also when ``max_docs`` sampled them) of the documents with a positive
-        score, best first, ties by lower index.
+        score, best first.
     scores : ndarray of the same shape, float64
-        Their scores ``s_t(cell)``.
+        Their scores ``c_t(cell)``.
 
     Raises
     ------
@@ -366,24 +380,26 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
         raise ValueError(f"n_documents must be >= 1, got {n_documents}")
     extent = tuple(int(e) for e in data["extent"])
     window = tuple(int(w) for w in data["window"])
-    covering = np.zeros(int(np.prod(extent)), dtype=bool)
-    covering[cell_corners(check_cell(cell, extent), extent, window)] = True
+    depth = corner_depths(check_cell(cell, extent), extent, window)
     offsets, pos, q = data["doc_offsets"], data["doc_positions"], data["doc_posteriors"]
     scores = np.zeros(len(offsets) - 1)
     for t in range(len(offsets) - 1):
         s = 0.0
         for j in range(offsets[t], offsets[t + 1]):
-            if covering[pos[j]]:
-                s += float(q[j])
+            d = depth[pos[j]]
+            if d > 0:
+                s += float(q[j]) * float(d)
         scores[t] = s
-    order = np.argsort(-scores, kind="stable")
+    loglik = np.asarray(data["doc_loglik"], dtype=np.float64)
+    order = np.lexsort((np.arange(len(scores)), -loglik, -rank_key(scores)))
     order = order[scores[order] > 0][:n_documents]
     return data["doc_index"][order].astype(np.int64), scores[order]
 
 
-def _metadata_columns(metadata, n, lumped):
+def _metadata_columns(metadata, n, lumped, levels=None, levels_of=None):
     """[(name, kind, codes or values, levels)] of the metadata columns; the names of the
-    categorical ones whose rarest levels were lumped into "other" are added to lumped."""
+    categorical ones whose rarest levels were lumped into "other" are added to lumped.
+    ``levels`` chooses the coloured levels of the column ``levels_of``."""
     if metadata is None:
         return []
     if not isinstance(metadata, dict):
@@ -396,7 +412,11 @@ def _metadata_columns(metadata, n, lumped):
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(f"metadata[{shown!r}] must be 1-D with {n} entries (one per "
                              f"document); got shape {arr.shape}")
+        chosen = levels if levels is not None and str(name) == levels_of else None
         if arr.dtype.kind in "iuf":
+            if chosen is not None:
+                raise ValueError(f"levels: the colouring {shown!r} is numeric (a colour bar), "
+                                 "it has no levels to choose")
             vals = arr.astype(np.float64)
             if np.isinf(vals).any():
                 raise ValueError(f"metadata[{shown!r}] has infinite values")
@@ -404,21 +424,20 @@ def _metadata_columns(metadata, n, lumped):
         else:
             labels = np.array(["(missing)" if v is None or (isinstance(v, float) and v != v)
                                else str(v) for v in arr.tolist()], dtype=object)
-            levels, inverse, counts = np.unique(labels, return_inverse=True,
-                                                return_counts=True)
-            order = sorted(range(len(levels)), key=lambda k: (-counts[k], levels[k]))
-            keep = order[:MAX_LEVELS] if len(levels) <= MAX_LEVELS else order[:MAX_LEVELS - 1]
-            # the most frequent levels, in sorted order: the class order of the classifiers
-            # and of the pictures (countgrid.plotting), so a class has the same colour there
-            keep = sorted(keep)
-            rank = np.full(len(levels), len(keep), dtype=np.int64)
+            names, inverse, counts = np.unique(labels, return_inverse=True,
+                                               return_counts=True)
+            # the most frequent levels (all up to MAX_LEVELS), in sorted order: the class
+            # order of the classifiers and of the pictures (countgrid.plotting), so a class
+            # has the same colour there; or the levels chosen, in their order
+            keep, lump = choose_levels(names.tolist(), counts, chosen, MAX_LEVELS, "levels")
+            rank = np.full(len(names), len(keep), dtype=np.int64)
             rank[keep] = np.arange(len(keep))
-            names = _truncate_all([str(levels[k]) for k in keep], MAX_LABEL_CHARS,
-                                  distinct=True)
-            if len(keep) < len(levels):
-                names.append("other")       # drawn grey: it is no class
+            shown_levels = _truncate_all([str(names[k]) for k in keep], MAX_LABEL_CHARS,
+                                         distinct=True)
+            if lump:
+                shown_levels.append(OTHER if OTHER not in shown_levels else f"({OTHER})")
                 lumped.add(str(name))
-            out.append((str(name), "categorical", rank[inverse.ravel()], names))
+            out.append((str(name), "categorical", rank[inverse.ravel()], shown_levels))
     return out
 
 
@@ -434,8 +453,9 @@ def _check_int(value, name, low, allow_none=False):
 
 
 def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
-             links=None, ids=None, metadata=None, color_by=None, n_words=10, idf=False,
-             max_docs=None, random_state=0, title="countgrid map", escape_formulas=True):
+             links=None, ids=None, metadata=None, color_by=None, levels=None, n_words=10,
+             weighting="relevance", idf=False, max_docs=None, random_state=0,
+             title="countgrid map", escape_formulas=True):
     """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
 
     Parameters
@@ -462,17 +482,26 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         allows it (``http:``, ``https:`` or relative, at most :data:`MAX_LINK_CHARS`), else
         the title is shown as plain text.
     metadata : dict of str -> 1-D array, optional
-        Colourings (need X): strings (or bools) are categorical (up to 20 levels, else
-        the 19 most frequent and the rest "other"), numbers continuous (NaN = missing).
-        Names are cut at :data:`MAX_NAME_CHARS` (100) characters, levels (and the
-        classes of a classifier) at :data:`MAX_LABEL_CHARS` (100).
+        Colourings (need X): strings (or bools) are categorical (a colour per level up to
+        50 levels, else the 49 most frequent and the rest "other"), numbers continuous
+        (NaN = missing).  Names are cut at :data:`MAX_NAME_CHARS` (100) characters, levels
+        (and the classes of a classifier) at :data:`MAX_LABEL_CHARS` (100).
     color_by : str, optional
         The colouring shown at start (a metadata name, as passed or as shown, or
         "label embedding").
+    levels : sequence of str, optional
+        The levels of the ``color_by`` colouring (categorical) that get a colour, in this
+        order (at most 64); every other level is shown as "other".
     n_words : int, default=10
         Words stored per cell.
+    weighting : {"relevance", "probability", "lift", "idf"} or array-like, \
+default="relevance"
+        How a cell ranks its words (:func:`countgrid.grid.word_weights`): LDAvis'
+        relevance (lambda = :data:`countgrid.grid.RELEVANCE_LAMBDA`), the most probable
+        words, the lift, ``pi * idf`` (smooth idf over X; needs X), or one non-negative
+        factor per word.  Font sizes follow ``pi`` in every case.
     idf : bool, default=False
-        Rank the words of a cell by ``pi * idf`` (smooth idf over X; needs X).
+        The same as ``weighting="idf"`` (the option of 0.2).
     max_docs : int, optional
         Keep a seeded random sample of this many documents.
     random_state : int, numpy Generator or None, default=0
@@ -522,6 +551,11 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     max_docs = _check_int(max_docs, "max_docs", 1, allow_none=True)
     if not isinstance(idf, (bool, np.bool_)):
         raise TypeError(f"idf must be a bool, got {idf!r}")
+    if idf:
+        if not (isinstance(weighting, str) and weighting in ("relevance", "idf")):
+            raise ValueError(f"idf=True is weighting='idf'; it contradicts "
+                             f"weighting={weighting!r}")
+        weighting = "idf"
     if not isinstance(title, str):
         raise TypeError(f"title must be a str, got {type(title).__name__}")
     if not isinstance(escape_formulas, (bool, np.bool_)):
@@ -539,7 +573,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     n_total = 0
     doc_index = np.zeros(0, dtype=np.int64)
     if X is not None:
-        Xc, is_sparse = check_counts(X, np.float64, n_features=Z, owner="the map's grid")
+        Xc, _ = check_counts(X, np.float64, n_features=Z, owner="the map's grid")
         n_total = Xc.shape[0]
         doc_index = np.arange(n_total, dtype=np.int64)
         if max_docs is not None and n_total > max_docs:
@@ -550,8 +584,9 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
                         ("ids", ids), ("metadata", metadata)):
         if X is None and value is not None:
             raise ValueError(f"{name} describe documents: pass X (or corpus=) too")
-    if X is None and idf:
-        raise ValueError("idf=True weights words by their document frequency in X: pass X")
+    if X is None and isinstance(weighting, str) and weighting == "idf":
+        raise ValueError("idf=True (weighting='idf') weights words by their document "
+                         "frequency in X: pass X")
     n = len(doc_index)
 
     def pick(values):   # per-document sequences follow the sample
@@ -575,38 +610,50 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         raise TypeError(f"metadata must be a dict name -> 1-D array, got "
                         f"{type(metadata).__name__}")
     lumped = set()
+    raw_names = [] if metadata is None else [str(k) for k in metadata]
+    shown_names = _truncate_all(raw_names, MAX_NAME_CHARS, distinct=True)
+    levels_of = None
+    if levels is not None:
+        if isinstance(color_by, str) and color_by in raw_names:
+            levels_of = color_by
+        elif isinstance(color_by, str) and color_by in shown_names:
+            levels_of = raw_names[shown_names.index(color_by)]
+        elif not (color_by == "label embedding" and label is not None):
+            raise ValueError(f"levels choose the coloured levels of color_by, which is "
+                             f"{color_by!r}: pass color_by= a categorical metadata column "
+                             "(or 'label embedding' of a classifier)")
     columns = _metadata_columns(None if metadata is None else
                                 {k: pick(np.asarray(v) if np.ndim(v) == 1 else v)
-                                 for k, v in metadata.items()}, n, lumped)
+                                 for k, v in metadata.items()}, n, lumped, levels, levels_of)
 
-    # ---- words: top words per cell and the search index
-    weights = pi2.astype(np.float64)
+    # ---- words: top words per cell (by pi * f, countgrid.grid.word_weights) and the
+    # search index; the df of idf is the whole corpus's, not the sample's
     idf_weights = None
-    if idf:
-        df = (np.bincount(Xc.indices, minlength=Z) if is_sparse
-              else np.count_nonzero(Xc, axis=0))
-        if max_docs is not None and n < n_total:     # df of the whole corpus, not the sample
-            Xa, sparse_a = check_counts(X, np.float64, n_features=Z)
-            df = (np.bincount(Xa.indices, minlength=Z) if sparse_a
-                  else np.count_nonzero(Xa, axis=0))
-        idf_weights = np.log((1.0 + n_total) / (1.0 + df)) + 1.0   # scikit-learn's smooth idf
-        weights = weights * idf_weights
+    if isinstance(weighting, str) and weighting == "idf":
+        f = idf_weights = smooth_idf(Xc if n == n_total else X)
+    else:
+        f = word_weights(pi, weighting, prior=getattr(model, "prior_", None), window=window)
+    probs = pi2.astype(np.float64)
+    scores = probs if f is None else probs * f
     k = min(n_words, Z)
-    top = np.argpartition(-weights, k - 1, axis=1)[:, :k] if k < Z else \
+    top = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < Z else \
         np.tile(np.arange(Z), (L, 1))
-    topw = np.take_along_axis(weights, top, axis=1)
-    order = np.lexsort((top, -topw), axis=1)        # descending weight, ties by lower word
+    tops = np.take_along_axis(scores, top, axis=1)
+    order = np.lexsort((top, -tops), axis=1)        # descending score, ties by lower word
     top = np.take_along_axis(top, order, axis=1)
-    topw = np.take_along_axis(topw, order, axis=1)
+    tops = np.take_along_axis(scores, top, axis=1)
+    topw = np.take_along_axis(probs, top, axis=1)
+    weighting_name = weighting if isinstance(weighting, str) else "custom"
+    weighting_name = "probability" if weighting_name == "pi" else weighting_name
     search_offsets, search_cells_ = search_cells(pi2)
 
     # ---- documents: truncated posteriors, MAP corners, colouring statistics
     cap = min(MAX_POSITIONS, L)
     counts_pos, pos_parts, q_parts, map_parts = [], [], [], []
     stats = {}
-    for name, kind, vals, levels in columns:
+    for name, kind, vals, lev in columns:
         if kind == "categorical":
-            stats[name] = np.zeros((len(levels), L))
+            stats[name] = np.zeros((len(lev), L))
         else:
             stats[name] = np.zeros((2, L))
     if n:
@@ -629,10 +676,10 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
             counts_pos.append(m)
             pos_parts.append(part[keep])
             q_parts.append(vals[keep].astype(np.float32))
-            for name, kind, values, levels in columns:
+            for name, kind, values, lev in columns:
                 v = values[t0:t1]
                 if kind == "categorical":
-                    onehot = np.zeros((len(levels), t1 - t0))
+                    onehot = np.zeros((len(lev), t1 - t0))
                     onehot[v, np.arange(t1 - t0)] = 1.0
                     stats[name] += onehot @ qb64
                 else:
@@ -648,6 +695,9 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     doc_positions = (np.concatenate(pos_parts) if pos_parts else np.zeros(0)).astype(pos_dtype)
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
+    # the tie-break of the document lists: log-likelihood per token in the MAP window
+    doc_loglik = (map_window_loglik(Xc, np.asarray(model.h_).reshape(L, Z), doc_map)
+                  if n else np.zeros(0))
 
     colorings = []
     if label is not None:
@@ -658,10 +708,25 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
             P = np.divide(G, tot, out=np.full_like(G, 1.0 / G.shape[1]), where=tot > 0)
             names = [str(c) for c in classes] if classes is not None else \
                 [f"class {c}" for c in range(G.shape[1])]
-            names = _truncate_all(names, MAX_LABEL_CHARS, distinct=True)
+            # a colour per class up to MAX_LEVELS (or the levels chosen); the rest summed
+            # into "other"
+            keep, lump = choose_levels(names, G.sum(axis=0),
+                                       levels if color_by == "label embedding" else None,
+                                       MAX_LEVELS, "levels")
+            shown_levels = _truncate_all([names[k] for k in keep], MAX_LABEL_CHARS,
+                                         distinct=True)
+            if lump:
+                rest = np.setdiff1d(np.arange(len(names)), keep)
+                P = np.concatenate([P[:, keep], P[:, rest].sum(axis=1, keepdims=True)], axis=1)
+                shown_levels.append(OTHER if OTHER not in shown_levels else f"({OTHER})")
             colorings.append({"name": "label embedding", "kind": "categorical",
-                              "levels": names, "values": P.astype(np.float32)})
+                              "levels": shown_levels, "lumped": bool(lump),
+                              "colors": level_colors(len(shown_levels), lump),
+                              "values": np.ascontiguousarray(P).astype(np.float32)})
         else:
+            if levels is not None and color_by == "label embedding":
+                raise ValueError("levels: the label embedding of a regressor is continuous "
+                                 "(a colour bar), it has no levels to choose")
             g = gamma.reshape(L)
             colorings.append({"name": "label embedding", "kind": "continuous",
                               "values": g.astype(np.float32),
@@ -671,17 +736,18 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
                      _truncate_all([c[0] for c in columns], MAX_NAME_CHARS, distinct=True)))
     if isinstance(color_by, str) and color_by in shown:
         color_by = shown[color_by]
-    for name, kind, values, levels in columns:
+    for name, kind, values, lev in columns:
         if n == 0:
             continue
         C = window_coverage(stats[name], extent, window)
         if kind == "categorical":
             tot = C.sum(axis=0, keepdims=True)
             P = np.divide(C, tot, out=np.full_like(C, 1.0 / C.shape[0]), where=tot > 0)
-            colorings.append({"name": shown[name], "kind": "categorical", "levels": levels,
+            colorings.append({"name": shown[name], "kind": "categorical", "levels": lev,
                               "lumped": name in lumped,
+                              "colors": level_colors(len(lev), name in lumped),
                               "values": np.ascontiguousarray(P.T).astype(np.float32),
-                              "counts": np.bincount(values, minlength=len(levels))
+                              "counts": np.bincount(values, minlength=len(lev))
                               .astype(np.int64)})
         else:
             mean = np.divide(C[0], C[1], out=np.full(L, np.nan), where=C[1] > 0)
@@ -704,10 +770,13 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         "n_documents": n,
         "n_documents_total": n_total,
         "vocabulary": vocabulary,
-        "idf": bool(idf),
+        "weighting": weighting_name,
+        "relevance_lambda": RELEVANCE_LAMBDA,
+        "idf": weighting_name == "idf",
         "idf_weights": None if idf_weights is None else idf_weights.astype(np.float32),
         "top_words": top.astype(np.int64),
         "top_weights": topw.astype(np.float32),
+        "top_scores": tops.astype(np.float32),
         "search_fraction": SEARCH_FRACTION,
         "search_offsets": search_offsets,
         "search_cells": search_cells_.astype(pos_dtype),
@@ -719,6 +788,9 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
         "doc_positions": doc_positions,
         "doc_posteriors": doc_posteriors,
         "doc_map": doc_map,
+        "doc_loglik": doc_loglik.astype(np.float32),
+        "rank_depth": window_depth(window).ravel(),
+        "rank_decimals": RANK_DECIMALS,
         "titles": titles,
         "snippets": snippets,
         "links": links,

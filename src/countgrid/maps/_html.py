@@ -159,17 +159,18 @@ def render_html(data, data_format="auto"):
 
 
 def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=None,
-               snippets=None, links=None, ids=None, metadata=None, color_by=None, n_words=10,
-               idf=False, max_docs=None, random_state=0, title="countgrid map",
-               data_format="auto", escape_formulas=True):
+               snippets=None, links=None, ids=None, metadata=None, color_by=None, levels=None,
+               n_words=10, weighting="relevance", idf=False, max_docs=None, random_state=0,
+               title="countgrid map", data_format="auto", escape_formulas=True):
     """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
 
     The page opens from ``file://`` with no network (no CDN, no server): each cell shows
-    its most probable words; wheel zoom and drag pan wrap around the torus; a search box
-    lights the cells where a word lives; clicking a cell lists the documents whose windows
-    cover it, ranked as :meth:`CountingGrid.documents_near`; hovering a document outlines
-    its MAP window; cells can be coloured by a metadata column or the label embedding;
-    the list exports as CSV and the view as PNG (docs/map.md).
+    its most relevant words (``weighting``); wheel zoom and drag pan wrap around the torus;
+    a search box lights the cells where a word lives; clicking a cell lists the documents
+    whose windows cover it, those centred there surely first, ranked as
+    :meth:`CountingGrid.documents_near`; hovering a document outlines its MAP window; cells
+    can be coloured by a metadata column or the label embedding (a colour per level up to
+    50); the list exports as CSV and the view as PNG (docs/map.md).
 
     The corpus may come from anyone (docs/map.md, "Untrusted corpora"): every text is
     cut at a stated length, links other than ``http:``, ``https:`` and relative ones are
@@ -201,18 +202,28 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
         allows it (``http:``, ``https:`` or relative, at most :data:`MAX_LINK_CHARS`
         characters); otherwise the title is shown as plain text.
     metadata : dict of str -> 1-D array, optional
-        Colourings: strings (or bools) are categorical (legend; up to 20 levels, else
-        the 19 most frequent and the rest "other"), numbers continuous (colour bar;
-        NaN = missing).  A cell's colour is the coverage-weighted class distribution or
+        Colourings: strings (or bools) are categorical (legend; a colour per level up to
+        50 levels, else the 49 most frequent and the rest "other"), numbers continuous
+        (colour bar; NaN = missing).  A cell's colour is the coverage-weighted class distribution or
         mean over documents.  Names are cut at :data:`MAX_NAME_CHARS` (100) characters,
         levels at :data:`MAX_LABEL_CHARS` (100).
     color_by : str, optional
         The colouring shown at start (a metadata name, as passed or as shown, or
         "label embedding").
+    levels : sequence of str, optional
+        The levels of the ``color_by`` colouring that get a colour of their own, in this
+        order (at most 64); the other documents are "other" (grey).
     n_words : int, default=10
         Words stored per cell (the page shows as many as fit at the current zoom).
+    weighting : {"relevance", "probability", "lift", "idf"} or array-like, \
+default="relevance"
+        How a cell ranks its words (:func:`countgrid.grid.word_weights`): LDAvis'
+        relevance with lambda = :data:`countgrid.grid.RELEVANCE_LAMBDA` (words frequent
+        in the cell and specific to it), the most probable words (the ranking until
+        0.2.0.dev0), the lift, ``pi * idf`` (smooth idf over X), or one factor per word.  Font
+        sizes follow ``pi``.
     idf : bool, default=False
-        Rank and size the words of a cell by ``pi * idf`` (smooth idf over X).
+        The same as ``weighting="idf"``.
     max_docs : int, optional
         Keep a seeded random sample of this many documents (larger corpora).
     random_state : int, default=0
@@ -239,7 +250,8 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
         raise ValueError(f"path {str(path)!r} is not a file name: give one such as map.html")
     data = map_data(grid, X, corpus=corpus, feature_names=feature_names, titles=titles,
                     snippets=snippets, links=links, ids=ids, metadata=metadata,
-                    color_by=color_by, n_words=n_words, idf=idf, max_docs=max_docs,
+                    color_by=color_by, levels=levels, n_words=n_words, weighting=weighting,
+                    idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title,
                     escape_formulas=escape_formulas)
     page = render_html(data, data_format)

@@ -9,6 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid._palette import MAX_LEVELS, OTHER, cell_colors, choose_levels, level_colors
 from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid._validation import check_is_fitted, check_random_state
 from countgrid.exceptions import not_fitted_error
@@ -18,7 +19,7 @@ from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._words import resolve_word, top_words as _top_words
 from countgrid.gtm._zip_gtm import ZIPGTM
 from countgrid.plotting._word_grid import (_INSTALL_HINT, _PALETTE, _import_pyplot,
-                                           plot_word_grid)
+                                           legend_outside, lump_gamma, plot_word_grid)
 from countgrid.topics._plsa import PLSA
 
 __all__ = ["plot_word_map", "plot_label_embedding", "plot_positions", "plot_log_likelihood",
@@ -101,12 +102,12 @@ def _label_codes(labels, n, name="labels"):
     return classes, codes.ravel()
 
 
-def _colors(n, colors=None):
+def _colors(n, colors=None, lumped=False):
     from matplotlib.colors import to_rgb
 
     if colors is None:
-        if n <= len(_PALETTE):
-            colors = _PALETTE[:n]
+        if n - lumped <= len(_PALETTE):
+            return level_colors(n, lumped) / 255.0
         else:
             import matplotlib
 
@@ -144,18 +145,34 @@ def _cmap(cmap):
                          "'coolwarm')") from None
 
 
-def _legend(ax, handles=None, **kw):
+def _legend(ax, handles=None, own=False, **kw):
     """A class legend: one row above the axes for up to three classes (returns the title
-    pad that clears it), else a column right of the axes (returns the default pad)."""
+    pad that clears it), else columns right of the axes, as many as the entries need, the
+    picture's own figure widened to hold them (returns the default pad)."""
     n = len(handles) if handles is not None else len(ax.get_legend_handles_labels()[0])
     extra = {} if handles is None else {"handles": handles}
     if n <= 3:
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n, frameon=False,
                   fontsize=9, borderaxespad=0.3, handlelength=1.2, **extra, **kw)
         return 24
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=1, frameon=False,
-              fontsize=9, borderaxespad=0.0, handlelength=1.2, **extra, **kw)
+    legend_outside(ax, handles, own, fontsize=9, **kw)
     return 6
+
+
+def _lump_codes(classes, codes, levels, colors):
+    """(codes, names, lumped) of labels with at most MAX_LEVELS coloured levels (the most
+    frequent) or the chosen ``levels``; the others become "other"."""
+    names = [str(c) for c in classes]
+    if levels is None and (len(classes) <= MAX_LEVELS or colors is not None):
+        return codes, None, False
+    keep, lump = choose_levels(names, np.bincount(codes, minlength=len(classes)), levels,
+                               MAX_LEVELS, "levels")
+    rank = np.full(len(classes), len(keep), dtype=np.intp)
+    rank[keep] = np.arange(len(keep))
+    shown = [names[k] for k in keep]
+    if lump:
+        shown.append(OTHER if OTHER not in shown else f"({OTHER})")
+    return rank[codes], shown, lump
 
 
 def _names(label_names, classes, name="label_names"):
@@ -281,20 +298,23 @@ def label_embedding_rgb(gamma, colors=None):
     """The overlay colours of a discrete label embedding ``gamma`` (E1, E2, C).
 
     Three classes without ``colors``: red, green and blue channels equal to the class
-    proportions ``gamma / gamma.sum(-1)`` (the paper's Fig. 3); otherwise the
-    proportion-weighted mean of the class colours."""
+    proportions ``gamma / gamma.sum(-1)`` (the paper's Fig. 3); two or three classes
+    otherwise: the proportion-weighted mean of the class colours; more: the colour of the
+    cell's dominant class, paler the less it dominates (countgrid._palette.cell_colors, the
+    map's rule: a mean of many colours is a muddy grey)."""
     p = gamma / np.maximum(gamma.sum(axis=2, keepdims=True), np.finfo(np.float64).tiny)
     if gamma.shape[2] == 3 and colors is None:
         return p, np.eye(3)
-    cols = _colors(gamma.shape[2], colors)
-    return p @ cols, cols
+    cols = colors if isinstance(colors, np.ndarray) and colors.shape == (gamma.shape[2], 3) \
+        else _colors(gamma.shape[2], colors)
+    return cell_colors(p, cols), cols
 
 
 @validate_call_params({"legend": ["boolean"],
                        "words": [Interval(Integral, 0, None, closed="left")]})
 def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, colors=None,
                          feature_names=None, words=0, legend=True, cmap="coolwarm",
-                         title=None):
+                         title=None, levels=None):
     """The label embedding ``gamma`` of a counting grid as a colour overlay.
 
     With three classes the cell colour is the class proportions read as red, green and
@@ -316,7 +336,8 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     colors : sequence of matplotlib colours, optional
         One per class (default: RGB for three classes, else a palette).
     feature_names : sequence of str, optional
-        With ``words > 0``: write each cell's ``words`` most probable words over it.
+        With ``words > 0``: write each cell's ``words`` best words over it (the most
+        relevant, :meth:`CountingGrid.top_words`).
     words : int, default=0
         Font sizes fit the cells: on a big grid, give a big ``ax`` (e.g.
         ``figsize=(14, 14)`` for 24 x 24 cells) or use :func:`plot_word_grid`.
@@ -325,6 +346,10 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     cmap : str or Colormap, default="coolwarm"
         For a continuous embedding.
     title : str, optional
+    levels : sequence of str, optional
+        The classes that get a colour, in this order; the others are summed into "other"
+        (grey).  Default: every class up to 50, else the 49 with the most mass and
+        "other".
 
     Returns
     -------
@@ -351,13 +376,24 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     pad = 6
     extent, g, names, kind = _embedding(estimator, gamma, label_names)
     E1, E2 = extent
+    own = ax is None
     ax = _axes(ax, (6.4, 5.6 * E1 / max(E1, E2) + 0.9))
     if kind == "discrete":
-        rgb, cols = label_embedding_rgb(g, colors)
+        lumped = False
+        if colors is None and (levels is not None or g.shape[2] > MAX_LEVELS):
+            g, names, lumped = lump_gamma(g, names, levels)
+        elif levels is not None:
+            raise ValueError("levels choose the coloured classes; give colors= or levels=, "
+                             "not both")
+        if lumped or (levels is not None and g.shape[2] != 3):
+            cols = _colors(g.shape[2], None, lumped)
+            rgb = cell_colors(g, cols, lumped=lumped)
+        else:
+            rgb, cols = label_embedding_rgb(g, colors)
         ax.imshow(rgb, extent=(0, E2, E1, 0), interpolation="nearest")
         if legend:
             pad = _legend(ax, [Patch(facecolor=c, edgecolor="0.3", label=n)
-                               for c, n in zip(cols, names)])
+                               for c, n in zip(cols, names)], own)
         text_color = np.where(rgb.mean(axis=2, keepdims=True) < 0.45, 1.0, 0.0) * np.ones(3)
     else:
         cm = _cmap(cmap)
@@ -368,7 +404,7 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
     _grid_frame(ax, extent)
     if words:
         grid = _fitted_grid(estimator, "estimator")
-        top = _top_words(grid.pi_, words, grid._vocabulary(feature_names))
+        top = grid.top_words(words, feature_names)
         if top.dtype.kind != "U":
             raise ValueError("words > 0 needs feature_names (the vocabulary)")
         # font sizes that fit the cell (in points, from the axes' size on the figure)
@@ -408,7 +444,7 @@ def jittered_positions(centres, extent, jitter, random_state):
                        "legend": ["boolean"]})
 def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_names=None,
                    label_names=None, colors=None, jitter=0.35, random_state=0, size=12.0,
-                   legend=True, title=None):
+                   legend=True, title=None, levels=None):
     """Documents drawn at their positions on a 2-D counting grid.
 
     Each document sits at the centre of its MAP window,
@@ -442,12 +478,19 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
     size : float, default=12
         Marker area (points^2).
     legend : bool, default=True
+        Up to three labels in a row above the grid, more in columns right of it (the
+        picture's own figure is widened to hold them).
     title : str, optional
+    levels : sequence, optional
+        The labels that get a colour of their own, in this order; the other documents are
+        drawn grey as "other".  Default: every label up to 50, else the 49 most frequent
+        and "other".
 
     Returns
     -------
     matplotlib.axes.Axes
-        One scatter collection per label, in the order of the sorted labels.
+        One scatter collection per label, in the order of the sorted labels (or of
+        ``levels``, then "other").
 
     Examples
     --------
@@ -470,7 +513,22 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
     classes, codes = (np.array(["documents"]), np.zeros(n, dtype=np.intp)) \
         if labels is None else _label_codes(labels, n)
     names = _names(label_names, classes) if labels is not None else ["documents"]
-    cols = _colors(len(classes), colors) if labels is not None else np.array([[0.1] * 3])
+    own_figure = ax is None
+    lumped, kept = False, None
+    if labels is not None:
+        if levels is not None and colors is not None:
+            raise ValueError("levels choose the coloured labels; give colors= or levels=, "
+                             "not both")
+        codes, shown, lumped = _lump_codes(classes, codes, levels, colors)
+        if shown is not None:       # lumped or chosen: names of the shown levels
+            by_class = dict(zip([str(c) for c in classes], names))
+            kept = shown[:-1] if lumped else shown
+            names = [by_class[v] for v in kept] + ([shown[-1]] if lumped else [])
+            classes = np.array(shown, dtype=object)
+    elif levels is not None:
+        raise ValueError("levels choose the coloured labels: pass labels too")
+    cols = _colors(len(classes), colors, lumped) if labels is not None else \
+        np.array([[0.1] * 3])
     if background == "words":
         if g._vocabulary(feature_names) is None:
             raise ValueError("background='words' needs feature_names (the vocabulary)")
@@ -479,16 +537,21 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
                             cell_inches=max(0.35, 9.0 / max(extent)))
     else:
         ax = _axes(ax, (6.4, 5.6 * E1 / max(E1, E2) + 0.9))
+        cls = np.array(kept if kept is not None else classes).astype(str)
         own = isinstance(grid, CountingGridRegressor) or (
             isinstance(grid, CountingGridClassifier) and labels is not None
-            and len(classes) == len(grid.classes_)
-            and np.array_equal(classes.astype(str), np.asarray(grid.classes_).astype(str)))
+            and (kept is not None or len(cls) == len(grid.classes_))
+            and (np.isin(cls, np.asarray(grid.classes_).astype(str)).all() if kept is not None
+                 else np.array_equal(cls, np.asarray(grid.classes_).astype(str))))
         if background == "labels" and own:
-            _, gm, _, kind = _embedding(grid, None, None)
+            _, gm, gnames, kind = _embedding(grid, None, None)
             if kind == "discrete":
                 # the palette of the scatter (not Fig. 3's RGB), so that a document and
                 # the region of its class share a colour
-                rgb, _ = label_embedding_rgb(gm, _colors(gm.shape[2], colors))
+                if kept is not None:
+                    gm, _, _ = lump_gamma(gm, gnames, kept)
+                rgb, _ = label_embedding_rgb(gm, cols if colors is None else
+                                             _colors(gm.shape[2], colors))
                 ax.imshow(1.0 - 0.35 * (1.0 - rgb), extent=(0, E2, E1, 0),
                           interpolation="nearest")
             else:
@@ -502,7 +565,7 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
     _grid_frame(ax, extent)
     pad = 6
     if legend and labels is not None:
-        pad = _legend(ax, markerscale=1.5)
+        pad = _legend(ax, None, own_figure, markerscale=1.5)
     if title is None:
         title = f"{n} documents at their window centres ({E1} x {E2} grid)"
     if title:
@@ -765,6 +828,7 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
     else:
         classes, codes = _label_codes(labels, n)
         names, cols = _names(label_names, classes), _colors(len(classes), colors)
+    own = ax is None
     ax = _axes(ax, (6.4, 6.0))
     if show_latent:
         lat = np.asarray(zipgtm.latent_)
@@ -780,9 +844,8 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
     ax.set_xlabel("latent coordinate 1")
     ax.set_ylabel("latent coordinate 2")
     ax.set_aspect("equal", adjustable="datalim")
-    if legend:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False,
-                  markerscale=1.3)
+    if legend:      # columns right of the map, as many as the labels need
+        legend_outside(ax, None, own, fontsize=8, markerscale=1.3)
     if title is None:
         title = (f"ZIP-GTM map: {n} documents, {zipgtm.latent_.shape[0]} latent points")
     if title:

@@ -1,8 +1,9 @@
 """Pictures of counting grids: the "word grid" of the counting-grid papers.
 
-Every shown cell of a 2-D grid carries the most probable features (words) of
-``pi`` at that cell, with the font size growing with the probability; cells
-can be tinted by a label embedding ``gamma`` (one colour per class).
+Every shown cell of a 2-D grid carries the words that describe it best (by default
+the most relevant, :func:`countgrid.grid.word_relevance`), with the font size
+growing with their probability ``pi``; cells can be tinted by a label embedding
+``gamma`` (one colour per class, countgrid._palette).
 
 matplotlib is optional (``pip install countgrid[plot]``) and only imported
 inside :func:`plot_word_grid`; :func:`text_word_grid` needs numpy only.
@@ -12,17 +13,20 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid._palette import (MAX_LEVELS, OTHER, PALETTE, cell_colors, choose_levels,
+                                level_colors)
 from countgrid._param_validation import Interval, Options, validate_call_params
 from countgrid.exceptions import not_fitted_error
+from countgrid.grid._words import word_weights
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
 
 _INSTALL_HINT = ("countgrid.plotting needs matplotlib, which is not installed; "
                  "install it with: pip install countgrid[plot]")
 
-# Colour-blind friendly qualitative palette (Okabe & Ito), then tab10-like extras.
-_PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B",
-            "#7F7F7F", "#BCBD22", "#17BECF")
+# The categorical palette of the map and the pictures (countgrid._palette: Okabe & Ito's
+# colour-blind-safe colours first, then a Glasbey-style extension to 64 colours).
+_PALETTE = PALETTE
 
 
 def _import_pyplot():
@@ -77,7 +81,7 @@ _WORD_GRID_CONSTRAINTS = {
     "n_words": [Interval(Integral, 1, None, closed="left")],
     "step": [None, Interval(Integral, 1, None, closed="left")],
     "max_cells": [Interval(Integral, 1, None, closed="left")],
-    "weighting": [Options("pi", "lift")],
+    "weighting": [Options("relevance", "probability", "pi", "lift", "idf"), "array-like"],
 }
 
 
@@ -97,9 +101,38 @@ def _block_mean(a, step):
     return blocks.mean(axis=(1, 3))
 
 
+def _marginal_source(grid):
+    """(prior, window) of a fitted grid for p(w) (a learned prior), else (None, None)."""
+    g = getattr(grid, "grid_", grid)
+    prior = getattr(g, "prior_", None)
+    if prior is None or not hasattr(g, "window"):
+        return None, None
+    return prior, tuple(int(w) for w in g.window)
+
+
+def lump_gamma(gamma, names, levels=None):
+    """A discrete label embedding with at most ``countgrid._palette.MAX_LEVELS``
+    classes: the most massive (or the chosen ``levels``) kept in order, the rest summed
+    into "other".  Returns ``(gamma, names, lumped)``."""
+    C = gamma.shape[-1]
+    names = [str(v) for v in names] if names is not None else [f"class {i}" for i in range(C)]
+    keep, lump = choose_levels(names, gamma.reshape(-1, C).sum(axis=0), levels, MAX_LEVELS,
+                               "levels")
+    if not lump and keep == list(range(C)):
+        return gamma, names, False
+    parts = [gamma[..., keep]]
+    if lump:
+        rest = np.setdiff1d(np.arange(C), keep)
+        parts.append(gamma[..., rest].sum(axis=-1, keepdims=True))
+    shown = [names[k] for k in keep]
+    if lump:
+        shown.append(OTHER if OTHER not in shown else f"({OTHER})")
+    return np.concatenate(parts, axis=-1), shown, lump
+
+
 @validate_call_params(_WORD_GRID_CONSTRAINTS)
 def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gamma=None,
-                    label_names=None, weighting="pi"):
+                    label_names=None, weighting="relevance"):
     """The words, probabilities and labels shown by the word-grid pictures.
 
     Parameters
@@ -122,10 +155,16 @@ def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gam
         :func:`countgrid.embed_labels`) or ``(E1, E2)`` (continuous).
     label_names : sequence of str, optional
         Class names (default: the classifier's ``classes_``).
-    weighting : {"pi", "lift"}, default="pi"
-        Rank words by ``pi`` itself, or by ``pi`` divided by the word's mean
-        over the grid (highlights words specific to a region rather than
-        words frequent everywhere).  Sizes always follow ``pi``.
+    weighting : {"relevance", "probability", "lift"} or array-like, default="relevance"
+        How a shown cell ranks its words: by ``pi * f`` with the per-word
+        factor ``f`` of :func:`countgrid.grid.word_weights` ("relevance":
+        LDAvis' relevance with lambda = :data:`countgrid.grid.RELEVANCE_LAMBDA`,
+        words frequent in the cell and specific to it; "probability" (or
+        "pi"): the most probable words, the default until 0.2.0.dev0; "lift": ``pi``
+        divided by the word's mean over the grid, rare words win), or one
+        factor per word, e.g. ``word_weights(cg.pi_, "idf", X=X)``.  ``p(w)``
+        is the whole grid's, also for block means.  Sizes always follow
+        ``pi``.
 
     Returns
     -------
@@ -146,12 +185,12 @@ def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gam
     if step < 1:
         raise ValueError(f"step must be >= 1, got {step}")
     P = _block_mean(pi, step)
-    if weighting == "pi":
-        score = P
-    elif weighting == "lift":
-        score = P / np.maximum(pi.mean(axis=(0, 1)), np.finfo(np.float64).tiny)
-    else:
-        raise ValueError(f"weighting must be 'pi' or 'lift', got {weighting!r}")
+    if isinstance(weighting, str) and weighting == "idf":
+        raise ValueError("weighting='idf' needs the documents: pass "
+                         "weighting=countgrid.grid.word_weights(grid.pi_, 'idf', X=X)")
+    prior, window = _marginal_source(grid)
+    f = word_weights(pi, weighting, prior=prior, window=window)
+    score = P if f is None else P * f
     top = np.argsort(-score, axis=2, kind="stable")[:, :, :n_words]
     probs = np.take_along_axis(P, top, axis=2)
     return {
@@ -164,23 +203,60 @@ def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gam
     }
 
 
-def _class_colors(n, colors):
+def _class_colors(n, colors, lumped=False):
     from matplotlib.colors import to_rgb
 
     if colors is None:
-        if n <= len(_PALETTE):
-            colors = _PALETTE[:n]
-        else:
-            import matplotlib
+        if n - lumped <= len(_PALETTE):
+            return level_colors(n, lumped) / 255.0
+        import matplotlib
 
-            cmap = matplotlib.colormaps["hsv"]
-            colors = [cmap(i / n) for i in range(n)]
+        cmap = matplotlib.colormaps["hsv"]
+        colors = [cmap(i / n) for i in range(n)]
     if len(colors) < n:
         raise ValueError(f"{len(colors)} colors for {n} classes")
     return np.array([to_rgb(c) for c in colors[:n]])
 
 
 # ----------------------------------------------------------------- figure
+#: Up to this many classes the word grid's legend is a few rows above the grid; more go
+#: in columns right of it.
+_LEGEND_ABOVE = 10
+
+
+def legend_outside(ax, handles=None, own=False, fontsize=9, **kw):
+    """A legend in as many columns as its entries need, right of the axes, top-aligned.
+
+    The columns hold as many rows as the axes are tall (at least 8).  When the figure is
+    the picture's own (``own``), it is widened so that the legend fits beside the axes,
+    which keep their size: a legend of 42 entries is never clipped.  Returns the legend.
+    """
+    fig = ax.figure
+    if handles is None:
+        handles, _ = ax.get_legend_handles_labels()
+    n = len(handles)
+    height_pt = ax.get_position().height * fig.get_figheight() * 72.0
+    rows = max(8, int(height_pt // (fontsize * 1.75)))
+    ncol = max(1, -(-n // rows))
+    leg = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=ncol,
+                    frameon=False, fontsize=fontsize, borderaxespad=0.0, handlelength=1.2,
+                    columnspacing=1.0, **kw)
+    if own:
+        fig.draw_without_rendering()
+        W, H = fig.get_size_inches()
+        box = ax.get_position()
+        right = leg.get_window_extent().x1 / fig.dpi + 0.15     # inches
+        if right > W:
+            scale = W / right
+            fig.set_size_inches(right, H)
+            ax.set_position([box.x0 * scale, box.y0, box.width * scale, box.height])
+            for other in fig.axes:            # a colour bar beside the axes, if any
+                if other is not ax:
+                    b = other.get_position()
+                    other.set_position([b.x0 * scale, b.y0, b.width * scale, b.height])
+    return leg
+
+
 def _new_figure(shown_shape, cell_inches=0.62, legend=True, pyplot=True):
     """A figure and axes sized for a word grid of ``shown_shape`` cells.
 
@@ -213,17 +289,21 @@ def _new_figure(shown_shape, cell_inches=0.62, legend=True, pyplot=True):
                        "min_fontsize": [None, Interval(Real, 0, None, closed="neither")],
                        "legend": ["boolean"]})
 def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells=24,
-                   gamma=None, label_names=None, colors=None, weighting="pi",
+                   gamma=None, label_names=None, colors=None, weighting="relevance",
                    max_fontsize=None, min_fontsize=None, tint=0.35, cmap="coolwarm",
-                   legend=True, title=None, cell_inches=0.62):
+                   legend=True, title=None, cell_inches=0.62, levels=None):
     """Draw the word grid of a 2-D counting grid with matplotlib.
 
-    Each shown cell carries its ``n_words`` most probable words, from the
-    most probable down; font sizes grow with the probability (square-root
-    scale) and shrink for long words so that they stay inside the cell.
-    With a label embedding the cells are tinted by the mixture of class
-    colours given by ``gamma`` and the words take the colour of the most
-    probable class (continuous ``gamma``: tint from ``cmap``).
+    Each shown cell carries the ``n_words`` words that describe it best (by
+    default the most relevant: frequent in the cell and specific to it,
+    :func:`countgrid.grid.word_relevance`), best first; font sizes grow with
+    the probability (square-root scale) and shrink for long words so that
+    they stay inside the cell.  With a label embedding the cells are tinted
+    by the mixture of class colours given by ``gamma`` and the words take
+    the colour of the most probable class (continuous ``gamma``: tint from
+    ``cmap``).  Up to 50 classes get a colour each (countgrid._palette);
+    with more, the 49 with the most mass and "other" (grey), or the chosen
+    ``levels``.
 
     Parameters
     ----------
@@ -249,8 +329,9 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     label_names : sequence of str, optional
         Names of the classes for the legend.
     colors : sequence of matplotlib colours, optional
-        One colour per class (default: a colour-blind friendly palette).
-    weighting : {"pi", "lift"}, default="pi"
+        One colour per class (default: the categorical palette, Okabe & Ito's
+        colour-blind friendly colours first).
+    weighting : {"relevance", "probability", "lift"} or array-like, default="relevance"
         How words are ranked in a cell (see :func:`word_grid_cells`).
     max_fontsize, min_fontsize : float, optional
         Font sizes (points) of the most and least probable shown words;
@@ -264,6 +345,9 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     title : str, optional
     cell_inches : float, default=0.62
         Size of a shown cell when a new figure is created.
+    levels : sequence of str, optional
+        The classes of a discrete ``gamma`` that get a colour, in this order;
+        the others are summed into "other" (grey).
 
     Returns
     -------
@@ -300,9 +384,18 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     words, probs, g = cells["words"], cells["probs"], cells["gamma"]
     names, step = cells["label_names"], cells["step"]
     n1, n2, k = words.shape
+    lumped = False
+    if g is not None and g.ndim == 3 and colors is None and (
+            levels is not None or g.shape[2] > MAX_LEVELS):
+        g, names, lumped = lump_gamma(g, names, levels)
+    elif levels is not None:
+        raise ValueError("levels choose the coloured classes of a discrete gamma (and "
+                         "colors= is not given)")
+    many = g is not None and g.ndim == 3 and g.shape[2] > _LEGEND_ABOVE
 
+    own = ax is None
     if ax is None:
-        fig, ax = _new_figure((n1, n2), cell_inches, legend, pyplot=True)
+        fig, ax = _new_figure((n1, n2), cell_inches, legend and not many, pyplot=True)
     elif not (hasattr(ax, "figure") and hasattr(ax, "text")):
         raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
     fig = ax.figure
@@ -312,8 +405,8 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     text_rgb = np.zeros((n1, n2, 3)) + 0.1
     handles = None
     if g is not None and g.ndim == 3:
-        cols = _class_colors(g.shape[2], colors)
-        mix = (g / np.maximum(g.sum(axis=2, keepdims=True), 1e-300)) @ cols
+        cols = _class_colors(g.shape[2], colors, lumped)
+        mix = cell_colors(g, cols, lumped=lumped)    # up to 3 classes mixed, else the dominant
         rgb = 1.0 - tint * (1.0 - mix)
         text_rgb = 0.62 * cols[np.argmax(g, axis=2)]
         labels = names if names is not None else [f"class {i}" for i in range(g.shape[2])]
@@ -358,10 +451,12 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
                         fontsize=fs, color=color, clip_on=True,
                         fontweight="bold" if r == 0 else "normal")
 
-    if legend and handles is not None:
+    if legend and handles is not None and not many:
         ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
                   ncol=min(len(handles), 5), frameon=False, fontsize=10,
                   borderaxespad=0.2, handlelength=1.2)
+    elif legend and handles is not None:
+        legend_outside(ax, handles, own, fontsize=9)
     elif legend and g is not None:
         sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cm)
         fig.colorbar(sm, ax=ax, fraction=0.03, pad=0.01)
@@ -370,7 +465,7 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
         title = f"{E1} x {E2} counting grid" + (f" (one cell shown per {step}x{step} block)"
                                                  if step > 1 else "")
     if title:
-        if legend and handles is not None:
+        if legend and handles is not None and not many:
             fig.suptitle(title, fontsize=11, y=0.995, va="top")
         else:
             ax.set_title(title, fontsize=11)
@@ -383,11 +478,12 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
                       | {"max_width": [Interval(Integral, 1, None, closed="left")],
                          "cell_width": [Interval(Integral, 3, None, closed="left")]})
 def text_word_grid(grid, feature_names, n_words=1, step=None, max_width=120, cell_width=10,
-                   gamma=None, label_names=None, weighting="pi"):
+                   gamma=None, label_names=None, weighting="relevance"):
     """A plain-text word grid (no matplotlib needed).
 
     Each shown cell becomes a column of width ``cell_width`` holding its
-    ``n_words`` most probable words, one per line (truncated to fit).  With
+    ``n_words`` best words (by ``weighting``: the most relevant by default),
+    one per line (truncated to fit).  With
     a discrete label embedding every word is prefixed by the letter of the
     most probable class of its cell (``A``, ``B``, ...), explained in a
     legend below the grid.

@@ -7,14 +7,10 @@
   const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
   const MIN_FONT = 7;          // px: smaller words are not drawn (they would be noise)
   const BASE_CELL = "#fbfaf6";
-  // Okabe & Ito colour-blind friendly palette, then softer extras (12 levels at most)
-  const PALETTE = [[0, 114, 178], [213, 94, 0], [0, 158, 115], [204, 121, 167], [230, 159, 0],
-    [86, 180, 233], [140, 86, 75], [188, 189, 34], [23, 190, 207], [148, 103, 189],
-    [240, 228, 66], [31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40],
-    [227, 119, 194], [107, 142, 35], [70, 130, 180], [205, 133, 63], [102, 102, 153]];
-  const OTHER = [150, 150, 150];     // the level "other" (levels beyond the 19 most frequent)
-  const levelColor = (col, c) => (col.lumped && c === col.levels.length - 1 ? OTHER
-    : PALETTE[c % PALETTE.length]);
+  // The colour of every level comes with the data (countgrid._palette: a Glasbey-style
+  // palette, one colour per level up to 50 levels, grey for "other"), so the pictures of
+  // countgrid.plotting and the page agree.
+  const levelColor = (col, c) => [col.colors[3 * c], col.colors[3 * c + 1], col.colors[3 * c + 2]];
   // a light sequential ramp (yellow-green-blue) for continuous colourings
   const RAMP = [[255, 255, 204], [161, 218, 180], [65, 182, 196], [44, 127, 184], [37, 52, 148]];
 
@@ -114,7 +110,10 @@
           let best = 0;
           for (let c = 1; c < C; c++) if (P[i * C + c] > P[i * C + best]) best = c;
           const strength = Math.max(0, Math.min(1, (P[i * C + best] - 1 / C) / (1 - 1 / C)));
-          rgb = mix(WHITE, levelColor(col, best), 0.15 + 0.5 * strength);
+          // cells where "other" (the levels not chosen) dominates stay pale: they are the
+          // background of the chosen levels
+          const other = col.lumped && best === C - 1;
+          rgb = mix(WHITE, levelColor(col, best), other ? 0.2 : 0.2 + 0.55 * strength);
         }
         out[i] = rgb;
       }
@@ -143,6 +142,8 @@
     let wmax = 0;
     for (let j = 0; j < D.top_weights.length; j++) wmax = Math.max(wmax, D.top_weights[j]);
     if (!(wmax > 0)) wmax = 1;
+    // the ranking score of a stored word (pi * f); maps of 0.2 hold only top_weights
+    const score = D.top_scores ? (e) => D.top_scores[e] : (e) => D.top_weights[e];
 
     const canvas = $("cg-canvas"), ctx = canvas.getContext("2d");
     const stage = $("cg-stage");
@@ -157,7 +158,10 @@
     const fmt = (x) => x.toLocaleString("en-US");
     let stats = `${E1} × ${E2} grid · window ${W1} × ${W2} · ${fmt(N)} documents`;
     if (D.n_documents_total > N) stats += ` (a sample of ${fmt(D.n_documents_total)})`;
-    stats += ` · ${fmt(D.n_features)} words` + (D.idf ? " · idf-weighted" : "");
+    const RANKED = { relevance: ` · words by relevance (λ = ${D.relevance_lambda})`,
+      probability: " · most probable words", lift: " · words by lift", idf: " · idf-weighted",
+      custom: " · words by custom weights" };
+    stats += ` · ${fmt(D.n_features)} words` + (RANKED[D.weighting] || (D.idf ? RANKED.idf : ""));
     $("cg-stats").textContent = stats;
 
     // ---- geometry
@@ -288,8 +292,9 @@
       }
     }
 
-    // Each cell shows its most probable words, largest first, as many as fit: the font
-    // grows with sqrt(weight / largest weight of the map), so zooming in shows more words.
+    // Each cell shows its words in the order of the ranking (relevance by default: the
+    // data's top_scores), as many as fit: the font grows with sqrt(pi / largest pi of the
+    // shown words of the map), so zooming in shows more words.
     // When cells are too small for text, blocks of up to step x step cells show the best
     // words of the block instead, so the zoomed-out map stays labelled (as the word grids
     // of the papers).  Blocks tile each period of the torus from cell 0 (the last one of a
@@ -318,7 +323,7 @@
           if (step === 1) {
             const i = mod(y, E1) * E2 + mod(x, E2);
             words = [];
-            for (let j = 0; j < K; j++) words.push([D.top_words[i * K + j], D.top_weights[i * K + j]]);
+            for (let j = 0; j < K; j++) words.push([D.top_words[i * K + j], score(i * K + j), D.top_weights[i * K + j]]);
             lit = !searching || state.highlight[i];
           } else {
             best.clear();
@@ -328,12 +333,14 @@
                 const i = mod(y + a, E1) * E2 + mod(x + b, E2);
                 if (searching && state.highlight[i]) lit = true;
                 for (let j = 0; j < K; j++) {
-                  const wt = D.top_weights[i * K + j], v = D.top_words[i * K + j];
-                  if (!(best.get(v) >= wt)) best.set(v, wt);
+                  const sc = score(i * K + j), v = D.top_words[i * K + j], had = best.get(v);
+                  if (had === undefined || sc > had[0]) best.set(v, [sc, D.top_weights[i * K + j]]);
                 }
               }
             }
-            words = Array.from(best.entries()).sort((p, q) => q[1] - p[1] || p[0] - q[0]).slice(0, K);
+            // the block's best words by their best score (ranking), sized by that cell's pi
+            words = Array.from(best.entries()).map(([v, [sc, wt]]) => [v, sc, wt])
+              .sort((p, q) => q[1] - p[1] || p[0] - q[0]).slice(0, K);
           }
           drawCellWords((x - view.ox) * view.s, (y - view.oy) * view.s, w * view.s, h * view.s,
             step * view.s, words, !lit);
@@ -347,12 +354,12 @@
       const lines = [];
       let height = 0;
       for (let j = 0; j < words.length; j++) {
-        const w = words[j][1];
+        const w = words[j][2];
         if (!(w > 0)) break;
         const word = vocab[words[j][0]];
         const hit = state.terms.has(word);
         let size = Math.min(44, s * (0.13 + 0.25 * Math.sqrt(w / wmax)));
-        if (size < MIN_FONT) break;
+        if (size < MIN_FONT) continue;     // sizes follow pi, not the ranking
         const width = textWidth(word, size, hit);
         if (width > availW) size *= availW / width;
         if (size < MIN_FONT) continue;
@@ -406,21 +413,29 @@
       return list;
     }
 
-    // ---- documents of a pinned cell: s_t(cell) = sum of q_t(k) over the stored corners k
-    // whose window covers the cell, summed in stored order (as countgrid.maps.rank_documents)
+    // ---- documents of a pinned cell (docs/map.md, "Pin a cell"): c_t(cell) = sum of
+    // q_t(k) K(cell - k) over the stored corners k whose window covers the cell, K the depth
+    // of the cell in the window (rank_depth: 1 at the centre), summed in stored order and
+    // float64; listed by c rounded to rank_decimals, then by the document's log-likelihood
+    // per token in its MAP window (doc_loglik), then by index: countgrid.maps.rank_documents
+    const RANK_SCALE = Math.pow(10, D.rank_decimals);
+    const loglik = (t) => { const v = D.doc_loglik[t]; return Number.isNaN(v) ? -Infinity : v; };
+    let covered = 0;
     function rank(cell) {
       const r = Math.floor(cell / E2), c = cell % E2;
-      const covering = new Uint8Array(L);
-      for (let a = 0; a < W1; a++) for (let b = 0; b < W2; b++) covering[mod(r - a, E1) * E2 + mod(c - b, E2)] = 1;
+      const depth = new Float64Array(L);
+      for (let a = 0; a < W1; a++) for (let b = 0; b < W2; b++) depth[mod(r - a, E1) * E2 + mod(c - b, E2)] = D.rank_depth[a * W2 + b];
       const off = D.doc_offsets, pos = D.doc_positions, q = D.doc_posteriors;
-      const scores = new Float64Array(N), cand = [];
+      const scores = new Float64Array(N), keys = new Float64Array(N), cand = [];
       for (let t = 0; t < N; t++) {
         let sc = 0;
-        for (let j = off[t]; j < off[t + 1]; j++) if (covering[pos[j]]) sc += q[j];
+        for (let j = off[t]; j < off[t + 1]; j++) { const d = depth[pos[j]]; if (d > 0) sc += q[j] * d; }
         scores[t] = sc;
+        keys[t] = Math.floor(sc * RANK_SCALE + 0.5);
         if (sc > 0) cand.push(t);
       }
-      cand.sort((a, b) => scores[b] - scores[a] || a - b);
+      covered = cand.length;
+      cand.sort((a, b) => keys[b] - keys[a] || loglik(b) - loglik(a) || a - b);
       const top = cand.slice(0, D.list_length);
       return [top, top.map((t) => scores[t])];
     }
@@ -441,8 +456,9 @@
       const words = [];
       for (let j = 0; j < Math.min(K, 5); j++) if (D.top_weights[state.pinned * K + j] > 0) words.push(vocab[D.top_words[state.pinned * K + j]]);
       $("cg-panel-info").textContent = !N ? `Cell (${r}, ${c}): ${words.join(", ")}. This map has no documents.`
-        : `Cell (${r}, ${c}): ${words.join(", ")} — ${state.listed.length} document${state.listed.length === 1 ? "" : "s"}` +
-          (state.listed.length === D.list_length ? " (the first " + D.list_length + ")" : "") + ", most covering first.";
+        : `Cell (${r}, ${c}): ${words.join(", ")} — ${fmt(covered)} document${covered === 1 ? "" : "s"} cover it` +
+          (state.listed.length < covered ? `; the ${state.listed.length} most central are listed` : "") +
+          " (score: how central the cell is in the document's window, 100 % = at its centre for sure).";
       $("cg-csv").disabled = !state.listed.length;
       const best = state.scores.length ? state.scores[0] : 1;
       const frag = document.createDocumentFragment();
@@ -509,17 +525,28 @@
       legend.textContent = "";
       const head = document.createElement("div");
       head.className = "cg-legend-title"; head.textContent = col.name;
+      head.title = "Click to fold or unfold the legend";
+      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
       legend.appendChild(head);
       if (col.kind === "categorical") {
+        // many short levels: several columns (the legend grows to the left; it scrolls if
+        // the map is too small for it); long level names keep one column of 280 pixels
+        const rows = document.createElement("div");
+        const longest = Math.max(...col.levels.map((lev) => lev.length));
+        const ncol = longest > 26 ? 1 : col.levels.length > 36 ? 3 : col.levels.length > 14 ? 2 : 1;
+        rows.className = "cg-legend-rows cg-cols-" + ncol;
+        legend.classList.toggle("cg-wide", ncol > 1);
         col.levels.forEach((lev, c) => {
           const row = document.createElement("div");
           row.className = "cg-legend-row";
           const sw = document.createElement("span");
           sw.className = "cg-swatch"; sw.style.background = css(levelColor(col, c));
           row.append(sw, lev + (col.counts ? ` (${fmt(col.counts[c])})` : ""));
-          legend.appendChild(row);
+          rows.appendChild(row);
         });
+        legend.appendChild(rows);
       } else {
+        legend.classList.remove("cg-wide");
         const bar = document.createElement("div");
         bar.className = "cg-bar";
         bar.style.background = "linear-gradient(to right," + RAMP.map((c) => css(mix(WHITE, c, 0.6))).join(",") + ")";
