@@ -343,3 +343,25 @@ def test_rank_documents_refuses_a_list_length_that_is_not_a_positive_int():
     for bad, err in ((0, ValueError), (-5, ValueError), (2.5, TypeError), (True, TypeError)):
         with pytest.raises(err, match="n_documents"):
             rank_documents(data, (0, 0), n_documents=bad)
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_top_words_by_block_is_the_whole_table_ranking(k, weighted):
+    """The map's top words, taken a few cells at a time, are those of the whole table:
+    descending pi * f, ties by lower word (ties planted)."""
+    from countgrid.maps._data import _top_words_by_block
+
+    rng = np.random.default_rng(k)
+    pi = rng.dirichlet(np.ones(7), size=23).astype(np.float32)
+    pi[:, 5] = pi[:, 2]                       # ties
+    f = rng.uniform(0.5, 2.0, 7) if weighted else None
+    scores = pi.astype(np.float64) * (1.0 if f is None else f)
+    want = np.array([sorted(range(7), key=lambda w: (-scores[i, w], w))[:k]
+                     for i in range(23)])
+    for block in (1, 7, 30, 1 << 22):
+        top, tops, topw = _top_words_by_block(pi, f, k, block_entries=block)
+        np.testing.assert_array_equal(top, want)
+        np.testing.assert_array_equal(tops, np.take_along_axis(scores, want, axis=1))
+        np.testing.assert_array_equal(topw, np.take_along_axis(pi.astype(np.float64), want,
+                                                               axis=1))
