@@ -36,8 +36,8 @@ __all__ = ["DEFAULT_MAX_BYTES", "LOAD_MEMORY_FACTOR", "Member", "NpzArchive", "d
 #: the environment variable ``COUNTGRID_MAX_LOAD_BYTES``) says otherwise: 2 GiB (a 64 x 64
 #: grid over 60,000 words in float64 is 1.9 GiB).
 DEFAULT_MAX_BYTES = 2 * 2**30
-#: Loading takes at most this multiple of the declared bytes (docs/security.md; a counting
-#: grid recomputes its window histograms, the size of pi_, through two scratch copies).
+#: Loading takes at most this multiple of the declared bytes (docs/security.md; measured
+#: about 2: a counting grid derives its window histograms, the size of pi_, by blocks).
 LOAD_MEMORY_FACTOR = 4
 #: The largest ``.npy`` header numpy's own reader accepts without ``allow_pickle``.
 _NPY_HEADER_LIMIT = 10_000

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 
+import countgrid  # noqa: E402
 from countgrid import CountingGrid  # noqa: E402
 from _synthetic import (brute_log_likelihood, draw_corpus, mixture_of_unigrams_loglik,  # noqa: E402
                         reference_em_step, true_grid, window_means)
@@ -529,3 +530,16 @@ def test_degenerate_grids(extent, window):
     if window == extent:
         # every window is the whole grid: all positions are equivalent
         np.testing.assert_allclose(Q, 1.0 / L, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_loaded_h_is_derived_bit_for_bit_a_block_of_words_at_a_time(dtype, tmp_path):
+    """Model files do not store h_: loading derives it from pi_ a block of words at a time
+    (655 words per block on 40x40, so 3,000 words take five), exactly as the fit did."""
+    X = sp.random(60, 3000, density=0.05, random_state=0, format="csr") * 5
+    cg = CountingGrid((40, 40), (4, 4), n_iter=2, dtype=dtype, window_schedule=None,
+                      random_state=0).fit(X)
+    countgrid.io.save(cg, tmp_path / "m.npz")
+    back = countgrid.io.load(tmp_path / "m.npz")
+    assert back.h_.dtype == cg.h_.dtype and back.h_.flags.c_contiguous
+    np.testing.assert_array_equal(back.h_, cg.h_)

@@ -347,9 +347,10 @@ def test_rank_documents_refuses_a_list_length_that_is_not_a_positive_int():
 
 @pytest.mark.parametrize("k", [1, 3, 7])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_top_words_by_block_is_the_whole_table_ranking(k, weighted):
+def test_top_words_by_block_is_the_whole_table_ranking(k, weighted, monkeypatch):
     """The map's top words, taken a few cells at a time, are those of the whole table:
     descending pi * f, ties by lower word (ties planted)."""
+    from countgrid.grid import _words
     from countgrid.maps._data import _top_words_by_block
 
     rng = np.random.default_rng(k)
@@ -360,7 +361,8 @@ def test_top_words_by_block_is_the_whole_table_ranking(k, weighted):
     want = np.array([sorted(range(7), key=lambda w: (-scores[i, w], w))[:k]
                      for i in range(23)])
     for block in (1, 7, 30, 1 << 22):
-        top, tops, topw = _top_words_by_block(pi, f, k, block_entries=block)
+        monkeypatch.setattr(_words, "_TOP_WORDS_BLOCK", block)
+        top, tops, topw = _top_words_by_block(pi, f, k)
         np.testing.assert_array_equal(top, want)
         np.testing.assert_array_equal(tops, np.take_along_axis(scores, want, axis=1))
         np.testing.assert_array_equal(topw, np.take_along_axis(pi.astype(np.float64), want,

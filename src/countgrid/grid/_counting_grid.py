@@ -578,11 +578,18 @@ or dask array
         extent, Z = tuple(pi.shape[:-1]), pi.shape[-1]
         window = check_grid(extent, self.window)[1]
         L = grid_size(extent)
-        pi_zl = np.ascontiguousarray(pi.reshape(L, Z).T)
-        h = np.empty_like(pi_zl)
-        _grid_kernels.histograms(pi_zl, extent, window, h, np.empty_like(pi_zl),
-                                 effective_n_threads(self.num_threads))
-        return np.ascontiguousarray(h.T).reshape(pi.shape)
+        nt = effective_n_threads(self.num_threads)
+        pi_lz = pi.reshape(L, Z)
+        h = np.empty_like(pi_lz)
+        # a block of words at a time (each word's window sums are its own): loading
+        # then costs pi_ and h_ plus a few MB, not three more copies of pi_
+        step = max(1, (1 << 20) // max(L, 1))
+        for a in range(0, Z, step):
+            block = np.ascontiguousarray(pi_lz[:, a:a + step].T)
+            hb = np.empty_like(block)
+            _grid_kernels.histograms(block, extent, window, hb, np.empty_like(block), nt)
+            h[:, a:a + step] = hb.T
+        return h.reshape(pi.shape)
 
     # ------------------------------------------------------------ inference
     def _model(self):
@@ -592,9 +599,10 @@ or dask array
         pi = self.pi_
         dtype = pi.dtype if pi.dtype in (np.float32, np.float64) else np.float64
         L = grid_size(pi.shape[:-1])
-        h = np.ascontiguousarray(np.asarray(self.h_, dtype=dtype).reshape(L, -1).T)
+        # a copy (np.array copies), its log taken in place: one (Z, L) table, not two
+        logh = np.array(np.asarray(self.h_, dtype=dtype).reshape(L, -1).T, order="C")
         with np.errstate(divide="ignore"):
-            logh = np.log(h)
+            np.log(logh, out=logh)
         log_prior = None
         if getattr(self, "prior_", None) is not None:
             with np.errstate(divide="ignore"):

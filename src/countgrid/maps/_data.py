@@ -38,7 +38,7 @@ from countgrid._validation import check_is_fitted, check_random_state
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths,
                                     map_window_loglik, rank_key, window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
-from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, word_weights
+from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 
 __all__ = ["map_data", "rank_documents", "search_cells", "safe_link", "truncate_text",
            "SEARCH_FRACTION", "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS",
@@ -305,37 +305,14 @@ def _resolve_grid(grid):
     return grid, label
 
 
-def _top_words_by_block(pi2, f, k, block_entries=1 << 22):
+def _top_words_by_block(pi2, f, k):
     """(top, scores, probabilities), each (L, k): every cell's ``k`` words of highest
-    ``pi * f`` (f None: 1), descending, ties by lower word.  Cells are taken a block of
-    about ``block_entries`` probabilities at a time, so that the float64 scores and the
-    partition's indices never cost more than a few tens of MB (on 1,600 cells x 38,559
-    words the whole-table version took 2 GB)."""
-    L, Z = pi2.shape
-    top = np.empty((L, k), dtype=np.int64)
-    tops = np.empty((L, k))
-    topw = np.empty((L, k))
-    step = max(1, block_entries // max(Z, 1))
-    for a in range(0, L, step):
-        probs = np.asarray(pi2[a:a + step], dtype=np.float64)
-        scores = probs if f is None else probs * f
-        if k < Z:
-            t = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-            # a tie across the k-th place: the partition keeps any of the tied words,
-            # the rule the lowest
-            kth = np.take_along_axis(scores, t, axis=1).min(axis=1, keepdims=True)
-            for r in np.flatnonzero((scores >= kth).sum(axis=1) > k):
-                above = np.flatnonzero(scores[r] > kth[r, 0])
-                tied = np.flatnonzero(scores[r] == kth[r, 0])
-                t[r] = np.concatenate([above, tied[:k - len(above)]])
-        else:
-            t = np.tile(np.arange(Z), (len(probs), 1))
-        ts = np.take_along_axis(scores, t, axis=1)
-        t = np.take_along_axis(t, np.lexsort((t, -ts), axis=1), axis=1)
-        top[a:a + step] = t
-        tops[a:a + step] = np.take_along_axis(scores, t, axis=1)
-        topw[a:a + step] = np.take_along_axis(probs, t, axis=1)
-    return top, tops, topw
+    ``pi * f`` (f None: 1), descending, ties by lower word -- the rule of
+    ``countgrid.grid._words.top_words``, which takes the cells a block at a time (on
+    1,600 cells x 38,559 words the whole-table sort took 2 GB)."""
+    top = top_words(pi2, k, weighting="probability" if f is None else f)
+    probs = np.take_along_axis(pi2, top, axis=1).astype(np.float64)
+    return top, (probs if f is None else probs * f[top]), probs
 
 
 def search_cells(pi, fraction=SEARCH_FRACTION):
