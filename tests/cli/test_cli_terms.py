@@ -94,3 +94,19 @@ def test_generative_classifier_counts_every_grid(monkeypatch):
     with pytest.raises(MemoryError, match="30 counting grids .* over 3000 features"):
         countgrid.GenerativeCountingGridClassifier().fit(X, y)
     assert os.environ["COUNTGRID_MAX_MEMORY"] == "60M"
+
+
+def test_evaluate_leaves_out_classes_smaller_than_the_folds(small_csv):
+    """A 58-section corpus sampled to 10,000 documents had sections of 1-3 documents:
+    evaluate stopped with 'n_folds=5 is more than the 1 samples of ... np.str_('news')'.
+    Such classes are left out with one warning that names them and their sizes."""
+    with open(small_csv / "docs.csv", "a", newline="", encoding="utf-8") as f:
+        f.write('"a lone post about zope and plone servers",zope\n')
+    res = run(["evaluate", "docs.csv", "--text-col", "body", "--label-col", "group",
+               "--folds", "3", "--grid", "6x6", "--window", "2x2", "--n-iter", "2",
+               "--coarse-iter", "0", "--threads", "1"], small_csv)
+    assert res.returncode == 0, res.stderr
+    assert ("1 of 4 classes have fewer documents than --folds 3 and are left out "
+            "(1 documents): zope (1)") in res.stderr
+    assert "36 documents" in res.stdout and "3 classes" in res.stdout
+    assert "np.str_" not in res.stdout + res.stderr

@@ -1,6 +1,7 @@
 """``countgrid evaluate``: cross-validated accuracy of a counting-grid classifier given a
 label column, next to multinomial naive Bayes on the same folds."""
 import time
+import warnings
 
 import numpy as np
 
@@ -68,7 +69,18 @@ def run(args, out):
         raise UsageError(f"argument --label-col: the documents have no column "
                          f"{args.label_col!r} (they have: "
                          f"{', '.join(corpus.metadata) or 'none'})")
-    y = np.asarray(corpus.metadata[args.label_col])
+    y = np.asarray(corpus.metadata[args.label_col]).astype(str)
+    # classes too small to appear in every fold cannot be cross-validated: left out, said
+    classes, counts = np.unique(y, return_counts=True)
+    small = counts < args.folds
+    if small.any() and (~small).sum() >= 2:
+        shown = ", ".join(f"{c} ({n})" for c, n in zip(classes[small][:10], counts[small][:10]))
+        more = ", ..." if small.sum() > 10 else ""
+        warnings.warn(f"{int(small.sum())} of {len(classes)} classes have fewer documents than "
+                      f"--folds {args.folds} and are left out ({int(counts[small].sum())} "
+                      f"documents): {shown}{more}", UserWarning, stacklevel=2)
+        corpus = corpus.subset(np.flatnonzero(~np.isin(y, classes[small])))
+        y = y[~np.isin(y, classes[small])]
     X = corpus.counts
     n_train = len(corpus) - len(corpus) // args.folds
     generative = args.classifier == "generative"

@@ -62,7 +62,7 @@ def stratified_folds(y, n_folds=5, random_state=0):
     smallest = np.bincount(codes).min()
     if smallest < n_folds:
         raise ValueError(f"n_folds={n_folds} is more than the {smallest} samples of the "
-                         f"smallest class ({classes[np.argmin(np.bincount(codes))]!r})")
+                         f"smallest class ({str(classes[np.argmin(np.bincount(codes))])!r})")
     rng = check_random_state(random_state)
     fold = np.empty(len(codes), dtype=np.int64)
     for c in range(len(classes)):

@@ -68,12 +68,19 @@ class MapEmbed:
     """The interactive map as a notebook output: a sandboxed ``srcdoc`` iframe holding the
     page of :func:`countgrid.maps.write_html` (returned by :func:`embed`).
 
-    Attributes
+    Parameters
     ----------
     page : str
         The map's HTML page (what ``write_html`` would write).
     height : int
         The iframe's height in pixels.
+
+    Attributes
+    ----------
+    page : str
+        The page given.
+    height : int
+        The height given, as an int.
     """
 
     def __init__(self, page, height):
