@@ -1015,15 +1015,19 @@ def _check_model(cls_name):
     return check
 
 
+def _differing_array(est, ref):
+    """The first fitted attribute of ``ref`` that ``est`` lacks or holds differently."""
+    got = H.fitted_arrays(est)
+    for key, value in H.fitted_arrays(ref).items():
+        if got.get(key) is None or not np.array_equal(got[key], value):
+            return key
+    return None
+
+
 def _check_model_equal(name):
     def check(path):
-        est = _cg().load(path)
-        ref = model(name)
-        for key, value in H.fitted_arrays(ref).items():
-            got = H.fitted_arrays(est).get(key)
-            if got is None or not np.array_equal(got, value):
-                return f"the output's {key} differs from the model saved"
-        return None
+        key = _differing_array(_cg().load(path), model(name))
+        return None if key is None else f"the output's {key} differs from the model saved"
     return check
 
 
@@ -1472,12 +1476,8 @@ def _read_model_ab(ctx, path):
     name = type(est).__name__
     if name not in ("CountingGrid", "PLSA"):
         return f"read a {name}"
-    ref = model(name)
-    for key, value in H.fitted_arrays(ref).items():
-        got = H.fitted_arrays(est).get(key)
-        if got is None or not np.array_equal(got, value):
-            return f"read a {name} whose {key} is neither writer's"
-    return None
+    key = _differing_array(est, model(name))
+    return None if key is None else f"read a {name} whose {key} is neither writer's"
 
 
 def _read_corpus_ab(ctx, path):

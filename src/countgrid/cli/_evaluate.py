@@ -79,8 +79,8 @@ def run(args, out):
         warnings.warn(f"{int(small.sum())} of {len(classes)} classes have fewer documents than "
                       f"--folds {args.folds} and are left out ({int(counts[small].sum())} "
                       f"documents): {shown}{more}", UserWarning, stacklevel=2)
-        corpus = corpus.subset(np.flatnonzero(~np.isin(y, classes[small])))
-        y = y[~np.isin(y, classes[small])]
+        kept = np.flatnonzero(~np.isin(y, classes[small]))
+        corpus, y = corpus.subset(kept), y[kept]
     X = corpus.counts
     n_train = len(corpus) - len(corpus) // args.folds
     generative = args.classifier == "generative"

@@ -48,6 +48,16 @@ def _check_extent_window(extent, window):
     return extent, window
 
 
+def _posterior_rows(Q, extent):
+    """(Q as an array, L): rows of location posteriors over the ``L`` cells of extent."""
+    Q = np.asarray(Q)
+    L = int(np.prod(extent))
+    if Q.ndim != 2 or Q.shape[1] != L:
+        raise ValueError(f"Q must have shape (n_documents, {L}) for extent {extent}; "
+                         f"got {Q.shape}")
+    return Q, L
+
+
 def window_coverage(Q, extent, window):
     """Window coverage ``S[t, i] = s_t(i)`` of every cell by every document.
 
@@ -71,11 +81,7 @@ def window_coverage(Q, extent, window):
     are processed in blocks, so the scratch memory is ``O(block * L)`` besides the result.
     """
     extent, window = _check_extent_window(extent, window)
-    Q = np.asarray(Q)
-    L = int(np.prod(extent))
-    if Q.ndim != 2 or Q.shape[1] != L:
-        raise ValueError(f"Q must have shape (n_documents, {L}) for extent {extent}; "
-                         f"got {Q.shape}")
+    Q, L = _posterior_rows(Q, extent)
     if not np.issubdtype(Q.dtype, np.number) or np.iscomplexobj(Q):
         raise TypeError(f"Q must hold real numbers, got dtype {Q.dtype}")
     n = Q.shape[0]
@@ -145,11 +151,7 @@ def centred_coverage(Q, extent, window):
         sure.
     """
     extent, window = _check_extent_window(extent, window)
-    Q = np.asarray(Q)
-    L = int(np.prod(extent))
-    if Q.ndim != 2 or Q.shape[1] != L:
-        raise ValueError(f"Q must have shape (n_documents, {L}) for extent {extent}; "
-                         f"got {Q.shape}")
+    Q, L = _posterior_rows(Q, extent)
     n = Q.shape[0]
     check_memory(8 * n * L, f"the centred coverage of {n} documents over {L} cells",
                  "ask for fewer documents at a time")
