@@ -654,6 +654,8 @@ VALUE_CASES = [
     ("CountingGridClassifier", "grid_/pi_", _zeros, "pi_"),
     ("CountingGridRegressor", "grid_/pi_", _half, "pi_"),
     ("GenerativeCountingGridClassifier", "grids_.1/pi_", _zeros, "pi_"),
+    ("GenerativeCountingGridClassifier", "features_", _reverse, "features_"),
+    ("GenerativeCountingGridClassifier", "features_", _zeros, "features_"),
     ("FisherScore", "topic_prior_", _half, "topic_prior_"),
     ("FisherScore", "topic_prior_", _zeros, "topic_prior_"),
     ("FisherScore", "models_.2/components_", _zeros, "components_"),

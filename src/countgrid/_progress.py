@@ -19,9 +19,10 @@ def listen(callback):
     """Call ``callback(event)`` for every progress event reported inside the block.
 
     ``event`` is a dict with the keys ``owner`` (e.g. "CountingGrid"), ``stage`` (e.g.
-    " window (10, 10)" or ""), ``done`` and ``total`` (iterations or epochs of the
-    stage), ``value`` (the objective after ``done`` updates, or None), ``label`` (what
-    ``value`` is, e.g. "log-likelihood") and ``unit`` ("iteration" or "epoch").
+    " window (10, 10)" or ""), ``done`` and ``total`` (iterations, epochs or models of
+    the stage), ``value`` (the objective after ``done`` updates, or None), ``label`` (what
+    ``value`` is, e.g. "log-likelihood") and ``unit`` ("iteration", "epoch", or "model":
+    one of several models fitted in turn, such as the grids of the classes).
     """
     token = _LISTENER.set(callback)
     try:

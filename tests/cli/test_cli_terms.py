@@ -64,7 +64,13 @@ def test_tol_and_dtype_reach_the_model(small_csv):
     assert res.returncode == 0, res.stderr
     est = countgrid.load(small_csv / "m.npz")
     assert est.tol == 0.5 and est.pi_.dtype == np.float64 and est.n_iter_ <= 35
-    for bad in (["--tol", "0"], ["--tol", "nan"], ["--dtype", "float16"], ["--grid", "autox"]):
+    # tol=0 is a value of the Python API (run every iteration): the command line takes it
+    res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m0.npz", "--tol", "0",
+               "--n-iter", "3", "--coarse-iter", "0", "--threads", "1", "-q"], small_csv)
+    assert res.returncode == 0, res.stderr
+    est = countgrid.load(small_csv / "m0.npz")
+    assert est.tol == 0 and est.n_iter_ == 3
+    for bad in (["--tol", "-1"], ["--tol", "nan"], ["--dtype", "float16"], ["--grid", "autox"]):
         res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m.npz", *bad], small_csv)
         assert res.returncode == 2 and bad[0] in res.stderr, res.stderr
 
@@ -87,12 +93,34 @@ def test_evaluate_checks_the_memory_of_every_grid(small_csv):
         res.stderr
 
 
+def test_evaluate_learns_class_grids_on_the_class_words(small_csv):
+    """Many classes over a large vocabulary: --class-words K keeps the K words with the
+    largest chi-squared statistic on each training fold (55 Debian sections x 38,559
+    words needed about 20 GB of grids); the memory check counts the K words."""
+    base = ["evaluate", "docs.csv", "--text-col", "body", "--label-col", "group",
+            "--folds", "2", "--classifier", "generative", "--grid", "64x64", "--n-iter", "2",
+            "--coarse-iter", "0", "--threads", "1", "-q"]
+    res = run(base, small_csv, env={"COUNTGRID_MAX_MEMORY": "80M"})
+    assert res.returncode in (1, 2) and "--class-words" in res.stderr, res.stderr
+    assert "max_features" not in res.stderr
+    res = run(base + ["--class-words", "20"], small_csv, env={"COUNTGRID_MAX_MEMORY": "80M"})
+    assert res.returncode == 0, res.stderr
+    assert "counting grids (one per class, 20 class words) 64x64" in res.stdout, res.stdout
+    res = run(["evaluate", "docs.csv", "--text-col", "body", "--label-col", "group",
+               "--class-words", "20"], small_csv)
+    assert res.returncode == 2 and "--class-words: only with --classifier generative" \
+        in res.stderr, res.stderr
+
+
 def test_generative_classifier_counts_every_grid(monkeypatch):
     monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "60M")
     X = np.random.default_rng(0).poisson(1, (300, 3000))
     y = np.arange(300) % 30
-    with pytest.raises(MemoryError, match="30 counting grids .* over 3000 features"):
+    with pytest.raises(MemoryError, match="30 counting grids .* over 3000 words.*max_features"):
         countgrid.GenerativeCountingGridClassifier().fit(X, y)
+    # the selected words are what the grids hold: 100 of them fit
+    with pytest.raises(MemoryError, match="over 100 words"):
+        countgrid.GenerativeCountingGridClassifier(max_features=100, extent=(64, 64)).fit(X, y)
     assert os.environ["COUNTGRID_MAX_MEMORY"] == "60M"
 
 

@@ -221,7 +221,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     env = dict(os.environ)
     env.pop("COUNTGRID_DEBUG", None)
     proc = subprocess.Popen([sys.executable, "-m", "countgrid.cli", "demo", "--extent", "16", "16",
-                             "--window", "3", "3", "--coarse-iter", "0", "--n-iter", "500",
+                             "--window", "3", "3", "--coarse-iter", "0", "--n-iter", "500", "--tol", "0",
                              "--threads", "1", "-o", str(tmp_path / "g.txt"), "--html",
                              "none"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

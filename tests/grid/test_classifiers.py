@@ -278,6 +278,85 @@ def test_generative_classifier_dense_input():
     assert np.array_equal(gen.predict(Xte.toarray()), ref.predict(Xte))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_class_word_scores_are_scikit_learns_chi2(dtype, sparse):
+    from countgrid.grid._classifiers import class_word_scores
+    from sklearn.feature_selection import chi2
+
+    rng = np.random.default_rng(4)
+    X = rng.poisson(rng.uniform(0, 2, 40), (90, 40)).astype(dtype)
+    X[:, 5] = 0                                    # a word with no token scores 0
+    labels = rng.integers(0, 4, 90)
+    ref = np.nan_to_num(chi2(X, labels)[0])
+    Xin = sp.csr_matrix(X) if sparse else X
+    got = class_word_scores(Xin, labels, 4)
+    np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-10)
+    assert got[5] == 0
+
+
+@pytest.mark.filterwarnings("ignore:CountingGrid did not converge")  # short fits on purpose
+def test_generative_classifier_on_the_class_words():
+    """max_features keeps the words with the largest chi-squared statistic; the classifier
+    is then the one learned on those columns (issue 22: 55 classes x 38,559 words needed
+    about 20 GB of grids)."""
+    from countgrid.grid._classifiers import class_word_scores
+    (Xtr, ytr), (Xte, _) = _two_grid_corpus(9, n_per_class=(30, 10))
+    kw = dict(extent=EXTENT, window=WINDOW, n_iter=8, random_state=2, num_threads=1)
+    gen = GenerativeCountingGridClassifier(max_features=12, **kw).fit(Xtr, ytr)
+    scores = class_word_scores(Xtr, np.searchsorted(gen.classes_, ytr), 2)
+    assert gen.features_.shape == (12,) and np.all(np.diff(gen.features_) > 0)
+    assert scores[gen.features_].min() >= np.delete(scores, gen.features_).max()
+    assert gen.n_features_in_ == Xtr.shape[1]
+    assert all(g.n_features_in_ == 12 for g in gen.grids_)
+    ref = GenerativeCountingGridClassifier(**kw).fit(Xtr[:, gen.features_], ytr)
+    np.testing.assert_array_equal(gen.class_log_likelihoods(Xte),
+                                  ref.class_log_likelihoods(Xte[:, gen.features_]))
+    with pytest.raises(ValueError, match="features"):
+        gen.predict(Xte[:, :12])                   # documents over the whole vocabulary
+    # as many words as there are, or None: every word, the same grids
+    full = GenerativeCountingGridClassifier(max_features=10**6, **kw).fit(Xtr, ytr)
+    none = GenerativeCountingGridClassifier(**kw).fit(Xtr, ytr)
+    np.testing.assert_array_equal(full.features_, np.arange(Xtr.shape[1]))
+    for a, b in zip(full.grids_, none.grids_):
+        np.testing.assert_array_equal(a.pi_, b.pi_)
+    with pytest.raises(ValueError, match="max_features"):
+        GenerativeCountingGridClassifier(max_features=0, **kw).fit(Xtr, ytr)
+
+
+@pytest.mark.filterwarnings("ignore:CountingGrid did not converge")  # short fits on purpose
+def test_generative_classifier_on_class_words_round_trips(tmp_path):
+    from countgrid import io
+    (Xtr, ytr), (Xte, _) = _two_grid_corpus(10, n_per_class=(20, 5))
+    gen = GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=4, random_state=0,
+                                           num_threads=1, max_features=15).fit(Xtr, ytr)
+    io.save(gen, tmp_path / "gen.npz")
+    back = io.load(tmp_path / "gen.npz")
+    assert back.max_features == 15
+    np.testing.assert_array_equal(back.features_, gen.features_)
+    np.testing.assert_array_equal(back.class_log_likelihoods(Xte),
+                                  gen.class_log_likelihoods(Xte))
+
+
+def test_generative_classifier_reports_one_event_and_one_warning_per_fit():
+    """55 class grids logged about 800 progress lines and 55 ConvergenceWarnings per fold of
+    `countgrid evaluate`: now one progress event per class grid, one warning per fit."""
+    import warnings
+    from countgrid import _progress
+    from countgrid.exceptions import ConvergenceWarning
+    (Xtr, ytr), _ = _two_grid_corpus(11, n_per_class=(20, 5), labels=(0, 1, 2))
+    events = []
+    with _progress.listen(events.append), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        GenerativeCountingGridClassifier(EXTENT, WINDOW, n_iter=3, random_state=0,
+                                         num_threads=1).fit(Xtr, ytr)
+    assert [(e["owner"], e["done"], e["total"], e["unit"]) for e in events] == [
+        ("GenerativeCountingGridClassifier", k, 3, "model") for k in (1, 2, 3)]
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1 and "3 of 3 models did not converge" in str(conv[0].message)
+    assert "did not converge in 3 iterations" in str(conv[0].message)
+
+
 def test_classifier_docstrings_document_parameters():
     for cls in (CountingGridClassifier, CountingGridRegressor, GenerativeCountingGridClassifier):
         assert cls.__doc__ and "Parameters" in cls.__doc__ and "Attributes" in cls.__doc__

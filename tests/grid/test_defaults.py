@@ -116,6 +116,29 @@ def test_oversized_grid_warns_and_a_fitting_one_does_not():
         CountingGrid((8, 8), (3, 3), **kw).fit(X)
 
 
+def test_the_auto_grid_on_few_documents_does_not_warn():
+    # 20 documents: extent="auto" is its smallest grid (capacity 16), which leaves most
+    # cells unused; there is no smaller grid to advise, so no warning (it was a false alarm
+    # advising the grid in use for every small class of the generative classifier)
+    X, _ = corpus((8, 8), (3, 3), 2, seed=5)
+    X = X[np.arange(20) % 2]              # two distinct documents fill two windows
+    kw = dict(n_iter=20, random_state=0, num_threads=1)
+    assert unused_cells_after_fit(X, kw) > 1 / 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CapacityWarning)
+        cg = CountingGrid(window=(3, 3), **kw).fit(X)
+    assert cg.pi_.shape[:-1] == auto_extent(20, (3, 3))
+
+
+def unused_cells_after_fit(X, kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CapacityWarning)
+        cg = CountingGrid(window=(3, 3), **kw).fit(X)
+    q = np.asarray(cg.transform(X)).reshape(X.shape[0], -1)
+    mass = np.asarray(X.sum(axis=1)).ravel() @ q          # tokens placed at each position
+    return unused_cells(mass, cg.pi_.shape[:-1], cg.window)
+
+
 def test_auto_parameters_round_trip_in_model_files(tmp_path):
     from countgrid import io
     X, _ = corpus((10, 10), (3, 3), 60, seed=7)

@@ -1326,7 +1326,7 @@ _CGE_P = {"extent": ("grid", (4, 4)), "window": ("window", (3, 3)),
 _REDUCE = (("opt", "none", "words", "topics"), "words")
 PARAMS = {
     "CountingGrid": _GRID_P, "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
-    "GenerativeCountingGridClassifier": _GRID_P,
+    "GenerativeCountingGridClassifier": dict(_GRID_P, max_features=(("optint", 1), 3)),
     "PLSA": {"n_components": (("size", 1), 3), "tempered": ("bool", True),
              "beta_min": (("float", 0, 1), 0.6), "beta_step": (("float", 0, 1), 0.8),
              "holdout": (("float", 0, 1), 0.2), "n_iter": (("int", 1), 4),
@@ -1383,10 +1383,10 @@ def bad_values(kind, base):
     """(label, value, expect, extra names) of the bad (and tricky valid) values of a kind."""
     k = kind[0] if isinstance(kind, tuple) else kind
     out = []
-    if k in ("int", "size"):
+    if k in ("int", "size", "optint"):             # optint: an int, or None
         lo = kind[1]
         out += [("2.7", 2.7, "raise"), (str(lo - 1), lo - 1, "raise"), ("'3'", "3", "raise"),
-                ("True", True, "raise"), ("None", None, "raise"),
+                ("True", True, "raise"), ("None", None, "ok" if k == "optint" else "raise"),
                 ("numpy.int64(2)", np.int64(max(lo, 2)), "ok")]
         if k == "size":
             out.append(("10**12", 10**12, "raise"))

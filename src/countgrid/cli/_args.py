@@ -143,6 +143,16 @@ def positive_float(text):
     return v
 
 
+def nonnegative_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (v >= 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text}")
+    return v
+
+
 def threads(text):
     v = integer(text)
     if v == 0:

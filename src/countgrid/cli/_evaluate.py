@@ -16,7 +16,7 @@ from countgrid.text._readers import _detect
 EXAMPLE = """\
 examples:
   countgrid evaluate posts.csv --text-col body --label-col group
-  countgrid evaluate posts.npz --label-col folder --folds 10 --classifier generative
+  countgrid evaluate posts.npz --label-col folder --folds 10 --classifier generative --class-words 5000
 """
 
 
@@ -36,6 +36,11 @@ def add_parser(sub):
     p.add_argument("--classifier", choices=["embedding", "generative"], default="embedding",
                    help="embedding: one grid, labels embedded (default); generative: one "
                         "grid per class")
+    p.add_argument("--class-words", type=positive_int, default=None, metavar="K",
+                   help="generative: learn the grids on the K words that tell the classes "
+                        "apart (largest chi-squared statistic on each training fold; "
+                        "default: every word).  Many classes over a large vocabulary need "
+                        "it: 55 classes x 38,559 words would take about 20 GB of grids")
     g = p.add_argument_group("counting grid (the defaults of CountingGridClassifier)")
     add_grid_options(g, CountingGridClassifier)
     add_dtype_option(g)
@@ -60,6 +65,9 @@ def run(args, out):
     threads = resolve_threads(args.threads)
     cls = CountingGridClassifier if args.classifier == "embedding" \
         else GenerativeCountingGridClassifier
+    if args.class_words is not None and args.classifier != "generative":
+        raise UsageError("argument --class-words: only with --classifier generative (label "
+                         "embedding learns its one grid without the labels)")
     grid_parameters(args, cls=cls)              # option errors before reading anything
     meta = [c for c in (args.meta_cols or "").split(",") if c.strip()]
     if args.label_col not in meta and _has_columns(args):
@@ -87,7 +95,14 @@ def run(args, out):
     params = grid_parameters(args, n_train, corpus.n_terms, cls, n_grids=None if generative
                              else 1)
     if generative:                               # the memory of every class's grid
-        cls(**params)._check_memory(X, y)
+        params["max_features"] = args.class_words
+        try:
+            cls(**params)._check_memory(X, y)
+        except MemoryError as exc:
+            what = str(exc).split(";")[0]
+            raise UsageError(f"{what}; keep the words that tell the classes apart "
+                             "(--class-words, e.g. 5000), or use a smaller --grid or "
+                             "--max-docs") from None
     try:
         folds = stratified_folds(y, args.folds, args.seed)
     except ValueError as exc:
@@ -107,8 +122,9 @@ def run(args, out):
     for k, (train, test) in enumerate(folds, 1):
         clf = cls(**params, random_state=args.seed, num_threads=threads)
         say(f"fold {k}/{args.folds}: fitting on {len(train)} documents"
-            + (f" ({len(classes)} grids, one per class)" if args.classifier == "generative"
-               else ""))
+            + (f" ({len(classes)} grids, one per class"
+               + (f", on the {args.class_words} words that tell the classes apart"
+                  if args.class_words else "") + ")" if generative else ""))
         with show_progress(quiet=args.quiet, verbose=args.verbose):
             clf.fit(X[train], y[train])
         scores.append(float(np.mean(clf.predict(X[test]) == y[test])))
@@ -119,9 +135,13 @@ def run(args, out):
             line += f", naive Bayes {baseline[-1]:.4f}"
         say(line + f"  ({time.perf_counter() - t0:.1f} s)")
     name = {"embedding": "counting grid (label embedding)",
-            "generative": "counting grids (one per class)"}[args.classifier]
-    grid = clf.grid_ if hasattr(clf, "grid_") else clf.grids_[0]
-    shape = "x".join(map(str, np.shape(grid.pi_)[:-1]))
+            "generative": "counting grids (one per class"
+            + (f", {args.class_words} class words" if args.class_words else "") + ")"
+            }[args.classifier]
+    grids = [clf.grid_] if hasattr(clf, "grid_") else clf.grids_
+    shapes = sorted({np.shape(g.pi_)[:-1] for g in grids}, key=np.prod)
+    shape = " to ".join("x".join(map(str, s)) for s in (shapes[0], shapes[-1])[:len(shapes)])
+    grid = grids[0]
     sized = " (sized to the documents)" if clf.extent == "auto" else ""
     print(f"accuracy {np.mean(scores):.4f} +- {np.std(scores):.4f}: {name} "
           f"{shape}{sized}, window {'x'.join(map(str, grid.window))}", file=out)
@@ -133,6 +153,7 @@ def run(args, out):
             print(f"note: naive Bayes is {gap:.2f} ahead: label embedding reads "
                   f"{len(classes)} classes out of one map learned without them, which suits "
                   "few documents per class; with tens of documents per class, one grid per "
-                  "class classifies better (--classifier generative; docs/choosing.md)",
-                  file=out)
+                  "class classifies better (--classifier generative"
+                  + (", with --class-words 5000 for a large vocabulary" if len(classes) > 10
+                     else "") + "; docs/choosing.md, 'Many classes')", file=out)
     return 0

@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 
 from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
-                                 grid_shape_or_auto, nonnegative_int, positive_float,
+                                 grid_shape_or_auto, nonnegative_float, nonnegative_int,
                                  positive_int)
 from countgrid.grid import CountingGrid, auto_extent, auto_window_schedule
 from countgrid.grid._schedule import STAGE_ITER
@@ -76,9 +76,10 @@ def add_grid_options(group, cls=CountingGrid, zipgtm=False, window_tokens="one")
                        help=f"maximum EM iterations (default {default(cls, 'n_iter')}"
                             + (f"; rap: epochs, default {default(RAP, 'n_epochs')}"
                                if zipgtm else "") + ")")
-    group.add_argument("--tol", type=positive_float, default=None,
+    group.add_argument("--tol", type=nonnegative_float, default=None,
                        help="stop when the log-likelihood's relative change is below this "
-                            f"(default {default(cls, 'tol'):g})")
+                            f"(default {default(cls, 'tol'):g}; 0: run every --n-iter "
+                            "iteration)")
 
 
 def add_model_options(parser):

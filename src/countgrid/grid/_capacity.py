@@ -96,7 +96,11 @@ def unused_cells(position_mass, extent, window, num_threads=0):
 
 def warn_unused_cells(fraction, extent, window, n_documents, owner="CountingGrid"):
     """Warn (:class:`CapacityWarning`) when more than ``UNUSED_WARN`` of the cells are
-    unused, naming the grid ``extent="auto"`` would choose.
+    unused and ``extent="auto"`` would choose a smaller grid, naming it.
+
+    The smallest grid of ``extent="auto"`` (capacity 16) on a few dozen documents also
+    leaves many cells unused; no smaller grid is advised there, so nothing is said (a
+    per-class grid of the generative classifier on a small class, for instance).
 
     Parameters
     ----------
@@ -109,6 +113,8 @@ def warn_unused_cells(fraction, extent, window, n_documents, owner="CountingGrid
     if fraction <= UNUSED_WARN:
         return
     suggestion = auto_extent(n_documents, window)
+    if grid_size(suggestion) >= grid_size(extent):
+        return
     warnings.warn(
         f"{owner}: {100 * fraction:.0f}% of the {grid_size(extent)} cells of the "
         f"{'x'.join(map(str, extent))} grid hold almost no documents (capacity "

@@ -1,10 +1,13 @@
 """Classification and regression read out from counting grids (Jojic & Perina, UAI 2011,
 section 2.3) and the one-grid-per-class generative classifier (docs/counting_grids.md)."""
+from numbers import Integral
+
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from countgrid._memory import check_memory
 from countgrid._numeric import power_of_two_scale
+from countgrid._param_validation import Interval
 from countgrid._fitted import (array, fitted_array, fitted_distribution, fitted_int,
                                fitted_labels, scalar)
 from countgrid._per_class import check_documents, fit_per_class
@@ -208,6 +211,46 @@ class CountingGridRegressor(RegressorMixin, _EmbeddingReadout):
         return self._readout(X)[:, 0]
 
 
+def class_word_scores(X, labels, n_classes):
+    """Chi-squared statistic of each word's counts against the classes (as scikit-learn's
+    ``sklearn.feature_selection.chi2``): ``sum_c (O_cz - E_cz)^2 / E_cz`` with ``O_cz`` the
+    tokens of word ``z`` in class ``c`` and ``E_cz = N_c / N * sum_c O_cz``, ``N_c`` the
+    documents of class ``c``; 0 for a word with no token.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n_samples, n_features)
+        Validated counts (:func:`countgrid._per_class.check_documents`).
+    labels : ndarray of int of shape (n_samples,)
+        Class indices in ``[0, n_classes)``.
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_features,), float64
+    """
+    Y = np.zeros((n_classes, labels.shape[0]))
+    Y[labels, np.arange(labels.shape[0])] = 1.0
+    observed = np.asarray(Y @ X, dtype=np.float64)                  # (C, Z) tokens
+    prior = Y.sum(axis=1) / labels.shape[0]                          # (C,) documents
+    expected = prior[:, None] * observed.sum(axis=0)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(expected > 0, (observed - expected) ** 2 / expected, 0.0)
+    return terms.sum(axis=0)
+
+
+def select_class_words(X, labels, n_classes, max_features):
+    """The ``max_features`` words with the largest :func:`class_word_scores` (ties by the
+    lower word index), as sorted indices; all words when ``max_features`` is None or at
+    least the vocabulary."""
+    n_features = X.shape[1]
+    if max_features is None or max_features >= n_features:
+        return np.arange(n_features, dtype=np.intp)
+    scores = class_word_scores(X, labels, n_classes)
+    order = np.argsort(-scores, kind="stable")
+    return np.sort(order[:max_features]).astype(np.intp)
+
+
 class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
     __doc__ = """One counting grid per class; predict by the largest likelihood.
 
@@ -223,20 +266,47 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
     ``extent="auto"`` sizing each class's grid for that class's documents.  It gives no
     single map of all classes: use :class:`CountingGridClassifier` for that, and for
     classes of a handful of documents (docs/choosing.md).
-    """ + _PARAMS_DOC + """
+
+    Many classes over a large vocabulary: the grids hold ``2 x cells x words`` numbers per
+    class (55 classes x 38,559 words would need about 20 GB), so keep the words that tell
+    the classes apart, ``max_features`` (e.g. 5000; docs/choosing.md, "Many classes").
+    """ + _PARAMS_DOC + """    max_features : int, optional
+        Learn and score the grids on only this many words: those with the largest
+        chi-squared statistic of their training counts against the classes
+        (:func:`class_word_scores`, the statistic of scikit-learn's ``chi2``), chosen in
+        ``fit`` from the training documents.  None (default) keeps every word.
+
     Attributes
     ----------
     grids_ : list of CountingGrid
+        Over the selected words (``features_``).
     classes_ : ndarray of shape (n_classes,)
+    features_ : ndarray of int of shape (n_selected,)
+        Sorted indices of the words the grids are learned on (every word when
+        ``max_features`` is None; absent from models saved by 0.1.0, which use every
+        word).
     n_features_in_ : int
+        Words of the documents given to ``fit`` (and expected by ``predict``).
     """
 
     _fitted_schema = {"classes_": array("label", "n_classes"),
+                      "features_": array("int", "n_selected"),
                       "n_features_in_": scalar("int")}
     _fitted_estimators = ("grids_",)
+    _parameter_constraints = {**GRID_PARAMETER_CONSTRAINTS,
+                              "max_features": [None, Interval(Integral, 1, None)]}
+
+    def __init__(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5,
+                 pseudocount="auto", posterior_floor="auto", window_schedule="auto",
+                 learn_prior=False, min_iter=30, dtype=np.float32, num_threads=None,
+                 random_state=None, verbose=0, max_features=None):
+        grid_init(self, extent, window, n_iter, tol, pseudocount, posterior_floor,
+                  window_schedule, learn_prior, min_iter, dtype, num_threads, random_state,
+                  verbose)
+        self.max_features = max_features
 
     def fit(self, X, y):
-        """Learn one grid per class.
+        """Learn one grid per class (on the ``max_features`` most class-related words).
 
         Parameters
         ----------
@@ -246,29 +316,34 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         self._validate_params()
         X = check_documents(X)
         self._check_memory(X, y)
-        classes, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed),
-                                          X, y, self.random_state)
+        classes, labels = encode_labels(y, X.shape[0])
+        features = select_class_words(X, labels, len(classes), self.max_features)
+        selected = X if features.shape[0] == X.shape[1] else X[:, features]
+        _, _, grids = fit_per_class(lambda seed: self._new_grid(random_state=seed),
+                                    selected, y, self.random_state,
+                                    owner=type(self).__name__)
         self.grids_ = grids
         self.classes_ = classes
-        self.n_features_in_ = grids[0].n_features_in_
+        self.features_ = features
+        self.n_features_in_ = X.shape[1]
         return self
 
     def _check_memory(self, X, y):
         """Refuse (MemoryError) before fitting when the grids of every class cannot be held:
-        each keeps ``pi_`` and ``h_`` (2 x cells x features), and the one being fitted
-        needs about 6 such tables (CountingGrid.fit)."""
+        each keeps ``pi_`` and ``h_`` (2 x cells x words), and the one being fitted needs
+        about 6 such tables (CountingGrid.fit); words: ``max_features`` or all of X's."""
         classes, labels = encode_labels(y, X.shape[0])
         sizes = np.bincount(labels, minlength=len(classes))
         window = tuple(self.window)
         itemsize = np.dtype(self.dtype if self.dtype is not None else X.dtype).itemsize
         cells = [grid_size(auto_extent(int(n), window) if isinstance(self.extent, str)
                            else self.extent) for n in sizes]
-        Z = X.shape[1]
+        Z = X.shape[1] if self.max_features is None else min(self.max_features, X.shape[1])
         check_memory(itemsize * Z * (2 * sum(cells) + 4 * max(cells)),
                      f"{len(classes)} counting grids (one per class, {min(cells)} to "
-                     f"{max(cells)} cells) over {Z} features",
-                     "use fewer features (e.g. the most class-relevant: scikit-learn's "
-                     "SelectKBest(chi2)), dtype=numpy.float32, a smaller extent, or "
+                     f"{max(cells)} cells) over {Z} words",
+                     "keep the words that tell the classes apart (max_features, e.g. "
+                     "5000), dtype=numpy.float32, a smaller extent, or "
                      "CountingGridClassifier (one grid for all classes)")
 
     def _check_fitted_state(self):
@@ -279,8 +354,20 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
                 isinstance(g, CountingGrid) for g in grids):
             raise ValueError(f"grids_ must be a list of {len(classes)} fitted CountingGrids")
         n_features = fitted_int(self, "n_features_in_", 1)
-        if any(g.n_features_in_ != n_features for g in grids):
-            raise ValueError("the grids_ have different numbers of features")
+        features = getattr(self, "features_", None)
+        if features is None:                     # model files of 0.1.0: every word
+            n_words = n_features
+        else:
+            features = np.asarray(features)
+            if features.ndim != 1 or features.shape[0] < 1 or features.dtype.kind not in "iu" \
+                    or features[0] < 0 or features[-1] >= n_features \
+                    or np.any(np.diff(features) <= 0):
+                raise ValueError("features_ must be increasing word indices in "
+                                 f"[0, {n_features})")
+            self.features_ = features.astype(np.intp)
+            n_words = features.shape[0]
+        if any(g.n_features_in_ != n_words for g in grids):
+            raise ValueError(f"the grids_ must be learned on {n_words} words (features_)")
 
     def class_log_likelihoods(self, X):
         """Exact log-likelihood of each document under each class grid.
@@ -297,6 +384,9 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
         """
         check_is_fitted(self, "grids_")
         X = check_documents(X, self.n_features_in_, owner=type(self).__name__)
+        features = getattr(self, "features_", None)      # None: a model file of 0.1.0
+        if features is not None and features.shape[0] != X.shape[1]:
+            X = X[:, features]
         return np.stack([g.score_samples(X) for g in self.grids_], axis=1)
 
     def predict_log_proba(self, X):
