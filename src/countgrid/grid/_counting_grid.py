@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
@@ -850,12 +851,22 @@ default="relevance"
     def _visit_posteriors(self, X, visit):
         """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block).
 
-        Memory stays O(block * L) whatever the number of documents."""
+        Memory stays O(block * L) whatever the number of documents.  Inside
+        :func:`countgrid._progress.passes`, the pass is reported (stage " posteriors",
+        unit "document") when it starts and after every block."""
         dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
         nt = effective_n_threads(self.num_threads)
+        n = counts.n_samples
+        _progress.report_pass(" posteriors", 0, n, "document")
+
+        def visit_and_report(t0, t1, qb, llb):
+            visit(t0, t1, qb, llb)
+            _progress.report_pass(" posteriors", t1, n, "document")
+
         with limit_blas_threads(nt, active=not counts.is_sparse):
-            return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt, visit)
+            return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt,
+                                 visit_and_report)
 
     # -------------------------------------------------- browsing (countgrid.maps)
     def documents_near(self, X, cell, n_documents=10, ranking="depth"):
