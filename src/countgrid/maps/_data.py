@@ -35,8 +35,8 @@ from countgrid._counts import check_counts
 from countgrid._memory import check_memory
 from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._validation import check_is_fitted, check_random_state
-from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths,
-                                    map_window_loglik, rank_key, window_coverage, window_depth)
+from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
+                                    window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 
@@ -697,8 +697,7 @@ default="relevance"
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
     # the tie-break of the document lists: log-likelihood per token in the MAP window
-    doc_loglik = (map_window_loglik(Xc, np.asarray(model.h_).reshape(L, Z), doc_map)
-                  if n else np.zeros(0))
+    doc_loglik = model._window_loglik(Xc, doc_map) if n else np.zeros(0)
 
     colorings = []
     if label is not None:
