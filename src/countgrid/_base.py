@@ -190,6 +190,12 @@ class BaseEstimator:
         """Recompute the derived fitted array ``name`` from the other fitted attributes."""
         raise ValueError(f"{type(self).__name__} cannot recompute {name}")
 
+    def _defer_derived(self, name):
+        """Set the derived fitted array ``name`` when the file is loaded with
+        ``defer_derived`` (countgrid.io): a class may leave it to be derived when first
+        read (a counting grid's ``h_``); by default it is derived now."""
+        setattr(self, name, self._derive_array(name))
+
     def _checkpoint(self, apply):
         """Register the state to keep if the running ``fit`` is interrupted (Ctrl-C) now.
 

@@ -257,7 +257,7 @@ class _Corrupt(ValueError):
     """A model file whose content contradicts itself or its class (named by ``load``)."""
 
 
-def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
+def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION, defer=False):
     if not isinstance(meta, dict):
         raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
     name = meta.get("class")
@@ -307,10 +307,10 @@ def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
         raise _Corrupt(f"{name} cannot recompute {sorted(unknown or set(derived))}")
     for attr, child in children.items():
         if isinstance(child, list):
-            value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used, version)
+            value = [_restore(c, f"{prefix}{attr}.{i}/", arrays, used, version, defer)
                      for i, c in enumerate(child)]
         else:
-            value = _restore(child, f"{prefix}{attr}/", arrays, used, version)
+            value = _restore(child, f"{prefix}{attr}/", arrays, used, version, defer)
         setattr(est, attr, value)
     if array_kinds or children:
         est._remember_inference_params()
@@ -324,7 +324,10 @@ def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION):
     # are refused costs no more memory than reading them (docs/security.md)
     for attr in derived:
         try:
-            setattr(est, attr, est._derive_array(attr))
+            if defer:
+                est._defer_derived(attr)
+            else:
+                setattr(est, attr, est._derive_array(attr))
         except (TypeError, ValueError, AttributeError, IndexError) as exc:
             raise _Corrupt(f"cannot recompute {attr} of {name}: {exc}") from exc
     return est
@@ -546,6 +549,14 @@ def load(path, return_corpus=False, max_bytes=None):
     TypeError
         If ``path`` is neither a file name nor a binary file object.
     """
+    return _load(path, return_corpus, max_bytes)
+
+
+def _load(path, return_corpus=False, max_bytes=None, defer_derived=False):
+    """:func:`load`; with ``defer_derived``, the arrays the file leaves out are checked
+    but may be derived only when first read (``BaseEstimator._defer_derived``: a
+    counting grid's ``h_``, which inference and the map then read from ``pi_`` a block
+    at a time).  The command line loads so (docs/cli.md)."""
     header, arrays = _read(path, max_bytes)
     label = _label(path)
     corpus = _corpus(label, header, arrays) if return_corpus else None
@@ -553,7 +564,8 @@ def load(path, return_corpus=False, max_bytes=None):
         del arrays[key]
     used = set()
     try:
-        est = _restore(header.get("model"), "", arrays, used, header["format_version"])
+        est = _restore(header.get("model"), "", arrays, used, header["format_version"],
+                       defer_derived)
     except _Corrupt as exc:
         raise ValueError(f"{label} is not a consistent countgrid model file: {exc}") from None
     except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as exc:

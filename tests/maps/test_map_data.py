@@ -367,3 +367,17 @@ def test_top_words_by_block_is_the_whole_table_ranking(k, weighted, monkeypatch)
         np.testing.assert_array_equal(tops, np.take_along_axis(scores, want, axis=1))
         np.testing.assert_array_equal(topw, np.take_along_axis(pi.astype(np.float64), want,
                                                                axis=1))
+
+
+def test_posteriors_truncated_a_few_rows_at_a_time_give_the_same_page(fitted, monkeypatch):
+    """The map truncates each block of posteriors a few rows at a time (bounded scratch;
+    issue 22, memory): the page is the same, bit for bit."""
+    from countgrid.maps import _data
+    from countgrid.maps._html import render_html
+
+    grid, X = fitted["grid"], fitted["X"]
+    kw = dict(feature_names=fitted["words"], metadata=fitted["meta"], titles=fitted["titles"])
+    whole = render_html(map_data(grid, X, **kw))
+    for rows in (1, 7):
+        monkeypatch.setattr(_data, "_TRUNCATE_ELEMENTS", rows * 130)
+        assert render_html(map_data(grid, X, **kw)) == whole

@@ -3,12 +3,13 @@ import time
 
 import numpy as np
 
-from countgrid import maps
+from countgrid import _progress, maps
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, positive_int,
                                  printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of
 from countgrid.cli._output import size_text
+from countgrid.cli._progress import show_progress
 from countgrid.cli._top_words import add_weighting_options, weighting_of
 from countgrid.cli._transform import documents_for
 
@@ -92,10 +93,11 @@ def run(args, out):
         options["n_words"] = args.n_words
     if args.title:
         options["title"] = args.title
-    if docs is None:
-        maps.write_html(est, output, feature_names=words, **options)
-    else:
-        maps.write_html(est, output, corpus=docs, **options)
+    with show_progress(quiet=args.quiet, verbose=args.verbose), _progress.passes("map"):
+        if docs is None:
+            maps.write_html(est, output, feature_names=words, **options)
+        else:
+            maps.write_html(est, output, corpus=docs, **options)
     n = 0 if docs is None else len(docs)
     print(f"wrote {printable(output)} ({size_text(output)}, {n} documents) in "
           f"{time.perf_counter() - t0:.1f} s: open it in a web browser", file=out)

@@ -112,11 +112,16 @@ def byte_size(text):
 
 
 def load_model(path, name="MODEL", max_bytes=None):
-    """(estimator, corpus or None) of a model file written by ``countgrid fit``."""
+    """(estimator, corpus or None) of a model file written by ``countgrid fit``.
+
+    Arrays the file derives (a counting grid's ``h_``) are derived only if read whole:
+    the verbs read what they need of them from ``pi_`` (peak memory about pi_, one
+    table of log h_ and the corpus; docs/cli.md)."""
     check_input(path, name)
     if os.path.isdir(path):
         raise UsageError(f"argument {name}: {path} is a folder, not a model file")
-    return io.load(path, return_corpus=True, max_bytes=max_bytes)   # one read for both
+    return io._load(path, return_corpus=True, max_bytes=max_bytes,   # one read for both
+                    defer_derived=True)
 
 
 def model_vocabulary(est, corpus, args, name="--vocab"):

@@ -3,12 +3,13 @@ import argparse
 
 import numpy as np
 
-from countgrid import plotting
+from countgrid import _progress, plotting
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, integer,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
+from countgrid.cli._progress import show_progress
 from countgrid.cli._top_words import add_weighting_options, weighting_of
 from countgrid.grid._browse import window_coverage
 from countgrid.grid._torus import check_grid
@@ -224,7 +225,8 @@ def run(args, out):
         fig.savefig(fh, dpi=args.dpi, format=output.rsplit(".", 1)[-1].lower())
         plt.close(fig)
 
-    write_file(output, draw)
+    with show_progress(quiet=args.quiet, verbose=args.verbose), _progress.passes("plot"):
+        write_file(output, draw)
     if not args.quiet:
         wrote(out, output)
     return 0

@@ -1,11 +1,13 @@
-"""Progress of long fits on the command line.
+"""Progress of long fits and passes on the command line.
 
 Three displays, chosen from where stderr goes (docs/cli.md, "Progress"):
 
-* a terminal with tqdm installed: a tqdm bar per stage with the log-likelihood;
+* a terminal with tqdm installed: a tqdm bar per stage (with the log-likelihood of a fit);
 * a terminal without tqdm: one line rewritten in place (``\\r``);
-* not a terminal (a log file, CI): a log line every ``log_every`` updates and at the end
-  of each stage, so logs stay short.
+* not a terminal (a log file, CI): a log line every ``log_every`` updates of a fit and at
+  the end of each stage, so logs stay short; a pass over documents or cells (its events
+  count items a block at a time) logs its first block, each tenth of the pass and its
+  end.
 
 ``-q`` shows nothing; ``-v`` logs every update.  Events come from
 :mod:`countgrid._progress`.
@@ -33,7 +35,8 @@ class ProgressDisplay:
     stream : file, default=sys.stderr
     quiet, verbose : the -q / -v levels
     log_every : int, default=10
-        Updates between two log lines when ``stream`` is not a terminal.
+        Updates of a fit between two log lines when ``stream`` is not a terminal (a pass
+        logs every ``1 / log_every`` of its items).
     """
 
     def __init__(self, stream=None, quiet=False, verbose=0, log_every=10):
@@ -47,6 +50,7 @@ class ProgressDisplay:
         self._tic = time.perf_counter()
         self._line = ""
         self._pending = None        # the last log line not written (written at the end)
+        self._logged = -1           # of a pass: the last tenth of it logged
 
     def _describe(self, event):
         name = event["owner"] + event["stage"]
@@ -64,6 +68,7 @@ class ProgressDisplay:
             self.close()
             self._key = key
             self._tic = time.perf_counter()
+            self._logged = -1
             if self.tqdm is not None:
                 self._bar = self.tqdm(total=total, desc=name, unit=unit, file=self.stream,
                                       leave=True, dynamic_ncols=True)
@@ -79,12 +84,22 @@ class ProgressDisplay:
             self.stream.write("\r" + text + pad)
             self.stream.flush()
             self._line = text
-        elif self.verbose or done == 1 or done % self.log_every == 0 or done == total:
+        elif self.verbose or done == total or self._log_line(done, total, unit):
             self.stream.write(text + "\n")
             self.stream.flush()
             self._pending = None
         else:
             self._pending = text
+
+    def _log_line(self, done, total, unit):
+        """Whether the event that completes ``done`` gets a log line (not a terminal)."""
+        if unit in _progress.UPDATE_UNITS:
+            return done == 1 or done % self.log_every == 0
+        part = done * self.log_every // max(total, 1)      # a pass: which tenth of it
+        if part > self._logged:
+            self._logged = part
+            return True
+        return False
 
     def close(self):
         """End the current stage's bar or line."""
@@ -104,7 +119,8 @@ class ProgressDisplay:
 
 @contextlib.contextmanager
 def show_progress(quiet=False, verbose=0, stream=None):
-    """Display the progress of every fit run inside the block."""
+    """Display the progress of every fit run inside the block (and of the passes of
+    inference run inside :func:`countgrid._progress.passes`)."""
     display = ProgressDisplay(stream=stream, quiet=quiet, verbose=verbose)
     try:
         with _progress.listen(display):

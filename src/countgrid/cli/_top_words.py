@@ -6,11 +6,13 @@ The cells of a counting grid list their most relevant words by default (LDAvis' 
 models their most probable words."""
 import numpy as np
 
+from countgrid import _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, top_words_table
 from countgrid.cli._output import write_table, wrote
+from countgrid.cli._progress import show_progress
 
 EXAMPLE = """\
 examples:
@@ -91,7 +93,10 @@ def run(args, out):
     grid = grid_of(est)
     if grid is not None:
         X = None if corpus is None else corpus.counts
-        header, rows = grid_table(grid, vocabulary, args.n_words, weighting_of(args, X), X)
+        weighting = weighting_of(args, X)
+        with show_progress(quiet=args.quiet, verbose=args.verbose), \
+                _progress.passes("top-words"):
+            header, rows = grid_table(grid, vocabulary, args.n_words, weighting, X)
     else:
         if args.idf or args.weighting not in (None, "probability"):
             flag = "--idf" if args.idf else "--weighting"

@@ -229,8 +229,10 @@ def map_window_loglik(X, h, corners):
     ----------
     X : CSR matrix or ndarray of shape (n, Z)
         Validated counts.
-    h : ndarray of shape (L, Z)
-        Window distributions (a grid's ``h_``, cells flattened).
+    h : ndarray of shape (L, Z), or callable
+        Window distributions (a grid's ``h_``, cells flattened); for sparse ``X`` also
+        a function ``h(cells, words)`` giving ``h[cells, words]`` for index arrays of
+        one shape (a grid's ``_window_values``, which need not hold ``h_`` whole).
     corners : ndarray of shape (n,), int
         One window corner per document (its most probable one).
 
@@ -246,8 +248,9 @@ def map_window_loglik(X, h, corners):
         X = X.tocsr()
         rows = np.repeat(np.arange(n), np.diff(X.indptr))
         vals = np.asarray(X.data, dtype=np.float64)
-        ll = np.bincount(rows, weights=vals * np.log(np.asarray(
-            h[corners[rows], X.indices], dtype=np.float64)), minlength=n)
+        at = h(corners[rows], X.indices) if callable(h) else h[corners[rows], X.indices]
+        ll = np.bincount(rows, weights=vals * np.log(np.asarray(at, dtype=np.float64)),
+                         minlength=n)
         tokens = np.bincount(rows, weights=vals, minlength=n)
     else:
         X = np.asarray(X, dtype=np.float64)

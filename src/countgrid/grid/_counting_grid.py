@@ -3,7 +3,9 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 
+from countgrid import _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._blocks import Blocks, is_dask_collection
 from countgrid._dask import DaskBlocks
@@ -28,6 +30,9 @@ from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
 from countgrid.maps._data import map_data
 from countgrid.maps._html import render_html, write_html
 from countgrid.maps._preview import preview_html
+
+#: Entries of ``h_`` derived from ``pi_`` at once (a block of words; 4 or 8 MB).
+_HISTOGRAM_BLOCK = 1 << 20
 
 #: Constraints of the parameters CountingGrid shares with the estimators built on it.
 GRID_PARAMETER_CONSTRAINTS = {
@@ -571,25 +576,90 @@ or dask array
         """``h_`` from ``pi_`` and ``window`` (model files need not store it)."""
         if name != "h_":
             return super()._derive_array(name)
+        pi_lz, _, _ = self._histogram_source()
+        h = np.empty_like(pi_lz)
+        # a block of words at a time: loading then costs pi_ and h_ plus a few MB, not
+        # three more copies of pi_
+        for a, b, hb in self._histogram_blocks():
+            h[:, a:b] = hb.T
+        return h.reshape(self.pi_.shape)
+
+    def _defer_derived(self, name):
+        """Leave ``h_`` to be derived when first read (countgrid.io, ``defer_derived``):
+        inference and the map read what they need of it from ``pi_`` a block of words at
+        a time (:meth:`_model`, :meth:`_window_values`), and ``self.h_`` derives it
+        whole.  ``pi_`` and ``window`` are checked now, as deriving it would."""
+        if name != "h_":
+            return super()._defer_derived(name)
+        self._histogram_source()
+        self.__dict__["_h_deferred"] = True
+
+    def __getattr__(self, name):
+        # called only for an attribute that is not set: a deferred h_ is derived on first
+        # read (and kept)
+        d = self.__dict__
+        if name == "h_" and d.get("_h_deferred") and "pi_" in d:
+            d["h_"] = self._derive_array("h_")
+            return d["h_"]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _h_is_deferred(self):
+        d = self.__dict__
+        return "h_" not in d and bool(d.get("_h_deferred")) and "pi_" in d
+
+    def _histogram_source(self):
+        """``(pi as (L, Z), extent, window)``, checked as deriving ``h_`` needs them."""
         pi = fitted_array(self, "pi_", nonnegative=True)
         if pi.ndim < 2 or pi.dtype not in (np.float32, np.float64):
             raise ValueError(f"pi_ must be a float array of shape extent + (n_features,), "
                              f"got {pi.dtype} {pi.shape}")
         extent, Z = tuple(pi.shape[:-1]), pi.shape[-1]
         window = check_grid(extent, self.window)[1]
-        L = grid_size(extent)
+        return pi.reshape(grid_size(extent), Z), extent, window
+
+    def _histogram_blocks(self):
+        """``(a, b, hb)`` for consecutive blocks of words ``[a, b)``: ``hb = h_[:, a:b].T``
+        of shape (b - a, L), computed from ``pi_`` (each word's window sums are its own;
+        every reader of a derived ``h_`` goes through these same blocks, so that they all
+        see the same bits)."""
+        pi_lz, extent, window = self._histogram_source()
+        L, Z = pi_lz.shape
         nt = effective_n_threads(self.num_threads)
-        pi_lz = pi.reshape(L, Z)
-        h = np.empty_like(pi_lz)
-        # a block of words at a time (each word's window sums are its own): loading
-        # then costs pi_ and h_ plus a few MB, not three more copies of pi_
-        step = max(1, (1 << 20) // max(L, 1))
+        step = max(1, _HISTOGRAM_BLOCK // max(L, 1))
         for a in range(0, Z, step):
-            block = np.ascontiguousarray(pi_lz[:, a:a + step].T)
+            b = min(Z, a + step)
+            block = np.ascontiguousarray(pi_lz[:, a:b].T)
             hb = np.empty_like(block)
             _grid_kernels.histograms(block, extent, window, hb, np.empty_like(block), nt)
-            h[:, a:a + step] = hb.T
-        return h.reshape(pi.shape)
+            yield a, b, hb
+
+    def _window_values(self, cells, words):
+        """``h_[cells, words]`` (cells flattened; index arrays of one shape), read from
+        ``h_``, or while it is deferred from ``pi_`` a block of words at a time (without
+        a second table of the grid's size)."""
+        cells, words = np.asarray(cells, dtype=np.int64), np.asarray(words, dtype=np.int64)
+        if not self._h_is_deferred():
+            h = np.asarray(self.h_)
+            return h.reshape(-1, h.shape[-1])[cells, words]
+        out = np.empty(cells.shape, dtype=self.pi_.dtype)
+        flat_cells, flat_words, flat_out = cells.ravel(), words.ravel(), out.reshape(-1)
+        order = np.argsort(flat_words, kind="stable")
+        ordered = flat_words[order]
+        for a, b, hb in self._histogram_blocks():
+            lo, hi = np.searchsorted(ordered, [a, b])
+            if lo < hi:
+                sel = order[lo:hi]
+                flat_out[sel] = hb[flat_words[sel] - a, flat_cells[sel]]
+        return out
+
+    def _window_loglik(self, X, corners):
+        """:func:`countgrid.grid._browse.map_window_loglik` of validated counts ``X`` in
+        the windows ``corners``; sparse counts read only the entries of ``h_`` they need
+        (:meth:`_window_values`)."""
+        if sp.issparse(X):
+            return map_window_loglik(X, self._window_values, corners)
+        h = np.asarray(self.h_)
+        return map_window_loglik(X, h.reshape(-1, h.shape[-1]), corners)
 
     # ------------------------------------------------------------ inference
     def _model(self):
@@ -599,8 +669,15 @@ or dask array
         pi = self.pi_
         dtype = pi.dtype if pi.dtype in (np.float32, np.float64) else np.float64
         L = grid_size(pi.shape[:-1])
-        # a copy (np.array copies), its log taken in place: one (Z, L) table, not two
-        logh = np.array(np.asarray(self.h_, dtype=dtype).reshape(L, -1).T, order="C")
+        if self._h_is_deferred():
+            # h_ as the model file left it, derived from pi_ a block of words at a time
+            # straight into the (Z, L) table: pi_ and one table, not pi_, h_ and a table
+            logh = np.empty((pi.shape[-1], L), dtype=dtype)
+            for a, b, hb in self._histogram_blocks():
+                logh[a:b] = hb
+        else:
+            # a copy (np.array copies), its log taken in place: one (Z, L) table, not two
+            logh = np.array(np.asarray(self.h_, dtype=dtype).reshape(L, -1).T, order="C")
         with np.errstate(divide="ignore"):
             np.log(logh, out=logh)
         log_prior = None
@@ -850,12 +927,22 @@ default="relevance"
     def _visit_posteriors(self, X, visit):
         """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block).
 
-        Memory stays O(block * L) whatever the number of documents."""
+        Memory stays O(block * L) whatever the number of documents.  Inside
+        :func:`countgrid._progress.passes`, the pass is reported (stage " posteriors",
+        unit "document") when it starts and after every block."""
         dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)
         nt = effective_n_threads(self.num_threads)
+        n = counts.n_samples
+        _progress.report_pass(" posteriors", 0, n, "document")
+
+        def visit_and_report(t0, t1, qb, llb):
+            visit(t0, t1, qb, llb)
+            _progress.report_pass(" posteriors", t1, n, "document")
+
         with limit_blas_threads(nt, active=not counts.is_sparse):
-            return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt, visit)
+            return blocked_estep(counts, logh, log_prior, self.posterior_floor_, nt,
+                                 visit_and_report)
 
     # -------------------------------------------------- browsing (countgrid.maps)
     def documents_near(self, X, cell, n_documents=10, ranking="depth"):
@@ -917,9 +1004,8 @@ default="relevance"
         self._visit_posteriors(X, visit)
         scores = np.concatenate(parts) if parts else np.zeros(0)
         counts = self._counts(X, np.dtype(np.float64))
-        L = int(np.prod(extent))
-        loglik = map_window_loglik(counts.X, np.asarray(self.h_).reshape(L, -1),
-                                   np.concatenate(best) if best else np.zeros(0, np.int64))
+        loglik = self._window_loglik(counts.X, np.concatenate(best) if best else
+                                     np.zeros(0, np.int64))
         order = rank_scores(scores, int(n_documents), loglik)
         return order.astype(np.int64), scores[order]
 

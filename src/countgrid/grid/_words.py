@@ -18,6 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from countgrid import _progress
 from countgrid._counts import check_counts
 from countgrid._memory import check_memory
 from countgrid.grid._browse import window_coverage
@@ -102,7 +103,9 @@ def top_words(pi, n_words=10, feature_names=None, weighting="probability", X=Non
 
     Cells rank words by ``pi * word_weights(...)`` (:func:`word_weights`; "probability":
     ``pi`` itself).  ``marginal_pi`` is the grid whose average word distribution is
-    ``p(w)`` when ``pi`` is a summary of it (block means): default ``pi``."""
+    ``p(w)`` when ``pi`` is a summary of it (block means): default ``pi``.  The cells are
+    ranked a block at a time; inside :func:`countgrid._progress.passes` the pass is
+    reported (stage " word ranking", unit "cell")."""
     if isinstance(n_words, (bool, np.bool_)) or not isinstance(n_words, Integral):
         raise TypeError(f"n_words must be an int, got {type(n_words).__name__}")
     if n_words < 1:
@@ -117,11 +120,13 @@ def top_words(pi, n_words=10, feature_names=None, weighting="probability", X=Non
     check_memory(8 * L * k, f"the top {k} words of {L} cells", "ask for fewer words")
     out = np.empty((L, k), dtype=np.int64)
     step = max(1, _TOP_WORDS_BLOCK // max(Z, 1))
+    _progress.report_pass(" word ranking", 0, L, "cell")
     for c0 in range(0, L, step):
         block = flat[c0:c0 + step]
         if f is not None:
             block = np.asarray(block, dtype=np.float64) * f
         out[c0:c0 + block.shape[0]] = _top_k_rows(block, k)
+        _progress.report_pass(" word ranking", c0 + block.shape[0], L, "cell")
     out = out.reshape(tuple(extent) + (k,))
     return out if names is None else names[out]
 

@@ -35,8 +35,8 @@ from countgrid._counts import check_counts
 from countgrid._memory import check_memory
 from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._validation import check_is_fitted, check_random_state
-from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths,
-                                    map_window_loglik, rank_key, window_coverage, window_depth)
+from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
+                                    window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 
@@ -73,6 +73,9 @@ MAX_WORD_CHARS = 50
 MAX_LINK_CHARS = 2048
 #: Documents listed for a clicked cell (as BrowseCloud's pin).
 LIST_LENGTH = 100
+#: Posterior entries truncated at once (a few MB of sorting scratch, not three copies of
+#: a block of the E-step).
+_TRUNCATE_ELEMENTS = 1 << 18
 
 
 # ---------------------------------------------------------------- untrusted text
@@ -661,22 +664,28 @@ default="relevance"
         check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
                      "pass max_docs= to sample the documents")
 
-        def visit(t0, t1, qb, llb):
-            qb64 = np.asarray(qb, dtype=np.float64)
-            map_parts.append(np.argmax(qb64, axis=1))
-            part = np.argpartition(-qb64, cap - 1, axis=1)[:, :cap] if cap < L else \
-                np.tile(np.arange(L), (t1 - t0, 1))
-            vals = np.take_along_axis(qb64, part, axis=1)
+        def truncate(q):       # rows of posteriors -> their largest entries
+            map_parts.append(np.argmax(q, axis=1))
+            part = np.argpartition(-q, cap - 1, axis=1)[:, :cap] if cap < L else \
+                np.tile(np.arange(L), (q.shape[0], 1))
+            vals = np.take_along_axis(q, part, axis=1)
             srt = np.lexsort((part, -vals), axis=1)     # descending q, ties by lower cell
             part = np.take_along_axis(part, srt, axis=1)
             vals = np.take_along_axis(vals, srt, axis=1)
-            total = qb64.sum(axis=1, keepdims=True)
+            total = q.sum(axis=1, keepdims=True)
             enough = np.cumsum(vals, axis=1) >= POSTERIOR_MASS * total
             m = np.where(enough.any(axis=1), np.argmax(enough, axis=1) + 1, cap)
             keep = np.arange(cap)[None, :] < m[:, None]
             counts_pos.append(m)
             pos_parts.append(part[keep])
             q_parts.append(vals[keep].astype(np.float32))
+
+        rows = max(1, _TRUNCATE_ELEMENTS // L)
+
+        def visit(t0, t1, qb, llb):
+            qb64 = np.asarray(qb, dtype=np.float64)
+            for r0 in range(0, t1 - t0, rows):     # every row on its own: same result
+                truncate(qb64[r0:r0 + rows])
             for name, kind, values, lev in columns:
                 v = values[t0:t1]
                 if kind == "categorical":
@@ -697,8 +706,7 @@ default="relevance"
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
     # the tie-break of the document lists: log-likelihood per token in the MAP window
-    doc_loglik = (map_window_loglik(Xc, np.asarray(model.h_).reshape(L, Z), doc_map)
-                  if n else np.zeros(0))
+    doc_loglik = model._window_loglik(Xc, doc_map) if n else np.zeros(0)
 
     colorings = []
     if label is not None:

@@ -59,7 +59,9 @@ def _resolve(grid, gamma, label_names):
                                "call 'fit' first.")
     else:
         pi = grid
-    pi = np.asarray(pi, dtype=np.float64)
+    pi = np.asarray(pi)
+    if pi.dtype not in (np.float32, np.float64):    # float32 stays: no copy of the grid
+        pi = pi.astype(np.float64)
     if pi.ndim != 3:
         raise ValueError(f"word grids need a 2-D grid, i.e. pi of shape (E1, E2, n_features); "
                          f"got pi of shape {pi.shape}")
@@ -89,16 +91,33 @@ def _auto_step(extent, max_cells):
     return max(1, math.ceil(max(extent) / max_cells))
 
 
+#: Entries of ``a`` gathered at once by _block_mean (its scratch: 8 MB of float64).
+_BLOCK_MEAN_ELEMENTS = 1 << 20
+
+
 def _block_mean(a, step):
     """Mean of ``a`` (E1, E2, ...) over the step x step blocks anchored at
-    every step-th cell (toroidal wrap for a partial last block)."""
+    every step-th cell (toroidal wrap for a partial last block), in float64; ``a``
+    itself for ``step == 1``.  A 3-D ``a`` is averaged a block of its last axis at a
+    time (the means of 400 cells of 38,559 words took two float64 copies of the grid)."""
     if step == 1:
         return a
     E1, E2 = a.shape[:2]
     r = (np.arange(0, E1, step)[:, None] + np.arange(step)) % E1   # (n1, step)
     c = (np.arange(0, E2, step)[:, None] + np.arange(step)) % E2   # (n2, step)
-    blocks = a[r[:, :, None, None], c[None, None, :, :]]            # (n1, s, n2, s, ...)
-    return blocks.mean(axis=(1, 3))
+    if a.ndim != 3:
+        blocks = a[r[:, :, None, None], c[None, None, :, :]]        # (n1, s, n2, s, ...)
+        return np.asarray(blocks, dtype=np.float64).mean(axis=(1, 3))
+    Z = a.shape[2]
+    out = np.empty((r.shape[0], c.shape[0], Z), dtype=np.float64)
+    width = max(2, _BLOCK_MEAN_ELEMENTS // (E1 * E2))
+    starts = list(range(0, Z, width))
+    if len(starts) > 1 and Z - starts[-1] == 1:
+        starts.pop()        # no last block of one column: the mean's order stays the same
+    for w0, w1 in zip(starts, starts[1:] + [Z]):
+        blocks = a[:, :, w0:w1][r[:, :, None, None], c[None, None, :, :]]
+        out[:, :, w0:w1] = np.asarray(blocks, dtype=np.float64).mean(axis=(1, 3))
+    return out
 
 
 def _marginal_source(grid):
@@ -193,7 +212,7 @@ def word_grid_cells(grid, feature_names, n_words=3, step=None, max_cells=24, gam
     # a block of cells at a time (a whole-table sort of 400 cells x 38,559 words took
     # 0.5 GB); descending pi * f, ties by lower word
     top = top_words(P, n_words, weighting="probability" if f is None else f)
-    probs = np.take_along_axis(P, top, axis=2)
+    probs = np.take_along_axis(P, top, axis=2).astype(np.float64)
     return {
         "words": names[top],
         "probs": probs,
