@@ -8,3 +8,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+
+# A shell that starts pytest in the background (`pytest &`, nohup, some CI runners) leaves
+# SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the Ctrl-C tests
+# (tests/test_interrupts.py, the *_hardening.py interrupts, `countgrid demo` exiting 130,
+# whose child process inherits the ignored signal) would fail for the launcher's reason.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
