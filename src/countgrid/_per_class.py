@@ -14,6 +14,7 @@ import numpy as np
 from countgrid import _progress
 from countgrid._counts import check_counts
 from countgrid._validation import check_random_state, encode_labels, n_samples, resolve_dtype
+from countgrid.exceptions import ConvergenceWarning
 
 __all__ = ["model_seeds", "check_documents", "take_rows", "fit_groups", "fit_per_class"]
 
@@ -49,7 +50,6 @@ def fit_groups(make_model, X, masks, random_state, owner=None):
     seeds = model_seeds(random_state, len(masks))
     if owner is None:
         return [make_model(seed).fit(take_rows(X, mask)) for seed, mask in zip(seeds, masks)]
-    from countgrid.exceptions import ConvergenceWarning
     models, unconverged = [], []
     for k, (seed, mask) in enumerate(zip(seeds, masks), 1):
         with _progress.listen(None), warnings.catch_warnings(record=True) as caught:
