@@ -4,9 +4,9 @@ embeds, so that what the page shows can be compared with Python.  The corpus may
 from anyone: its texts are cut (:func:`truncate_text`, ``MAX_*_CHARS``) and its links
 checked (:func:`safe_link`) at write time.
 
-Importing this package installs its drawing functions as ``CountingGrid.to_html`` and
-``CountingGrid._repr_html_`` use them (countgrid.grid._display): the map layer sits
-above the models, which import nothing from it."""
+Importing this package registers the functions that ``CountingGrid.to_html`` and
+``CountingGrid._repr_html_`` draw with (countgrid.grid._display): the map layer sits above
+the models, which import nothing from it."""
 from countgrid.maps._data import (MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_LINK_CHARS,
                                   MAX_NAME_CHARS, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS,
                                   MAX_WORD_CHARS, SEARCH_FRACTION, map_data, rank_documents,
