@@ -33,6 +33,7 @@ from countgrid.gtm import ZIPGTM
 from countgrid.mixture import HistogramGMM
 from countgrid.retrieval import LSI, tfidf
 from countgrid import embeddings, kernels, metrics, text
+from countgrid import maps  # noqa: F401 - registers what CountingGrid.to_html draws with
 
 __all__ = [
     "__version__",

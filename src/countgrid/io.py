@@ -103,6 +103,21 @@ def register_corpus_type(cls):
     _CORPUS_TYPE[0] = cls
 
 
+def corpus_type():
+    """The registered corpus class, or None.
+
+    ``countgrid.text.Corpus`` registers itself (:func:`register_corpus_type`) when
+    ``countgrid.text`` is imported, which ``import countgrid`` does; modules below the
+    text layer (:func:`load_corpus`, ``countgrid.streaming.NpzShards``) reach corpora
+    through this registration instead of importing it.
+
+    Returns
+    -------
+    type or None
+    """
+    return _CORPUS_TYPE[0]
+
+
 def registered():
     """The saveable estimator classes defined so far.
 

@@ -27,7 +27,7 @@ from countgrid._threads import effective_n_threads
 from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix,
                                    check_random_state)
 from countgrid.exceptions import not_fitted_error
-from countgrid.grid._counting_grid import CountingGrid
+from countgrid.grid import CountingGrid, visit_posteriors
 from countgrid.grid._torus import grid_size
 from countgrid.topics import _plsa_kernels
 from countgrid.topics._plsa import PLSA
@@ -418,7 +418,7 @@ def _grid_scores(model, observed, heldout):
     def visit(t0, t1, q, _):
         out[t0:t1] = _score_block(heldout[t0:t1], phi, q, nt)
 
-    model._visit_posteriors(observed, visit)
+    visit_posteriors(model, observed, visit)
     return out
 
 

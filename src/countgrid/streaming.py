@@ -26,11 +26,11 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid import io
 from countgrid._atomic import atomic_files
 from countgrid._npz import open_archive, resolve_max_bytes
 from countgrid._sparse import to_checked_csr
 from countgrid._validation import as_real_array
-from countgrid.text import Corpus
 
 __all__ = ["ChunkSource", "CSRChunks", "NpzShards", "MemmapCSR", "write_memmap_csr",
            "write_npz_shards", "is_chunk_source"]
@@ -176,7 +176,11 @@ def _read_npz_chunk(path):
             sparse = "format" in archive.members
         if sparse:
             return sp.load_npz(path)
-        return Corpus.load(path).counts
+        corpus_type = io.corpus_type()    # the text layer's Corpus, registered on import
+        if corpus_type is None:
+            raise ValueError("not a scipy.sparse shard, and no corpus class is registered "
+                             "to read a corpus file (import countgrid.text)")
+        return corpus_type.load(path).counts
     except (OSError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - zip, zlib, npy and scipy errors of a bad file

@@ -31,6 +31,26 @@ def test_to_html_without_a_path_returns_the_page(fitted, tmp_path):
     assert (tmp_path / "m.html").read_text(encoding="utf-8") == page
 
 
+def test_the_grid_draws_through_what_the_map_layer_registers(fitted, monkeypatch):
+    """CountingGrid.to_html and _repr_html_ call what countgrid.maps registered with
+    countgrid.grid._display (the grid imports nothing from the map layer)."""
+    from countgrid.grid import _display
+    grid, X = fitted["grid"], fitted["X"]
+    assert _display._RENDERER == {"to_html": maps._html.grid_to_html,
+                                  "preview": maps._preview.preview_html}
+    assert grid.to_html(X=X) == maps._html.render_html(maps.map_data(grid, X))
+    monkeypatch.setattr(_display, "_RENDERER", {})
+    assert grid._repr_html_() is None
+    with pytest.raises(RuntimeError, match="import countgrid.maps"):
+        grid.to_html(X=X)
+    calls = []
+    _display.register_map(lambda *a, **k: calls.append((a, k)) or "page",
+                          lambda g: "preview")
+    assert grid.to_html("m.html", X, title="t") == "page"
+    assert calls == [((grid, "m.html", X), {"title": "t"})]
+    assert grid._repr_html_() == "preview"
+
+
 @pytest.mark.parametrize("height", [0, 99, 2.5, "640", True])
 def test_embed_checks_its_height(fitted, height):
     with pytest.raises(ValueError, match="height"):

@@ -11,6 +11,7 @@ from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
 from countgrid.cli._progress import show_progress
 from countgrid.cli._top_words import add_weighting_options, weighting_of
+from countgrid.grid import visit_posteriors
 from countgrid.grid._browse import window_coverage
 from countgrid.grid._torus import check_grid
 from countgrid.grid._words import word_weights
@@ -141,7 +142,7 @@ def _label_embedding(grid, X, labels):
         onehot[codes.ravel()[t0:t1], np.arange(t1 - t0)] = 1.0
         stats[:] += onehot @ np.asarray(qb, dtype=np.float64)
 
-    grid._visit_posteriors(X, visit)
+    visit_posteriors(grid, X, visit)
     C = window_coverage(stats, extent, window)
     tot = C.sum(axis=0, keepdims=True)
     P = np.divide(C, tot, out=np.full_like(C, 1.0 / len(classes)), where=tot > 0)

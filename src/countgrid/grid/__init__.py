@@ -1,12 +1,15 @@
 """Counting grids (Jojic & Perina, UAI 2011): the model, label embedding, the classifiers
 and the regressor read out from a grid, the one-grid-per-class classifier and the
-generative embeddings built on grids (docs/counting_grids.md)."""
+generative embeddings built on grids (docs/counting_grids.md); :func:`visit_posteriors` and
+:func:`window_loglik` are what the layers above (the map, the command line, metrics) read
+of a fitted grid."""
 from countgrid.grid._capacity import auto_extent
 from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridRegressor,
                                          GenerativeCountingGridClassifier)
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, cg_fess_terms
 from countgrid.grid._label_embedding import embed_labels
+from countgrid.grid._posteriors import visit_posteriors, window_loglik
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevance,
                                    word_weights)
@@ -14,4 +17,5 @@ from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevan
 __all__ = ["CountingGrid", "embed_labels", "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
-           "word_weights", "word_marginal", "RELEVANCE_LAMBDA"]
+           "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
+           "window_loglik"]

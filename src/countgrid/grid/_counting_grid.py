@@ -18,7 +18,7 @@ from countgrid._param_validation import GridShape, Interval, Options
 from countgrid._threads import effective_n_threads, limit_blas_threads
 from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
                                    check_shape_tuple, resolve_dtype)
-from countgrid.grid import _grid_kernels, _words
+from countgrid.grid import _display, _grid_kernels, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
 from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
@@ -27,9 +27,6 @@ from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
 from countgrid.grid._capacity import auto_extent, unused_cells, warn_unused_cells
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
-from countgrid.maps._data import map_data
-from countgrid.maps._html import render_html, write_html
-from countgrid.maps._preview import preview_html
 
 #: Entries of ``h_`` derived from ``pi_`` at once (a block of words; 4 or 8 MB).
 _HISTOGRAM_BLOCK = 1 << 20
@@ -925,7 +922,8 @@ default="relevance"
         return getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
 
     def _visit_posteriors(self, X, visit):
-        """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block).
+        """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block); the
+        public name is :func:`countgrid.grid.visit_posteriors`.
 
         Memory stays O(block * L) whatever the number of documents.  Inside
         :func:`countgrid._progress.passes`, the pass is reported (stage " posteriors",
@@ -1030,14 +1028,12 @@ default="relevance"
         pathlib.Path or str
             The path written, or the page when ``path`` is None.
         """
-        if path is None:
-            data_format = kwargs.pop("data_format", "auto")
-            return render_html(map_data(self, X, **kwargs), data_format)
-        return write_html(self, path, X, **kwargs)
+        return _display.to_html(self, path, X, **kwargs)
 
     def _repr_html_(self):
-        """A static preview in notebooks (countgrid.maps._preview): the grid's size and
-        its words on a sample of cells; None (the plain repr) unless fitted and 2-D."""
+        """A static preview in notebooks (drawn by countgrid.maps through
+        countgrid.grid._display): the grid's size and its words on a sample of cells;
+        None (the plain repr) unless fitted and 2-D."""
         if not hasattr(self, "pi_"):
             return None
-        return preview_html(self)
+        return _display.preview(self)

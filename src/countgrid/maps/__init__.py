@@ -2,13 +2,20 @@
 (docs/map.md).  :func:`write_html` writes it; :func:`map_data` returns the arrays it
 embeds, so that what the page shows can be compared with Python.  The corpus may come
 from anyone: its texts are cut (:func:`truncate_text`, ``MAX_*_CHARS``) and its links
-checked (:func:`safe_link`) at write time."""
+checked (:func:`safe_link`) at write time.
+
+Importing this package registers the functions that ``CountingGrid.to_html`` and
+``CountingGrid._repr_html_`` draw with (countgrid.grid._display): the map layer sits above
+the models, which import nothing from it."""
 from countgrid.maps._data import (MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_LINK_CHARS,
                                   MAX_NAME_CHARS, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS,
                                   MAX_WORD_CHARS, SEARCH_FRACTION, map_data, rank_documents,
                                   safe_link, search_cells, truncate_text)
-from countgrid.maps._html import write_html
-from countgrid.maps._preview import MapEmbed, embed
+from countgrid.grid._display import register_map
+from countgrid.maps._html import grid_to_html, write_html
+from countgrid.maps._preview import MapEmbed, embed, preview_html
+
+register_map(grid_to_html, preview_html)
 
 __all__ = ["write_html", "embed", "MapEmbed", "map_data", "rank_documents", "search_cells", "safe_link",
            "truncate_text", "SEARCH_FRACTION", "MAX_TITLE_CHARS", "MAX_ID_CHARS",

@@ -35,6 +35,7 @@ from countgrid._counts import check_counts
 from countgrid._memory import check_memory
 from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._validation import check_is_fitted, check_random_state
+from countgrid.grid import CountingGrid, visit_posteriors, window_loglik
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
@@ -298,7 +299,7 @@ def _resolve_grid(grid):
         classes = getattr(grid, "classes_", None)
         label = (gamma, classes)
         grid = grid.grid_
-    if not (hasattr(grid, "_visit_posteriors") and hasattr(grid, "get_params")):
+    if not isinstance(grid, CountingGrid):
         raise TypeError(f"grid must be a fitted CountingGrid or CountingGridClassifier, got "
                         f"{type(grid).__name__}")
     check_is_fitted(grid, "pi_")
@@ -697,7 +698,7 @@ default="relevance"
                     stats[name][0] += np.where(ok, v, 0.0) @ qb64
                     stats[name][1] += ok.astype(np.float64) @ qb64
 
-        model._visit_posteriors(Xc, visit)
+        visit_posteriors(model, Xc, visit)
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
     if n:
         np.cumsum(np.concatenate(counts_pos), out=doc_offsets[1:])
@@ -706,7 +707,7 @@ default="relevance"
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
     # the tie-break of the document lists: log-likelihood per token in the MAP window
-    doc_loglik = model._window_loglik(Xc, doc_map) if n else np.zeros(0)
+    doc_loglik = window_loglik(model, Xc, doc_map) if n else np.zeros(0)
 
     colorings = []
     if label is not None:

@@ -258,3 +258,12 @@ default="relevance"
     with atomic_write(path, "w", encoding="utf-8") as fh:     # docs/security.md, "Writing"
         fh.write(page)
     return path
+
+
+def grid_to_html(grid, path=None, X=None, **kwargs):
+    """``CountingGrid.to_html``: :func:`write_html` to ``path``, or the page as a str when
+    ``path`` is None (registered with countgrid.grid by ``countgrid.maps``)."""
+    if path is None:
+        data_format = kwargs.pop("data_format", "auto")
+        return render_html(map_data(grid, X, **kwargs), data_format)
+    return write_html(grid, path, X, **kwargs)

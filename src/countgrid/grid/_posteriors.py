@@ -1,0 +1,93 @@
+"""What layers above the models read of a fitted counting grid, block by block: the
+posteriors of documents (:func:`visit_posteriors`) and their log-likelihoods in given
+windows (:func:`window_loglik`).  The interactive map (countgrid.maps), the command line
+and countgrid.metrics use these instead of the grid's private methods."""
+import numpy as np
+
+from countgrid._counts import check_counts
+from countgrid._validation import check_is_fitted
+from countgrid.grid._counting_grid import CountingGrid
+
+__all__ = ["visit_posteriors", "window_loglik"]
+
+
+def _fitted_grid(grid):
+    if not isinstance(grid, CountingGrid):
+        raise TypeError(f"grid must be a CountingGrid, got {type(grid).__name__}")
+    check_is_fitted(grid, "pi_")
+    return grid
+
+
+def visit_posteriors(grid, X, visit):
+    """Call ``visit`` with the posteriors of the documents ``X``, one block of rows at a time.
+
+    The posteriors are those of :meth:`CountingGrid.transform`; memory stays
+    O(block x cells) whatever the number of documents.  Inside
+    :func:`countgrid._progress.passes` the pass is reported (stage " posteriors", unit
+    "document") when it starts and after every block.
+
+    Parameters
+    ----------
+    grid : CountingGrid
+        A fitted grid.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Non-negative counts over the grid's features.
+    visit : callable
+        ``visit(t0, t1, q_block, loglik_block)`` for each block of rows ``t0:t1``:
+        ``q_block`` of shape (t1 - t0, n_cells) holds the posteriors over window
+        positions (C order of the grid's extent) and ``loglik_block`` of shape
+        (t1 - t0,) the documents' log-likelihoods.  Both are buffers reused by the next
+        block: copy what must outlive the call.
+
+    Returns
+    -------
+    loglik : ndarray of shape (n_samples,), float64
+        The log-likelihood of every document.
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> from countgrid.grid import visit_posteriors
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(30, 3))
+    >>> cg = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0).fit(X)
+    >>> best = []
+    >>> _ = visit_posteriors(cg, X, lambda t0, t1, q, ll: best.append(q.argmax(axis=1)))
+    >>> bool((np.concatenate(best) == cg.transform(X).argmax(axis=1)).all())
+    True
+    """
+    return _fitted_grid(grid)._visit_posteriors(X, visit)
+
+
+def window_loglik(grid, X, windows):
+    """Log-likelihood per token of each document in one window of the grid.
+
+    The tie-break of :meth:`CountingGrid.documents_near` and of the map's document
+    lists (docs/map.md): document ``t`` scores
+    ``sum_z x_tz log h_{windows[t], z} / sum_z x_tz``.  Sparse counts read only the
+    entries of ``h_`` they need, so a grid loaded without its ``h_`` does not derive it.
+
+    Parameters
+    ----------
+    grid : CountingGrid
+        A fitted grid.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Non-negative counts over the grid's features.
+    windows : array-like of int of shape (n_samples,)
+        Flat (C-order) index of the window of each document, e.g. the most probable one.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64
+        ``-inf`` for an empty document.
+    """
+    grid = _fitted_grid(grid)
+    X, _ = check_counts(X, np.float64, n_features=grid.n_features_in_,
+                        owner=type(grid).__name__)
+    windows = np.asarray(windows, dtype=np.int64)
+    if windows.shape != (X.shape[0],):
+        raise ValueError(f"windows must have shape ({X.shape[0]},), one per document, got "
+                         f"{windows.shape}")
+    n_cells = int(np.prod(np.shape(grid.pi_)[:-1]))
+    if windows.size and not 0 <= windows.min() <= windows.max() < n_cells:
+        raise ValueError(f"windows must be flat cell indices in [0, {n_cells})")
+    return grid._window_loglik(X, windows)
