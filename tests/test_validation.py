@@ -2,6 +2,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -547,11 +548,16 @@ def test_load_names_a_path_of_the_wrong_type():
         countgrid.io.load(None)
 
 
-def test_float32_grids_refuse_counts_beyond_float32():
-    X = _X().toarray() * 1e300
-    with pytest.raises(ValueError, match="X holds values too large for float32 .* "
-                                         "dtype=numpy.float64"):
-        CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(X)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_grids_refuse_counts_beyond_float32(sparse):
+    X = _X() * 1e300
+    X = X if sparse else X.toarray()
+    # with a ValueError only: the cast that finds them does not also warn of an overflow
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="X holds values too large for float32 .* "
+                                             "dtype=numpy.float64"):
+            CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(X)
 
 
 @pytest.mark.parametrize("scale", [1.0, 2.0**1000, 1e300, 1e-320])
