@@ -20,7 +20,6 @@ minimal examples the searches found are run as they are too (FOUND, at the end).
 """
 import os
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -36,10 +35,7 @@ from countgrid.retrieval import idf_weights, tfidf
 from _strategies import (CONTAINERS, CountCase, count_cases, extremes_or_between, histograms,
                          labels, measures, normal_power_of_two, points)
 from _synthetic import fitted_state
-
-with warnings.catch_warnings():     # test_common builds scikit-learn's checks on import
-    warnings.simplefilter("ignore", UserWarning)
-    from test_common import CASES, INFERENCE
+from test_common import CASES, INFERENCE
 
 pytestmark = [pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")]
 
