@@ -14,9 +14,10 @@ from countgrid import io
 from countgrid._param_validation import GridShape, Interval, Options, make_constraint
 from countgrid.exceptions import ConvergenceWarning, NotFittedError
 
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import fitted_state
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+pytestmark = FEW_ITERATIONS
 
 _PLSA = dict(n_components=2, n_iter=5, random_state=0)
 _CG = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0)

@@ -32,12 +32,16 @@ from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
 from countgrid.metrics import cosine_similarity
 from countgrid.retrieval import idf_weights, tfidf
 
+from _expected_warnings import FEW_ITERATIONS, LARGE_GRID
 from _strategies import (CONTAINERS, CountCase, count_cases, extremes_or_between, histograms,
                          labels, measures, normal_power_of_two, points)
 from _synthetic import fitted_state
 from test_common import CASES, INFERENCE
 
-pytestmark = [pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")]
+# the estimators are fitted briefly to arbitrary counts: few documents on a grid too large
+# for them, or counts whose tf-idf is all zero (LSI says its codes are 0)
+pytestmark = [FEW_ITERATIONS, LARGE_GRID,
+              pytest.mark.filterwarnings("ignore:the tf-idf matrix of X is all zero:UserWarning")]
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 

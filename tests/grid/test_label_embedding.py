@@ -7,7 +7,9 @@ import pytest
 import countgrid
 from countgrid import embed_labels
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+from _expected_warnings import FEW_ITERATIONS
+
+pytestmark = FEW_ITERATIONS
 
 
 def test_embed_labels_needs_y():
