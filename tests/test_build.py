@@ -10,6 +10,8 @@ import countgrid
 from countgrid import _kernels
 from countgrid._threads import cpu_count, effective_n_threads
 
+from _expected_warnings import FEW_ITERATIONS
+
 
 def test_openmp_enabled():
     if os.environ.get("COUNTGRID_ALLOW_SERIAL") == "1":
@@ -95,6 +97,7 @@ def test_cpu_count_is_bounded_by_the_affinity_mask():
         assert n <= len(os.sched_getaffinity(0))
 
 
+@FEW_ITERATIONS
 def test_num_threads_none_same_result_as_explicit():
     import scipy.sparse as sp
 

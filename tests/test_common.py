@@ -14,10 +14,10 @@ from countgrid import io
 from countgrid._param_validation import GridShape, Interval, Options, make_constraint
 from countgrid.exceptions import ConvergenceWarning, NotFittedError
 
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import fitted_state
 
-pytestmark = [pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning"),
-              pytest.mark.filterwarnings("ignore:Estimator .* does not inherit:UserWarning")]
+pytestmark = FEW_ITERATIONS
 
 _PLSA = dict(n_components=2, n_iter=5, random_state=0)
 _CG = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0)
@@ -351,7 +351,16 @@ except ImportError:  # pragma: no cover - scikit-learn is a test dependency
     parametrize_with_checks = None
 
 if parametrize_with_checks is not None:
-    @parametrize_with_checks(_sklearn_cases(), expected_failed_checks=_expected_failed)
+    # countgrid's estimators follow scikit-learn's API without inheriting from its
+    # BaseEstimator (scikit-learn is optional): its checks say so once per estimator while
+    # they are collected, here
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"Estimator \w+ does not inherit from "
+                                r"`sklearn\.base\.BaseEstimator`", UserWarning)
+        _sklearn_checks = parametrize_with_checks(_sklearn_cases(),
+                                                  expected_failed_checks=_expected_failed)
+
+    @_sklearn_checks
     def test_sklearn_check_estimator(estimator, check):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

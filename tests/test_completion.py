@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid.metrics import completion_perplexity, completion_split
+from _expected_warnings import FEW_ITERATIONS
 from _reference.completion import (fold_in_ref, grid_posterior_ref, heldout_loglik_ref,
                                    perplexity_ref, split_ref)
 
@@ -160,6 +161,7 @@ def test_grid_matches_reference(dtype, sparse, learn_prior, nt):
     np.testing.assert_allclose(got, want, rtol=1e-9 if dtype == np.float64 else 2e-4)
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("nt", [1, 2])
 def test_thread_count_does_not_change_bits(nt):
     X, _, _ = corpus(seed=10, D=80, W=30)
@@ -226,6 +228,7 @@ def _fixed_plsa(phi):
     return model
 
 
+@FEW_ITERATIONS
 def test_true_model_beats_uniform_and_uniform_is_vocabulary_size():
     X, _, phi = corpus(seed=13, D=200, W=40, K=4, length=60)
     true = completion_perplexity(_fixed_plsa(phi), X)
@@ -254,6 +257,7 @@ def test_fitted_models_beat_uniform_and_score_is_optimistic():
     assert in_sample < completion_perplexity(plsa, Xte)
 
 
+@FEW_ITERATIONS
 def test_invariant_to_row_order_and_short_documents():
     X, _, _ = corpus(seed=15, D=60, W=20)
     plsa = countgrid.PLSA(n_components=3, random_state=0).fit(X)
@@ -278,6 +282,7 @@ def test_zero_probability_gives_inf():
 
 
 # ----------------------------------------------------------------------------- errors
+@FEW_ITERATIONS
 def test_bad_inputs_name_the_argument():
     X, _, _ = corpus(seed=16, D=20, W=10)
     plsa = countgrid.PLSA(n_components=2, random_state=0, n_iter=5).fit(X)
@@ -301,6 +306,7 @@ def test_bad_inputs_name_the_argument():
         completion_split(X, random_state="zero")
 
 
+@FEW_ITERATIONS
 def test_bad_models():
     X, _, _ = corpus(seed=17, D=20, W=10)
     with pytest.raises(countgrid.NotFittedError):

@@ -16,9 +16,10 @@ import countgrid
 from countgrid.grid import _em
 from countgrid.topics import _plsa
 
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import draw_corpus, true_grid
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+pytestmark = FEW_ITERATIONS
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,11 @@ import pytest
 import countgrid  # noqa: E402
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier)
+from _expected_warnings import FEW_ITERATIONS  # noqa: E402
 from _synthetic import assert_same_fitted, draw_corpus, true_grid  # noqa: E402
+
+# the models saved and loaded here are fitted a few EM iterations, on purpose (fast)
+pytestmark = FEW_ITERATIONS
 
 EXTENT, WINDOW = (6, 6), (3, 3)
 

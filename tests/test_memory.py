@@ -6,6 +6,8 @@ import pytest
 import countgrid
 from countgrid._memory import available_memory, check_memory, format_bytes
 
+from _expected_warnings import FEW_ITERATIONS
+
 
 def test_available_memory_is_positive_on_linux():
     avail = available_memory()
@@ -50,6 +52,7 @@ def test_plsa_absurd_topics(X):
         countgrid.PLSA(10**9).fit(X)
 
 
+@FEW_ITERATIONS
 def test_transform_output_too_large(X, monkeypatch):
     cg = countgrid.CountingGrid((16, 16), (3, 3), n_iter=2, random_state=0).fit(X)
     monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "10K")

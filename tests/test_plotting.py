@@ -9,6 +9,11 @@ import countgrid
 from countgrid.datasets import load_news20_3class
 from countgrid.plotting import plot_word_grid, text_word_grid, word_grid_cells
 
+from _expected_warnings import FEW_ITERATIONS
+
+# the module's classifier (fixture clf) is fitted 5 EM iterations, on purpose (fast)
+pytestmark = FEW_ITERATIONS
+
 try:
     import matplotlib
 

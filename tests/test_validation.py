@@ -2,6 +2,7 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +10,8 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid import CountingGrid
+
+from _expected_warnings import FEW_ITERATIONS
 
 EXTENT, WINDOW = (4, 4), (2, 2)
 
@@ -85,6 +88,7 @@ def test_bad_grid(extent, window, exc, match):
         CountingGrid(extent, window, n_iter=1, num_threads=1).fit(_X())
 
 
+@FEW_ITERATIONS
 def test_int_extent_is_refused_and_numpy_ints_are_accepted():
     # a bare int once made a silent ring of cells (tests/grid/test_grid_shapes.py)
     with pytest.raises(ValueError, match=r"pass \(6, 6\) for a 6x6 grid or \(6,\)"):
@@ -185,6 +189,7 @@ def test_corrupt_csr_in_fit(kind):
         CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1).fit(_corrupt(kind))
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("kind", CORRUPT)
 @pytest.mark.parametrize("meth", METHODS)
 def test_corrupt_csr_in_inference(kind, meth):
@@ -456,6 +461,7 @@ def test_object_arrays_of_numbers_are_counts(fitted):
     np.testing.assert_array_equal(fitted.score_samples(X.astype(object)), fitted.score_samples(X))
 
 
+@FEW_ITERATIONS
 def test_column_vector_y_is_raveled_with_a_warning():
     from countgrid.exceptions import DataConversionWarning
     X = _X()
@@ -468,6 +474,7 @@ def test_column_vector_y_is_raveled_with_a_warning():
     np.testing.assert_array_equal(m.gamma_, ref.gamma_)
 
 
+@FEW_ITERATIONS
 def test_classifier_scores_object_int_labels(tmp_path):
     import countgrid
     rng = np.random.default_rng(0)
@@ -505,6 +512,7 @@ def test_not_fitted_error_is_sklearns_once_sklearn_is_loaded():
     assert out.stdout.strip() == "ok"
 
 
+@FEW_ITERATIONS
 def test_function_arguments_are_validated_like_parameters():
     from countgrid.embeddings import fisher_score
     from countgrid.plotting import text_word_grid
@@ -524,6 +532,7 @@ def test_function_arguments_are_validated_like_parameters():
         fisher_score(plsa, _X(), normalize_length="no")
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("make", [lambda: countgrid.PLSA(2, n_iter=2, random_state=0),
                                   lambda: CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1,
                                                        dtype=np.float64, random_state=0)])
@@ -547,13 +556,19 @@ def test_load_names_a_path_of_the_wrong_type():
         countgrid.io.load(None)
 
 
-def test_float32_grids_refuse_counts_beyond_float32():
-    X = _X().toarray() * 1e300
-    with pytest.raises(ValueError, match="X holds values too large for float32 .* "
-                                         "dtype=numpy.float64"):
-        CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(X)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_grids_refuse_counts_beyond_float32(sparse):
+    X = _X() * 1e300
+    X = X if sparse else X.toarray()
+    # with a ValueError only: the cast that finds them does not also warn of an overflow
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="X holds values too large for float32 .* "
+                                             "dtype=numpy.float64"):
+            CountingGrid((3, 3), (2, 2), n_iter=2, num_threads=1, random_state=0).fit(X)
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("scale", [1.0, 2.0**1000, 1e300, 1e-320])
 def test_regressor_score_is_scale_free(scale):
     X = _X()

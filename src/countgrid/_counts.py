@@ -64,7 +64,8 @@ def check_counts(X, dtype, n_features=None, name="X", owner=None):
         if X.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
         Xc = to_checked_csr(X, name)
-        raw, Xc.data = Xc.data, Xc.data.astype(dtype, copy=False)
+        with np.errstate(over="ignore"):    # values too large for float32: named below
+            raw, Xc.data = Xc.data, Xc.data.astype(dtype, copy=False)
         _check_values(Xc.data, name, raw)
         Xc.eliminate_zeros()
         X, is_sparse = Xc, True

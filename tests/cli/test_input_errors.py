@@ -10,7 +10,9 @@ import countgrid
 from countgrid.cli import main
 from countgrid.text import Corpus
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+from _expected_warnings import FEW_ITERATIONS
+
+pytestmark = FEW_ITERATIONS
 
 
 def run(argv, capsys):

@@ -13,6 +13,8 @@ import pytest
 import countgrid
 from countgrid.datasets import load_news20_3class_texts
 
+from _expected_warnings import FEW_ITERATIONS
+
 TRACEBACK = "Traceback (most recent call last)"
 N_PER_GROUP = 60
 SMALL_GRID = ["--grid", "8x8", "--window", "3x3", "--n-iter", "4", "--coarse-iter", "2",
@@ -81,6 +83,7 @@ def test_coarse_iter_sets_the_stages_of_the_package_schedule():
     assert coarse_to_fine((8, 8), (3, 3), 2) is None
 
 
+@FEW_ITERATIONS
 def test_fit_raw_folder_saves_model_with_its_corpus(posts, model):
     est = countgrid.load(model)
     corpus = countgrid.io.load_corpus(model)
@@ -253,6 +256,7 @@ def test_plot_kinds_write_pictures(posts, model, kind):
 
 
 # ---------------------------------------------------------------- errors
+@FEW_ITERATIONS
 @pytest.mark.parametrize("argv, status, names", [
     (["fit", "nowhere", "-o", "m.npz"], 2, ["INPUT", "nowhere"]),
     (["fit", "posts", "-o", "m.txt"], 2, ["--output", ".npz"]),

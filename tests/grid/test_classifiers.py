@@ -7,8 +7,12 @@ import scipy.sparse as sp
 
 from countgrid import (CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier, embed_labels)
+from _expected_warnings import FEW_ITERATIONS  # noqa: E402
 from _synthetic import (backward_window_sums, draw_corpus, true_grid,  # noqa: E402
                         window_means)
+
+# the grids are fitted a fixed, small number of EM iterations, on purpose (fast)
+pytestmark = FEW_ITERATIONS
 
 EXTENT, WINDOW = (8, 8), (3, 3)
 

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 import countgrid  # noqa: E402
 from countgrid import CountingGrid  # noqa: E402
+from _expected_warnings import FEW_ITERATIONS, LARGE_GRID  # noqa: E402
 from _synthetic import (brute_log_likelihood, draw_corpus, mixture_of_unigrams_loglik,  # noqa: E402
                         reference_em_step, true_grid, window_means)
 
@@ -135,6 +136,7 @@ def test_transform_positions_and_empty_document(dtype):
         np.testing.assert_allclose(Q, qref, rtol=1e-8, atol=1e-14)
 
 
+@FEW_ITERATIONS
 def test_positions_find_true_neighbourhoods():
     """Documents drawn from the same true window end up close on the learned grid."""
     extent, window = (8, 8), (3, 3)
@@ -206,6 +208,7 @@ def test_rolling_the_grid(D, shift):
 
 
 # ------------------------------------------------------------- learning
+@FEW_ITERATIONS
 def test_fit_recovers_structure_beats_baselines():
     extent, window = (8, 8), (3, 3)
     rng = np.random.default_rng(1)
@@ -532,6 +535,8 @@ def test_degenerate_grids(extent, window):
         np.testing.assert_allclose(Q, 1.0 / L, rtol=1e-10)
 
 
+@FEW_ITERATIONS
+@LARGE_GRID
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_loaded_h_is_derived_bit_for_bit_a_block_of_words_at_a_time(dtype, tmp_path):
     """Model files do not store h_: loading derives it from pi_ a block of words at a time

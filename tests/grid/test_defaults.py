@@ -9,6 +9,7 @@ from countgrid import CountingGrid, CountingGridClassifier, GenerativeCountingGr
 from countgrid.exceptions import CapacityWarning
 from countgrid.grid import auto_extent, auto_window_schedule
 from countgrid.grid._capacity import capacity_for, unused_cells
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import draw_corpus, true_grid
 
 
@@ -67,6 +68,7 @@ def test_auto_extent(n, window, extent):
     assert 0.75 * capacity_for(n) <= kappa <= 1.35 * capacity_for(n)
 
 
+@FEW_ITERATIONS
 def test_extent_auto_sizes_the_grid_to_the_documents():
     X, _ = corpus((10, 10), (3, 3), 150, seed=2)
     cg = CountingGrid(window=(3, 3), n_iter=5, random_state=0, num_threads=1).fit(X)
@@ -106,6 +108,7 @@ def test_unused_cells_of_a_constructed_mass():
     assert unused_cells(np.zeros(16), extent, window) == 0.0
 
 
+@FEW_ITERATIONS
 def test_oversized_grid_warns_and_a_fitting_one_does_not():
     X, _ = corpus((8, 8), (3, 3), 20, seed=5)
     kw = dict(n_iter=20, random_state=0, num_threads=1)
@@ -139,6 +142,7 @@ def unused_cells_after_fit(X, kw):
     return unused_cells(mass, cg.pi_.shape[:-1], cg.window)
 
 
+@FEW_ITERATIONS
 def test_auto_parameters_round_trip_in_model_files(tmp_path):
     from countgrid import io
     X, _ = corpus((10, 10), (3, 3), 60, seed=7)

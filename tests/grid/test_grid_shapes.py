@@ -10,6 +10,11 @@ from countgrid import (CountingGrid, CountingGridClassifier, CountingGridFESS,
                        CountingGridPosterior, CountingGridRegressor,
                        GenerativeCountingGridClassifier, ZIPGTM, embed_labels)
 
+from _expected_warnings import FEW_ITERATIONS
+
+# one EM iteration per fit: the tests are about the shapes of grids
+pytestmark = FEW_ITERATIONS
+
 X = np.random.default_rng(0).poisson(1.0, size=(24, 10))
 Y = np.arange(24) % 2
 

@@ -1,11 +1,15 @@
 """embed_labels and the regressor on hostile targets (issue 13)."""
+import warnings
+
 import numpy as np
 import pytest
 
 import countgrid
 from countgrid import embed_labels
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+from _expected_warnings import FEW_ITERATIONS
+
+pytestmark = FEW_ITERATIONS
 
 
 def test_embed_labels_needs_y():
@@ -36,3 +40,20 @@ def test_regressor_with_targets_near_float_max():
     unit = countgrid.CountingGridRegressor(**params).fit(X, y)
     assert np.isfinite(big.gamma_).all()
     np.testing.assert_allclose(big.predict(X) / 1.7e308, unit.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("top", [1e41, 1e100, 1.7e308, 1e-42, 1e-300])
+def test_float32_regressor_reads_out_targets_beyond_the_float32_range(top):
+    """Was: a float32 grid read targets out in float32, so those beyond 3.4e38 predicted
+    inf or nan ('overflow encountered in cast'); now they are read out scaled by a power of
+    two, as a float64 grid's are."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(1.0, (40, 12))
+    y = rng.uniform(-1, 1, 40)
+    params = dict(extent=(4, 4), window=(2, 2), n_iter=3, random_state=0, dtype=np.float32)
+    unit = countgrid.CountingGridRegressor(**params).fit(X, y).predict(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        big = countgrid.CountingGridRegressor(**params).fit(X, y * top).predict(X)
+    assert np.isfinite(big).all()
+    np.testing.assert_allclose(big / top, unit, rtol=0, atol=1e-5 * np.abs(unit).max())

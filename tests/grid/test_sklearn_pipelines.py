@@ -16,7 +16,12 @@ from sklearn.preprocessing import FunctionTransformer  # noqa: E402
 
 from countgrid import (CountingGrid, CountingGridClassifier, CountingGridRegressor,  # noqa: E402
                        GenerativeCountingGridClassifier)
+from _expected_warnings import FEW_ITERATIONS  # noqa: E402
 from _synthetic import draw_corpus, true_grid  # noqa: E402
+
+# scikit-learn's model selection refits the grids a few EM iterations at a time, on purpose
+# (fast)
+pytestmark = FEW_ITERATIONS
 
 EXTENT, WINDOW = (6, 6), (3, 3)
 ALL = [CountingGrid, CountingGridClassifier, CountingGridRegressor,

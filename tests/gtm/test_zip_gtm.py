@@ -11,6 +11,8 @@ from countgrid.text import select_by_resolving_power
 from countgrid.gtm import irls_poisson, log_px_given_latent, logistic_glm_fun, zip_terms
 from countgrid.gtm._glm import newton_columns
 
+from _expected_warnings import FEW_ITERATIONS
+
 
 def _zip_logpmf_scipy(t, lam, p):
     """log( p [t = 0] + (1 - p) Poisson(t; lam) ) from scipy.stats."""
@@ -66,6 +68,7 @@ def test_document_log_likelihood_against_dense_scipy_loop(dtype, fmt):
     np.testing.assert_allclose(ours, ref, rtol=1e-9)
 
 
+@FEW_ITERATIONS
 def test_score_samples_is_the_mixture_of_cell_likelihoods():
     rng = np.random.default_rng(2)
     X = _small_counts(rng)
@@ -163,6 +166,7 @@ def _planted(rng, n=300, d=60, zero_p=0.3):
     return sp.csr_matrix(X.astype(np.float64)), u
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("zero_inflation", [True, False])
 def test_recovers_a_planted_two_dimensional_structure(zero_inflation):
     from scipy.spatial.distance import pdist
@@ -200,6 +204,7 @@ def test_sparse_dense_float32_and_threads_agree():
     np.testing.assert_allclose(a.log_likelihood_, c.log_likelihood_, rtol=1e-6)
 
 
+@FEW_ITERATIONS
 def test_save_load_round_trip(tmp_path):
     rng = np.random.default_rng(9)
     X = _small_counts(rng, n=30, d=20)
@@ -213,6 +218,7 @@ def test_save_load_round_trip(tmp_path):
         np.testing.assert_array_equal(h.score_samples(X), g.score_samples(X))
 
 
+@FEW_ITERATIONS
 def test_plot_colours_documents_by_label():
     pytest.importorskip("matplotlib")
     import matplotlib
@@ -231,6 +237,7 @@ def test_plot_colours_documents_by_label():
         g.plot(X, y=[0, 1])
 
 
+@FEW_ITERATIONS
 def test_bad_input_names_the_argument():
     X = np.ones((5, 4))
     with pytest.raises(ValueError, match="X"):

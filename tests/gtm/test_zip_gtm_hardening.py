@@ -74,8 +74,8 @@ def test_one_point_grid_is_a_single_zip_model(zero_inflation, fmt):
     np.testing.assert_allclose(g.score_samples(Xi), ref, rtol=1e-9)
 
 
-@pytest.mark.parametrize("grid, n_basis, basis, latent", itertools.product(
-    [(1, 1), (1, 5), (5, 1), (2, 3)], [1, 4, 9], ["sinh", "rbf"], ["grid", "random"]))
+@pytest.mark.parametrize("grid, n_basis, basis, latent", list(itertools.product(
+    [(1, 1), (1, 5), (5, 1), (2, 3)], [1, 4, 9], ["sinh", "rbf"], ["grid", "random"])))
 def test_degenerate_grids_and_bases_fit(grid, n_basis, basis, latent):
     X = counts(30, 8)
     for init, zi, alpha in [("pca", True, 1e-2), ("random", False, 0.0)]:

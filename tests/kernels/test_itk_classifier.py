@@ -6,7 +6,11 @@ import scipy.sparse as sp
 import countgrid
 from countgrid.kernels import jensen_tsallis_kernel
 
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import two_class_corpus
+
+# the embeddings are of models fitted a few EM iterations, on purpose (fast)
+pytestmark = FEW_ITERATIONS
 
 
 def test_knn_kernel_distance_matches_bruteforce():

@@ -5,6 +5,8 @@ import pytest
 import countgrid
 from countgrid import HistogramGMM
 
+from _expected_warnings import FEW_ITERATIONS
+
 TWO_PI = 2 * np.pi
 
 
@@ -173,6 +175,7 @@ def test_covariance_floor_on_a_single_bin():
     assert np.isfinite(g.log_likelihood_).all()
 
 
+@FEW_ITERATIONS
 def test_save_load_round_trip(tmp_path):
     rng = np.random.default_rng(7)
     W, c = _histogram(_sample_2d(rng, 2000), np.linspace(-5, 5, 21))

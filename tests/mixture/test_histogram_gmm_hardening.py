@@ -10,6 +10,8 @@ import pytest
 import countgrid
 from countgrid import HistogramGMM
 
+from _expected_warnings import FEW_ITERATIONS
+
 TWO_PI = 2 * np.pi
 
 
@@ -278,6 +280,7 @@ def test_hostile_histograms_are_named(weights, centres, exc, match):
         HistogramGMM(2, random_state=0).fit(weights, centres)
 
 
+@FEW_ITERATIONS
 def test_wide_bins_with_a_larger_reg_covar():
     W, c = _histogram()
     g = HistogramGMM(2, reg_covar=1e100, n_iter=5, random_state=0).fit(W, [c * 1e120, c])
@@ -314,6 +317,7 @@ def test_interrupted_fit_keeps_the_last_complete_iteration(monkeypatch):
     assert not hasattr(h, "means_")
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("domain", ["euclidean", "symmetric", "circular"])
 def test_sample_and_predict(domain):
     W, c = _histogram(1)

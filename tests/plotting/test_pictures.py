@@ -17,7 +17,9 @@ from countgrid.plotting import (plot_label_embedding, plot_log_likelihood,  # no
                                 plot_positions, plot_top_words, plot_word_map,
                                 plot_zip_gtm_map)
 
-pytestmark = pytest.mark.filterwarnings("ignore::countgrid.exceptions.ConvergenceWarning")
+from _expected_warnings import FEW_ITERATIONS  # noqa: E402
+
+pytestmark = FEW_ITERATIONS
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ import scipy.sparse as sp
 from countgrid.streaming import (CSRChunks, MemmapCSR, NpzShards, write_memmap_csr,
                                  write_npz_shards)
 
+from _expected_warnings import FEW_ITERATIONS
+
 
 def _counts(n=57, m=13, seed=0):
     rng = np.random.default_rng(seed)
@@ -155,6 +157,7 @@ def test_a_source_that_grows_between_passes_is_refused():
         countgrid.PLSA(2, n_iter=3).fit(CSRChunks(chunks))
 
 
+@FEW_ITERATIONS
 def test_chunks_without_rows_are_skipped():
     X = _counts()
     full = countgrid.CountingGrid(**_GRID).fit(X)

@@ -8,7 +8,11 @@ from countgrid import embeddings as E
 from countgrid.kernels import jensen_shannon_kernel, jensen_tsallis_kernel
 from countgrid.topics import PLSA
 
+from _expected_warnings import FEW_ITERATIONS
 from _synthetic import two_class_corpus
+
+# the embeddings are of models fitted a few EM iterations, on purpose (fast)
+pytestmark = FEW_ITERATIONS
 
 PHI = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])  # P(w|z), rows z (docs/topics.md)
 X2 = np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 2.0]])    # d1, d2

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 import countgrid
 from countgrid.topics import PLSA, select_n_components_bic
 from countgrid.topics import _plsa_kernels as PK
+from _expected_warnings import FEW_ITERATIONS
 from _reference.plsa import docs_ref, posterior_ref, words_ref
 
 
@@ -147,6 +148,7 @@ def test_em_never_decreases_the_likelihood(dtype):
     np.testing.assert_allclose(m.doc_topic_.sum(axis=1), 1.0, rtol=1e-5)
 
 
+@FEW_ITERATIONS
 def test_recovers_planted_topics_and_folding_in_reproduces_training_mixtures():
     X, theta_true, phi_true = planted_corpus()
     # maximum-likelihood EM (the 0.2 defaults): folding-in reproduces its P(z|d)
@@ -159,6 +161,7 @@ def test_recovers_planted_topics_and_folding_in_reproduces_training_mixtures():
     assert m.score(X) >= m.log_likelihood_[-1] - 1e-6 * abs(m.log_likelihood_[-1])
 
 
+@FEW_ITERATIONS
 @pytest.mark.parametrize("tempered", [False, "auto"])
 def test_same_seed_same_model_for_any_thread_count(tempered):
     X, _, _ = planted_corpus(D=150)
@@ -170,6 +173,7 @@ def test_same_seed_same_model_for_any_thread_count(tempered):
     assert np.array_equal(a.doc_topic_, b.doc_topic_)
 
 
+@FEW_ITERATIONS
 def test_bic_counts_parameters_and_selects_the_planted_number_of_topics():
     X, _, _ = planted_corpus(D=300)
     # the BIC of maximum-likelihood fits (the 0.2 defaults)
@@ -185,6 +189,7 @@ def test_bic_counts_parameters_and_selects_the_planted_number_of_topics():
     assert best.n_components == 3 and min(table, key=table.get) == 3
 
 
+@FEW_ITERATIONS
 def test_tempered_em_selects_a_beta_and_generalises():
     X, _, _ = planted_corpus(D=250, length=40)
     t = PLSA(n_components=8, tempered=True, random_state=0, n_iter=100).fit(X)
@@ -194,6 +199,7 @@ def test_tempered_em_selects_a_beta_and_generalises():
     assert np.isfinite(t.score(Xtest))
 
 
+@FEW_ITERATIONS
 def test_defaults_of_issue_22():
     """Tempered EM where it is possible and smoothing 0.03 (docs/results.md, "Held-out
     document completion"); "auto" is tempered batch EM on an in-memory X, bit for bit."""
@@ -221,6 +227,7 @@ def test_tempered_em_with_counts_beyond_the_binomial_sampler():
     assert np.isfinite(m.components_).all() and 0 < m.beta_ <= 1
 
 
+@FEW_ITERATIONS
 def test_empty_documents_and_save_load(tmp_path):
     X, _, _ = planted_corpus(D=60)
     X = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]).tocsr()
@@ -241,6 +248,7 @@ def test_empty_documents_and_save_load(tmp_path):
     assert np.array_equal(m2.transform(X), m.transform(X))
 
 
+@FEW_ITERATIONS
 def test_dense_and_sparse_input_agree():
     X, _, _ = planted_corpus(D=80)
     a = PLSA(n_components=3, random_state=0, n_iter=15).fit(X)
@@ -295,6 +303,7 @@ def test_sklearn_compatibility():
     assert pipe.score(X, y) > 0.8
 
 
+@FEW_ITERATIONS
 def test_bic_needs_observations_and_n_parameters_an_int():
     X = np.random.default_rng(0).poisson(1.0, size=(20, 8))
     model = countgrid.PLSA(2, n_iter=3, random_state=0).fit(X)

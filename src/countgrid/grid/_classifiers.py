@@ -99,9 +99,11 @@ class _EmbeddingReadout(_GridEstimator):
         _, window = check_grid(extent, self.grid_.window)
         L = grid_size(extent)
         gamma = np.asarray(self.gamma_, dtype=np.float64).reshape(L, -1)
-        # Targets as large as 1e308 would overflow the window sums: read out gamma scaled by
-        # a power of two (exact, so ordinary targets give bit-identical predictions)
-        scale = power_of_two_scale(gamma)
+        # Targets as large as 1e308 would overflow the window sums, and those beyond 3.4e38
+        # (or below 1e-38) leave the range of a float32 grid's posteriors, which the
+        # readout matrix is rounded to: read out gamma scaled by a power of two (exact, so
+        # ordinary targets give bit-identical predictions)
+        scale = power_of_two_scale(gamma, 64 if self.grid_.pi_.dtype == np.float32 else 500)
         G = readout_matrix(gamma * scale, extent, window, effective_n_threads(self.num_threads))
         parts = []
         self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))

@@ -559,7 +559,9 @@ def _finish(K, dtype, what):
     """``K`` (float64) in ``dtype``, or a ValueError if it leaves that dtype's range."""
     # two read-only passes instead of an |K| temporary the size of the Gram matrix
     top = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))
-    if not np.isfinite(top) or top > np.finfo(dtype).max:
+    with np.errstate(over="ignore"):    # a top beyond dtype's range rounds to inf: named below
+        top = np.asarray(top, dtype=dtype)
+    if not np.isfinite(top):
         advice = _RANGE_ADVICE + (" or use float64" if np.dtype(dtype) == np.float32 else "")
         raise ValueError(f"{what} exceeds the range of {np.dtype(dtype)}: {advice}")
     return K.astype(dtype, copy=False)
