@@ -119,6 +119,7 @@ def test_oversized_grid_warns_and_a_fitting_one_does_not():
         CountingGrid((8, 8), (3, 3), **kw).fit(X)
 
 
+@FEW_ITERATIONS
 def test_the_auto_grid_on_few_documents_does_not_warn():
     # 20 documents: extent="auto" is its smallest grid (capacity 16), which leaves most
     # cells unused; there is no smaller grid to advise, so no warning (it was a false alarm
