@@ -44,6 +44,19 @@ def test_the_docs_table_is_the_signatures():
             assert _text(value).replace("'", '"') == shown, (est, name, value, shown)
 
 
+def test_the_generative_classifier_keeps_the_grid_defaults():
+    """GenerativeCountingGridClassifier spells out the grid constructor's signature to add
+    max_features: every shared parameter keeps grid_init's default (the table above
+    lists only some of them)."""
+    from countgrid.grid._counting_grid import grid_init
+    shared = list(inspect.signature(grid_init).parameters.values())[1:]
+    own = inspect.signature(countgrid.GenerativeCountingGridClassifier).parameters
+    for p in shared:
+        assert own[p.name].default is p.default or own[p.name].default == p.default, p.name
+    assert list(own)[:len(shared)] == [p.name for p in shared]
+    assert own["max_features"].default is None
+
+
 def _args(argv):
     parser = _main.build_parser()
     return parser.parse_args(argv)

@@ -10,7 +10,7 @@ import pytest
 import countgrid
 from countgrid.cli._args import cli_terms
 
-from cli.test_verbs import run
+from cli.test_verbs import run, write_news_csv
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -34,16 +34,7 @@ def test_cli_terms(text, expected):
 
 @pytest.fixture()
 def small_csv(tmp_path):
-    from countgrid.datasets import load_news20_3class_texts
-    import csv
-    data = load_news20_3class_texts()
-    with open(tmp_path / "docs.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["body", "group"])
-        for g in range(3):
-            for i in np.flatnonzero(data.y == g)[:12]:
-                w.writerow([data.texts[i], data.label_names[g]])
-    return tmp_path
+    return write_news_csv(tmp_path, 12)
 
 
 def test_warnings_name_the_options(small_csv):

@@ -1,30 +1,20 @@
 """Python, the command line and the demo fit the same model for the same input and seed
 (issue 22, "Done when"): not only the same parameters (tests/test_defaults_table.py) but
 the same vocabulary and bit-identical fitted arrays, whatever the thread count."""
-import csv
 import warnings
 
 import numpy as np
 import pytest
 
 import countgrid
-from countgrid.datasets import load_news20_3class_texts
 from countgrid.exceptions import ConvergenceWarning
 
-from cli.test_verbs import run
+from cli.test_verbs import run, write_news_csv
 
 
 @pytest.fixture(scope="module")
 def posts(tmp_path_factory):
-    root = tmp_path_factory.mktemp("same_model")
-    data = load_news20_3class_texts()
-    with open(root / "docs.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["body", "group"])
-        for g in range(3):
-            for i in np.flatnonzero(data.y == g)[:40]:
-                w.writerow([data.texts[i], data.label_names[g]])
-    return root
+    return write_news_csv(tmp_path_factory.mktemp("same_model"), 40)
 
 
 def test_command_line_fit_is_the_python_fit(posts):

@@ -30,6 +30,19 @@ def run(args, cwd, timeout=300, env=None):
                           stdin=subprocess.DEVNULL)
 
 
+def write_news_csv(path, per_group):
+    """docs.csv (columns body, group) of the first ``per_group`` posts of each of the three
+    bundled newsgroups, in ``path``; returns ``path``."""
+    data = load_news20_3class_texts()
+    with open(path / "docs.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["body", "group"])
+        for g in range(3):
+            for i in np.flatnonzero(data.y == g)[:per_group]:
+                w.writerow([data.texts[i], data.label_names[g]])
+    return path
+
+
 def ok(res):
     assert res.returncode == 0, res.stderr
     assert TRACEBACK not in res.stderr

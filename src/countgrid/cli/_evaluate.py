@@ -117,14 +117,16 @@ def run(args, out):
         from sklearn.naive_bayes import MultinomialNB
     except ImportError:
         MultinomialNB = None
+    per_class = ""
+    if generative:
+        words = (f", on the {args.class_words} words that tell the classes apart"
+                 if args.class_words else "")
+        per_class = f" ({len(classes)} grids, one per class{words})"
     scores, baseline = [], []
     t0 = time.perf_counter()
     for k, (train, test) in enumerate(folds, 1):
         clf = cls(**params, random_state=args.seed, num_threads=threads)
-        say(f"fold {k}/{args.folds}: fitting on {len(train)} documents"
-            + (f" ({len(classes)} grids, one per class"
-               + (f", on the {args.class_words} words that tell the classes apart"
-                  if args.class_words else "") + ")" if generative else ""))
+        say(f"fold {k}/{args.folds}: fitting on {len(train)} documents{per_class}")
         with show_progress(quiet=args.quiet, verbose=args.verbose):
             clf.fit(X[train], y[train])
         scores.append(float(np.mean(clf.predict(X[test]) == y[test])))
@@ -140,7 +142,9 @@ def run(args, out):
             }[args.classifier]
     grids = [clf.grid_] if hasattr(clf, "grid_") else clf.grids_
     shapes = sorted({np.shape(g.pi_)[:-1] for g in grids}, key=np.prod)
-    shape = " to ".join("x".join(map(str, s)) for s in (shapes[0], shapes[-1])[:len(shapes)])
+    shape = "x".join(map(str, shapes[0]))
+    if len(shapes) > 1:                          # class grids sized to their documents
+        shape += " to " + "x".join(map(str, shapes[-1]))
     grid = grids[0]
     sized = " (sized to the documents)" if clf.extent == "auto" else ""
     print(f"accuracy {np.mean(scores):.4f} +- {np.std(scores):.4f}: {name} "
