@@ -275,7 +275,7 @@ class GenerativeCountingGridClassifier(ClassifierMixin, _GridEstimator):
     """ + _PARAMS_DOC + """    max_features : int, optional
         Learn and score the grids on only this many words: those with the largest
         chi-squared statistic of their training counts against the classes
-        (:func:`class_word_scores`, the statistic of scikit-learn's ``chi2``), chosen in
+        (the statistic of scikit-learn's ``chi2``), chosen in
         ``fit`` from the training documents.  None (default) keeps every word.
 
     Attributes

@@ -23,7 +23,7 @@ def visit_posteriors(grid, X, visit):
 
     The posteriors are those of :meth:`CountingGrid.transform`; memory stays
     O(block x cells) whatever the number of documents.  Inside
-    :func:`countgrid._progress.passes` the pass is reported (stage " posteriors", unit
+    a progress context (``countgrid._progress.passes``) the pass is reported (stage " posteriors", unit
     "document") when it starts and after every block.
 
     Parameters
