@@ -16,6 +16,6 @@ except ImportError:
     import countgrid  # noqa: F401
 
 try:
-    from countgrid._threads import effective_n_threads
+    from countgrid._utils.threads import effective_n_threads
 except ImportError:  # countgrid 0.1, measured by run_all.py --python for before/after ratios
-    from countgrid._validation import resolve_num_threads as effective_n_threads  # noqa: F401
+    from countgrid._utils.validation import resolve_num_threads as effective_n_threads  # noqa: F401

@@ -22,7 +22,7 @@ sys.path.insert(0, HERE)
 import _countgrid_import  # noqa: E402,F401
 
 import countgrid  # noqa: E402
-from countgrid import _progress  # noqa: E402
+from countgrid._utils import progress as _progress  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
 from repo_data import data_path  # noqa: E402  (data/repo_data.py)

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _countgrid_import import countgrid  # noqa: E402
-from countgrid.plsa import PLSA  # noqa: E402
+from countgrid.topics import PLSA  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
 from repo_data import data_path  # noqa: E402  (data/repo_data.py)

@@ -131,7 +131,7 @@ def run_mode(mode, args):
     """One mode in this process: prints a JSON line."""
     from functools import partial
 
-    from countgrid._blocks import Blocks
+    from countgrid.streaming._blocks import Blocks
     from countgrid.grid._em import block_counts, distributed_estep, grid_counts, local_estep
     from countgrid.streaming import MemmapCSR
     extent, window = tuple(args.extent), tuple(args.window)
@@ -173,7 +173,7 @@ def run_mode(mode, args):
         import dask
         import dask.array as da
         from distributed import Client, LocalCluster
-        from countgrid._dask import DaskBlocks
+        from countgrid.streaming._dask import DaskBlocks
         workers = int(mode[-1])
         with LocalCluster(n_workers=workers, threads_per_worker=nt // workers,
                           processes=True, dashboard_address=None,

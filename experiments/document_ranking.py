@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import countgrid
-from countgrid._counts import check_counts
+from countgrid._utils.counts import check_counts
 from countgrid.grid._browse import (centred_coverage, map_window_loglik, rank_key,
                                     window_coverage)
 

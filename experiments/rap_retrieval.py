@@ -35,7 +35,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "data"))
 
 import countgrid  # noqa: E402
-import countgrid._progress  # noqa: E402
+import countgrid._utils.progress  # noqa: E402
 from countgrid.metrics import precision_recall_curve_retrieval  # noqa: E402
 from repo_data import data_path  # noqa: E402  (data/repo_data.py)
 
@@ -212,7 +212,7 @@ def main():
                     record(rap, time.perf_counter() - t0)
 
             try:
-                with countgrid._progress.listen(listener):
+                with countgrid._utils.progress.listen(listener):
                     rap.fit(Xtr)
             except FloatingPointError as exc:
                 print(f"RAP  K={k:<4d} lr={rate}: diverged ({exc})", flush=True)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from sklearn.model_selection import StratifiedKFold
 
 import countgrid
-from countgrid.label_embedding import readout_matrix
+from countgrid.grid import readout_matrix
 from countgrid.text import select_by_resolving_power
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,7 @@ import zipfile
 
 import numpy as np
 
-from countgrid._npz import digest
+from countgrid._utils.npz import digest
 
 MODEL_HEADER = "__countgrid__"
 

@@ -8,7 +8,7 @@ import pytest
 
 import countgrid
 from countgrid import _kernels
-from countgrid._threads import cpu_count, effective_n_threads
+from countgrid._utils.threads import cpu_count, effective_n_threads
 
 from _expected_warnings import FEW_ITERATIONS
 

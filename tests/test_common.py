@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid import io
-from countgrid._param_validation import GridShape, Interval, Options, make_constraint
+from countgrid._utils.param_validation import GridShape, Interval, Options, make_constraint
 from countgrid.exceptions import ConvergenceWarning, NotFittedError
 
 from _expected_warnings import FEW_ITERATIONS

@@ -1,9 +1,9 @@
-"""The shared count-matrix holder (countgrid._counts)."""
+"""The shared count-matrix holder (countgrid._utils.counts)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from countgrid._counts import Counts, sorted_csc
+from countgrid._utils.counts import Counts, sorted_csc
 
 
 @pytest.mark.parametrize("itype", [np.int32, np.int64])

@@ -25,8 +25,7 @@ import textwrap
 import pytest
 
 import countgrid
-from countgrid import _threads
-
+from countgrid._utils import threads as _threads
 TIMEOUT = 300  # seconds per scenario (a few seconds when the machine is idle)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
@@ -40,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import countgrid
 from countgrid import kernels
-from countgrid._threads import effective_n_threads
+from countgrid._utils.threads import effective_n_threads
 
 warnings.filterwarnings("ignore", category=countgrid.ConvergenceWarning)
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # fork with threads (3.12+)

@@ -159,8 +159,8 @@ def test_io_imports_no_estimator(graph):
                 todo.append(target)
     # only leaf helpers: the checked .npz reader, the schema checks, the memory rule and
     # the atomic writer (docs/security.md), none of which imports further
-    assert seen <= {"countgrid._version", "countgrid._npz", "countgrid._fitted",
-                    "countgrid._memory", "countgrid._atomic"}, seen
+    assert seen <= {"countgrid._version", "countgrid._utils.npz", "countgrid._utils.fitted",
+                    "countgrid._utils.memory", "countgrid._utils.atomic"}, seen
     assert not seen & estimator_modules
 
 
@@ -187,11 +187,61 @@ def _in(module, packages):
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
+#: The private engine the families stand on (docs/architecture.md).
+ENGINE = ("countgrid._utils", "countgrid._engine", "countgrid.streaming")
+
+
 def model_layer(edges):
-    """The families' modules and the private engine modules at the top of the package
-    (``countgrid._base``, ``countgrid._blocks``, ...)."""
+    """The families' modules, the private engine packages and the private modules at the
+    top of the package (``countgrid._base``, ``countgrid.streaming._blocks``, ...)."""
     return sorted(m for m in edges
-                  if _in(m, FAMILIES) or (m.count(".") == 1 and m.split(".")[1].startswith("_")))
+                  if _in(m, FAMILIES + ENGINE)
+                  or (m.count(".") == 1 and m.split(".")[1].startswith("_")))
+
+
+#: What each private package may import of the package: the rule of each floor.
+FLOOR_RULES = {
+    "countgrid._utils": ("countgrid._utils", "countgrid.exceptions", "countgrid._kernels"),
+    "countgrid._engine": ("countgrid._engine", "countgrid._utils", "countgrid._base",
+                          "countgrid.exceptions"),
+    "countgrid.streaming": ("countgrid.streaming", "countgrid._utils", "countgrid.io",
+                            "countgrid.exceptions"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(FLOOR_RULES))
+def test_private_floors_import_only_below(graph, package):
+    edges, _ = graph
+    members = [m for m in edges if _in(m, (package,))]
+    assert len(members) >= 3
+    wrong = [f"{m} -> {t}" for m in members for t in edges[m]
+             if not _in(t, FLOOR_RULES[package])]
+    assert wrong == []
+
+
+#: The top of src/countgrid/: public modules, the 0.1.0 shims, the ABI-named extension
+#: and its .pxd, and a few private modules every floor shares.
+TOP_LEVEL = {
+    "public": {"__init__.py", "exceptions.py", "io.py", "metrics.py", "retrieval.py",
+               "datasets.py", "embeddings.py", "cython_api.pyx", "cython_api.pxd",
+               "py.typed"},
+    "0.1.0 shims": {"counting_grid.py", "classifiers.py", "label_embedding.py", "plsa.py",
+                    "itk_classifier.py", "zip_gtm.py", "histogram_gmm.py"},
+    "private": {"_version.py", "_config.py", "_base.py", "_kernels.pyx", "_common.pxd",
+                "_ckernels.pxd"},
+}
+
+
+def test_the_top_of_the_package_is_tidy():
+    allowed = set().union(*TOP_LEVEL.values())
+    sources = {name for name in os.listdir(PACKAGE_DIR)
+               if os.path.isfile(os.path.join(PACKAGE_DIR, name))
+               and name.endswith((".py", ".pyx", ".pxd", ".typed"))}
+    assert sources - allowed == set()
+    private_packages = {name for name in os.listdir(PACKAGE_DIR)
+                        if name.startswith("_") and name != "__pycache__"
+                        and os.path.isdir(os.path.join(PACKAGE_DIR, name))}
+    assert private_packages == {"_utils", "_engine"}
 
 
 def test_the_layers_are_read(graph):
@@ -200,7 +250,7 @@ def test_the_layers_are_read(graph):
     assert {"countgrid.grid._counting_grid", "countgrid.grid._grid_kernels",
             "countgrid.topics._plsa", "countgrid.rap._rap", "countgrid.gtm._zip_gtm",
             "countgrid.mixture._histogram_gmm", "countgrid.kernels._classifier",
-            "countgrid._base", "countgrid._blocks", "countgrid._em_loop"} <= set(layer)
+            "countgrid._base", "countgrid.streaming._blocks", "countgrid._engine.em_loop"} <= set(layer)
     assert not any(_in(m, FRONT_DOOR) for m in layer)
     # the front door does stand on the models: the rule below is not vacuous
     assert "countgrid.grid" in edges["countgrid.maps._data"]

@@ -699,7 +699,7 @@ def test_tables_that_are_no_distributions_are_refused(value_files, tmp_path, mod
     refused), the class distributions gamma_ too, log_priors_ the logs of one, and an
     LSI basis orthonormal with decreasing singular values; files edited so and re-signed
     are refused naming the attribute."""
-    from countgrid._npz import digest
+    from countgrid._utils.npz import digest
 
     def change(arrays):
         arr = np.array(arrays[key], copy=True)

@@ -1,10 +1,10 @@
-"""countgrid._memory: estimates are checked before allocating, and what is too large is a
+"""countgrid._utils.memory: estimates are checked before allocating, and what is too large is a
 MemoryError that names the operation and gives advice."""
 import numpy as np
 import pytest
 
 import countgrid
-from countgrid._memory import available_memory, check_memory, format_bytes
+from countgrid._utils.memory import available_memory, check_memory, format_bytes
 
 from _expected_warnings import FEW_ITERATIONS
 

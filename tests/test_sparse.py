@@ -1,10 +1,10 @@
-"""countgrid._sparse.to_checked_csr: every scipy format in, canonical CSR out; corrupt
+"""countgrid._utils.sparse.to_checked_csr: every scipy format in, canonical CSR out; corrupt
 index arrays are named before scipy or a kernel touches them."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from countgrid._sparse import to_checked_csr
+from countgrid._utils.sparse import to_checked_csr
 
 FORMATS = ["csr", "csc", "coo", "bsr", "dia", "lil", "dok"]
 

@@ -251,7 +251,7 @@ def test_good_dtype_param(dtype):
     assert cg.pi_.dtype == np.dtype(dtype)
 
 
-# One policy (countgrid._param_validation): a value of a type no constraint accepts is a
+# One policy (countgrid._utils.param_validation): a value of a type no constraint accepts is a
 # TypeError, an accepted type out of range a ValueError; both name the parameter.
 @pytest.mark.parametrize("kw,exc,match", [
     (dict(pseudocount=-1.0), ValueError, "pseudocount"),
@@ -407,7 +407,7 @@ def test_regressor_target_validation():
 def test_limit_blas_threads():
     import threadpoolctl
 
-    from countgrid._threads import limit_blas_threads
+    from countgrid._utils.threads import limit_blas_threads
 
     with limit_blas_threads(1):
         infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
@@ -418,7 +418,7 @@ def test_limit_blas_threads():
 
 
 # ---- labels keep their type (issue 13: object ints came back as strings) ----------------
-from countgrid._validation import encode_labels  # noqa: E402
+from countgrid._utils.validation import encode_labels  # noqa: E402
 
 
 @pytest.mark.parametrize("y, kind", [

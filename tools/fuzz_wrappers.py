@@ -1,7 +1,7 @@
 """Corrupt sparse structures handed straight to every private Cython wrapper of a C kernel
 that takes CSR/CSC arrays (docs/robustness.md).
 
-The estimators validate their input before any kernel sees it (countgrid._sparse), but the
+The estimators validate their input before any kernel sees it (countgrid._utils.sparse), but the
 C layer must trust nothing it did not check: an index or index pointer out of range, a
 decreasing or negative index pointer, arrays of different lengths must give an exception,
 never a read or write outside the arrays.  Each case runs in a fork()ed child (the parent

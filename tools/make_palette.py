@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Make the categorical palette of the map and the pictures (countgrid/_palette.py).
+"""Make the categorical palette of the map and the pictures (countgrid/_utils/palette.py).
 
 Glasbey et al. (2007), "Colour displays for categorical images": colours are chosen one at
 a time, each the candidate farthest (in a perceptual colour space) from all those chosen
@@ -16,7 +16,7 @@ levels differ strongly.  Here:
   [0.45, 0.80] (dark text stays readable on their tints; a tint is still visible) and
   chroma between 0.08 (no greys) and 0.22 (no neon).
 
-    python tools/make_palette.py          # prints the list written in countgrid/_palette.py
+    python tools/make_palette.py          # prints the list written in countgrid/_utils/palette.py
 """
 import numpy as np
 

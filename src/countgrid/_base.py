@@ -2,7 +2,7 @@
 
 ``get_params`` / ``set_params`` / ``repr`` in the scikit-learn style (without importing
 scikit-learn), declarative parameter validation (``_parameter_constraints``, see
-countgrid._param_validation), pickle-free persistence (``save`` / ``load``, see
+countgrid._utils.param_validation), pickle-free persistence (``save`` / ``load``, see
 countgrid.io) with registration of every saveable class at its definition, and the
 scikit-learn tags, built lazily in ``__sklearn_tags__`` (which only scikit-learn calls).
 """
@@ -15,9 +15,9 @@ import threading
 import numpy as np
 
 from countgrid import io
-from countgrid._numeric import power_of_two_scale
-from countgrid._param_validation import validate_params
-from countgrid._validation import check_real_target, check_target
+from countgrid._utils.numeric import power_of_two_scale
+from countgrid._utils.param_validation import validate_params
+from countgrid._utils.validation import check_real_target, check_target
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
 
@@ -137,7 +137,7 @@ class BaseEstimator:
     #: Parameters documented as options of inference itself (e.g. pLSA's folding-in
     #: iterations): they take effect at the next transform, without a refit.
     _inference_options = ()
-    #: What a model file may hold for this estimator: ``{name: countgrid._fitted.array(...)
+    #: What a model file may hold for this estimator: ``{name: countgrid._utils.fitted.array(...)
     #: or scalar(...)}`` (dtype class and shape, checked before anything is decompressed;
     #: docs/security.md).  ``_fitted_arrays`` is set to its names.
     _fitted_schema = {}

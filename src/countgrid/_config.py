@@ -6,7 +6,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from countgrid import _kernels
-from countgrid._threads import cpu_count, effective_n_threads
+from countgrid._utils.threads import cpu_count, effective_n_threads
 from countgrid._version import __version__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

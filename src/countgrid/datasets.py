@@ -13,8 +13,8 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._npz import read_arrays
-from countgrid._sparse import _check_compressed
+from countgrid._utils.npz import read_arrays
+from countgrid._utils.sparse import _check_compressed
 
 __all__ = ["Dataset", "TextDataset", "load_news20_3class", "load_news20_3class_texts",
            "load_npz_corpus"]

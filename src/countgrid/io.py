@@ -35,10 +35,10 @@ import os
 
 import numpy as np
 
-from countgrid._atomic import atomic_write
-from countgrid._fitted import check_declared
-from countgrid._npz import DEFAULT_MAX_BYTES  # noqa: F401 - countgrid.io.DEFAULT_MAX_BYTES
-from countgrid._npz import digest, open_archive, parse_json, resolve_max_bytes
+from countgrid._utils.atomic import atomic_write
+from countgrid._utils.fitted import check_declared
+from countgrid._utils.npz import DEFAULT_MAX_BYTES  # noqa: F401 - countgrid.io.DEFAULT_MAX_BYTES
+from countgrid._utils.npz import digest, open_archive, parse_json, resolve_max_bytes
 from countgrid._version import __version__
 
 FORMAT_NAME = "countgrid-model"

@@ -20,11 +20,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator
-from countgrid._counts import Counts
-from countgrid._memory import check_memory
-from countgrid._param_validation import validate_call_params
-from countgrid._threads import effective_n_threads
-from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix,
+from countgrid._utils.counts import Counts
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import validate_call_params
+from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, check_matrix,
                                    check_random_state)
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid import CountingGrid, visit_posteriors

@@ -7,11 +7,11 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._counts import check_counts
-from countgrid._fitted import array, fitted_array, fitted_int, scalar
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval
-from countgrid._validation import as_real_array, check_is_fitted, check_random_state
+from countgrid._utils.counts import check_counts
+from countgrid._utils.fitted import array, fitted_array, fitted_int, scalar
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval
+from countgrid._utils.validation import as_real_array, check_is_fitted, check_random_state
 
 __all__ = ["tfidf", "idf_weights", "LSI"]
 

@@ -1,12 +1,12 @@
 """The command line's progress display (countgrid.cli._progress) on a log, a terminal
-without tqdm, and quiet; and the events the estimators report (countgrid._progress)."""
+without tqdm, and quiet; and the events the estimators report (countgrid._utils.progress)."""
 import io
 
 import numpy as np
 import pytest
 
 import countgrid
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid.cli._progress import ProgressDisplay, show_progress
 
 

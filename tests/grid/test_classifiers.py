@@ -346,7 +346,7 @@ def test_generative_classifier_reports_one_event_and_one_warning_per_fit():
     """55 class grids logged about 800 progress lines and 55 ConvergenceWarnings per fold of
     `countgrid evaluate`: now one progress event per class grid, one warning per fit."""
     import warnings
-    from countgrid import _progress
+    from countgrid._utils import progress as _progress
     from countgrid.exceptions import ConvergenceWarning
     (Xtr, ytr), _ = _two_grid_corpus(11, n_per_class=(20, 5), labels=(0, 1, 2))
     events = []

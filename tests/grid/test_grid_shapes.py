@@ -131,7 +131,7 @@ def test_files_with_int_extents_load_as_rings(make, format_version, tmp_path):
 
 def test_legacy_value_only_for_shapes_of_any_length(tmp_path):
     """A grid_shape (ZIPGTM, two ints) was never an int: no legacy meaning to restore."""
-    from countgrid._param_validation import GridShape
+    from countgrid._utils.param_validation import GridShape
 
     assert GridShape(ndim=2).legacy_value(5) == 5
     assert GridShape().legacy_value(5) == (5,)

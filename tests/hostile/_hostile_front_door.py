@@ -353,7 +353,7 @@ def _read_npz(path):
 def _resign(arrays, key="header"):
     """Recompute the checksum of a corpus dict after an edit (damage that a checksum does
     not catch: a consistent-looking but wrong file)."""
-    from countgrid._npz import digest
+    from countgrid._utils.npz import digest
 
     header = json.loads(str(arrays[key]))
     body = {k: v for k, v in arrays.items() if k != key}
@@ -1635,7 +1635,7 @@ def _model_edit(fn):
     def mutate(path):
         header, arrays = H._read_model(path)
         fn(header, arrays)
-        from countgrid._npz import digest
+        from countgrid._utils.npz import digest
 
         header["sha256"] = digest(header, arrays)
         H._write_model(path, header, arrays)

@@ -1236,7 +1236,7 @@ def _reopen(wname, folder, written):
     return _st().NpzShards(folder)
 
 
-#: Cases that fail because of code outside countgrid.streaming and countgrid._blocks (the
+#: Cases that fail because of code outside countgrid.streaming and countgrid.streaming._blocks (the
 #: estimators), with the fix proposed; tests/hostile/test_hostile.py expects them to fail
 #: until the fix lands (then the entry must go: a known failure that passes fails the test).
 KNOWN_FAILURES = {}

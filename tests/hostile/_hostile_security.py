@@ -330,7 +330,7 @@ def saved(name):
 
 
 def _resign(header, arrays):
-    from countgrid._npz import digest
+    from countgrid._utils.npz import digest
 
     header.pop("sha256", None)
     header["sha256"] = digest(header, arrays)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import countgrid
-from countgrid._em_loop import minibatch_rho
+from countgrid._engine.em_loop import minibatch_rho
 
 from _reference.grid import accumulate_ref, estep_ref, histograms_ref, mstep_ref
 from _reference.plsa import docs_ref, words_ref
@@ -90,8 +90,8 @@ def test_plsa_partial_fit_matches_reference(X):
     model.partial_fit(X[:200])
     dense = X[:200].toarray()
     ref_start = countgrid.PLSA(K, random_state=0)
-    from countgrid._blocks import Blocks
-    from countgrid._counts import Counts
+    from countgrid.streaming._blocks import Blocks
+    from countgrid._utils.counts import Counts
     data = Blocks(X[:200], lambda M, name, nf: Counts(M, np.float64))
     _, phi = ref_start._initial(np.random.default_rng(0), data, K, np.float64)
     stats = None

@@ -14,7 +14,7 @@ import pytest
 
 import countgrid
 from countgrid import io
-from countgrid._npz import DEFAULT_MAX_BYTES, parse_bytes, resolve_max_bytes
+from countgrid._utils.npz import DEFAULT_MAX_BYTES, parse_bytes, resolve_max_bytes
 from countgrid.text import Corpus
 
 from _crafted import (lie_about_size, npy_bytes, read_model, resign_corpus_arrays,
@@ -381,7 +381,7 @@ def test_a_model_file_from_another_process_runs_nothing(tmp_path):
     test module and calls nothing by name (numpy.random.test would import pytest)."""
     script = textwrap.dedent(f"""
         import sys, json, numpy as np, countgrid
-        from countgrid._npz import digest
+        from countgrid._utils.npz import digest
         countgrid.PLSA(2, random_state=np.random.default_rng(1)).save({str(tmp_path / 'a.npz')!r})
         with np.load({str(tmp_path / 'a.npz')!r}) as f:
             arrays = {{k: f[k] for k in f.files}}

@@ -1,5 +1,5 @@
 """Every file countgrid writes goes through one atomic, symlink-safe writer
-(countgrid._atomic; docs/security.md, "Writing"): nothing planted next to an output can
+(countgrid._utils.atomic; docs/security.md, "Writing"): nothing planted next to an output can
 redirect or block it, a failure (a full disk, an error, Ctrl-C) leaves the previous file
 intact, concurrent writers never leave a damaged file, and an output is never one of the
 inputs."""
@@ -18,7 +18,7 @@ import pytest
 
 import countgrid
 from countgrid import io, maps
-from countgrid._atomic import atomic_write, check_target
+from countgrid._utils.atomic import atomic_write, check_target
 from countgrid.text import Corpus
 
 from cli.test_verbs import TRACEBACK, run
@@ -315,7 +315,7 @@ def test_io_save_of_an_unwritable_folder_is_an_oserror(tmp_path, fitted):
 def test_atomic_files_replace_a_set_of_files_only_as_a_whole(tmp_path):
     """Several files (the shards of a folder) are moved into place together once all are
     written: a failure at the third leaves the first two targets as they were."""
-    from countgrid._atomic import atomic_files
+    from countgrid._utils.atomic import atomic_files
     names = ["a.bin", "b.bin", "c.bin"]
     for name in names:
         (tmp_path / name).write_bytes(b"old " + name.encode())

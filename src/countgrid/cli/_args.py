@@ -12,9 +12,9 @@ import tempfile
 import textwrap
 import warnings
 
-from countgrid._atomic import check_target
-from countgrid._memory import check_memory
-from countgrid._threads import effective_n_threads
+from countgrid._utils.atomic import check_target
+from countgrid._utils.memory import check_memory
+from countgrid._utils.threads import effective_n_threads
 
 MAX_GRID_CELLS = 2 ** 24
 
@@ -244,7 +244,7 @@ def check_grid_memory(extent, n_words=1, n_docs=1, name="--grid", words_option="
 
 
 def resolve_threads(num_threads):
-    """The thread count; the cap of countgrid._threads is reported as a warning about
+    """The thread count; the cap of countgrid._utils.threads is reported as a warning about
     --threads."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -273,7 +273,7 @@ def check_output(path, extensions, name="--output/-o", example="out", inputs=())
     any), that is neither a special file (a FIFO, a device) nor one of ``inputs`` (the
     ``(label, path)`` pairs of :func:`input_paths`).  Checked before any work, without
     opening the file itself (a FIFO would block); the write goes through a temporary file
-    in the same folder (countgrid._atomic), so that folder must be writable."""
+    in the same folder (countgrid._utils.atomic), so that folder must be writable."""
     if not path.strip():
         raise UsageError(f"argument {name}: the file name is empty")
     if path == "-":

@@ -3,7 +3,8 @@ import time
 
 import numpy as np
 
-from countgrid import _progress, maps
+from countgrid import maps
+from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, positive_int,
                                  printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from countgrid import io
-from countgrid._npz import parse_bytes
+from countgrid._utils.npz import parse_bytes
 from countgrid.cli._args import (UsageError, check_input, count_or_fraction, nonnegative_int,
                                  positive_int)
 from countgrid.text import read_corpus

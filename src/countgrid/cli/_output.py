@@ -1,5 +1,5 @@
 """Writing the command line's files (CSV/TSV tables, models, pictures) and reporting what
-was written.  Every file goes through countgrid._atomic (docs/security.md, "Writing");
+was written.  Every file goes through countgrid._utils.atomic (docs/security.md, "Writing");
 every text cell of a table is made safe to open in a spreadsheet."""
 import contextlib
 import csv
@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from countgrid._atomic import atomic_write
+from countgrid._utils.atomic import atomic_write
 from countgrid.cli._args import printable
 
 #: Characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection"):
@@ -58,7 +58,7 @@ def write_table(path, header, rows, delimiter=",", escape_formulas=True):
 
 def write_file(path, write, mode="wb"):
     """Call ``write(fh)`` on a new temporary file, then move it onto ``path``
-    (countgrid._atomic.atomic_write)."""
+    (countgrid._utils.atomic.atomic_write)."""
     with atomic_write(path, mode, name="--output/-o") as fh:
         write(fh)
 

@@ -3,7 +3,8 @@ import argparse
 
 import numpy as np
 
-from countgrid import _progress, plotting
+from countgrid import plotting
+from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, integer,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary

@@ -10,15 +10,13 @@ Three displays, chosen from where stderr goes (docs/cli.md, "Progress"):
   end.
 
 ``-q`` shows nothing; ``-v`` logs every update.  Events come from
-:mod:`countgrid._progress`.
+:mod:`countgrid._utils.progress`.
 """
 import contextlib
 import sys
 import time
 
-from countgrid import _progress
-
-
+from countgrid._utils import progress as _progress
 def _tqdm():
     try:
         from tqdm import tqdm
@@ -28,7 +26,7 @@ def _tqdm():
 
 
 class ProgressDisplay:
-    """A listener for :func:`countgrid._progress.listen` that draws progress on ``stream``.
+    """A listener for :func:`countgrid._utils.progress.listen` that draws progress on ``stream``.
 
     Parameters
     ----------
@@ -120,7 +118,7 @@ class ProgressDisplay:
 @contextlib.contextmanager
 def show_progress(quiet=False, verbose=0, stream=None):
     """Display the progress of every fit run inside the block (and of the passes of
-    inference run inside :func:`countgrid._progress.passes`)."""
+    inference run inside :func:`countgrid._utils.progress.passes`)."""
     display = ProgressDisplay(stream=stream, quiet=quiet, verbose=verbose)
     try:
         with _progress.listen(display):

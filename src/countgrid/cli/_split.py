@@ -4,8 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._param_validation import Interval, validate_params
-from countgrid._validation import check_random_state, encode_labels
+from countgrid._utils.param_validation import Interval, validate_params
+from countgrid._utils.validation import check_random_state, encode_labels
 
 
 def stratified_split(y, test_size=0.2, random_state=0):

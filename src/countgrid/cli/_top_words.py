@@ -6,7 +6,7 @@ The cells of a counting grid list their most relevant words by default (LDAvis' 
 models their most probable words."""
 import numpy as np
 
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary

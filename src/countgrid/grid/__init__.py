@@ -8,13 +8,15 @@ from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridReg
                                          GenerativeCountingGridClassifier)
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, cg_fess_terms
-from countgrid.grid._label_embedding import embed_labels
+from countgrid.grid._label_embedding import (embed_labels, embedding_from_stats,
+                                             readout_matrix)
 from countgrid.grid._posteriors import visit_posteriors, window_loglik
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevance,
                                    word_weights)
 
-__all__ = ["CountingGrid", "embed_labels", "CountingGridClassifier", "CountingGridRegressor",
+__all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
+           "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",

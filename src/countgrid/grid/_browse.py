@@ -22,8 +22,8 @@ from numbers import Integral
 
 import numpy as np
 
-from countgrid._memory import check_memory
-from countgrid._validation import check_shape_tuple
+from countgrid._utils.memory import check_memory
+from countgrid._utils.validation import check_shape_tuple
 
 __all__ = ["window_coverage", "window_depth", "centred_coverage", "check_cell",
            "cell_corners", "corner_depths", "map_window_loglik", "rank_scores",

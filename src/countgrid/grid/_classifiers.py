@@ -5,14 +5,14 @@ from numbers import Integral
 import numpy as np
 
 from countgrid._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from countgrid._memory import check_memory
-from countgrid._numeric import power_of_two_scale
-from countgrid._param_validation import Interval
-from countgrid._fitted import (array, fitted_array, fitted_distribution, fitted_int,
+from countgrid._utils.memory import check_memory
+from countgrid._utils.numeric import power_of_two_scale
+from countgrid._utils.param_validation import Interval
+from countgrid._utils.fitted import (array, fitted_array, fitted_distribution, fitted_int,
                                fitted_labels, scalar)
-from countgrid._per_class import check_documents, fit_per_class
-from countgrid._threads import effective_n_threads
-from countgrid._validation import (check_is_fitted, check_real_target, encode_labels,
+from countgrid._engine.per_class import check_documents, fit_per_class
+from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.validation import (check_is_fitted, check_real_target, encode_labels,
                                    n_samples)
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
 from countgrid.grid._label_embedding import embedding_from_stats, readout_matrix
@@ -222,7 +222,7 @@ def class_word_scores(X, labels, n_classes):
     Parameters
     ----------
     X : ndarray or scipy.sparse CSR matrix of shape (n_samples, n_features)
-        Validated counts (:func:`countgrid._per_class.check_documents`).
+        Validated counts (:func:`countgrid._engine.per_class.check_documents`).
     labels : ndarray of int of shape (n_samples,)
         Class indices in ``[0, n_classes)``.
     n_classes : int

@@ -5,18 +5,18 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._blocks import Blocks, is_dask_collection
-from countgrid._dask import DaskBlocks
-from countgrid._dask import transform as dask_transform
-from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import (array, check_distribution, fitted_array, fitted_bool,
+from countgrid.streaming._blocks import Blocks, is_dask_collection
+from countgrid.streaming._dask import DaskBlocks
+from countgrid.streaming._dask import transform as dask_transform
+from countgrid._engine.em_loop import EMMonitor, minibatch_rho
+from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_bool,
                                fitted_distribution, fitted_int, fitted_real, scalar)
-from countgrid._memory import check_memory
-from countgrid._param_validation import GridShape, Interval, Options
-from countgrid._threads import effective_n_threads, limit_blas_threads
-from countgrid._validation import (as_real_array, check_is_fitted, check_random_state,
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import GridShape, Interval, Options
+from countgrid._utils.threads import effective_n_threads, limit_blas_threads
+from countgrid._utils.validation import (as_real_array, check_is_fitted, check_random_state,
                                    check_shape_tuple, resolve_dtype)
 from countgrid.grid import _display, _grid_kernels, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
@@ -114,7 +114,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     tol : float, default=1e-5
         Stop when the relative change of the log-likelihood,
         ``(F_new - F_old) / |F_old|``, falls below ``tol`` (signed: a decrease also
-        stops; the test of every EM estimator, countgrid._em_loop), otherwise warn with
+        stops; the test of every EM estimator, countgrid._engine.em_loop), otherwise warn with
         ``ConvergenceWarning`` after ``n_iter``.  0 runs exactly ``n_iter`` iterations.
     pseudocount : "auto" or float, default="auto"
         ``rho`` of the M-step.  "auto" is ``mean document length / (2.5 L)``
@@ -926,7 +926,7 @@ default="relevance"
         public name is :func:`countgrid.grid.visit_posteriors`.
 
         Memory stays O(block * L) whatever the number of documents.  Inside
-        :func:`countgrid._progress.passes`, the pass is reported (stage " posteriors",
+        :func:`countgrid._utils.progress.passes`, the pass is reported (stage " posteriors",
         unit "document") when it starts and after every block."""
         dtype, logh, log_prior = self._model()
         counts = self._counts(X, dtype)

@@ -7,8 +7,8 @@ statistics); dense counts with at least 25% non-zeros use BLAS for the two produ
 """
 import numpy as np
 
-from countgrid._counts import Counts, check_document_lengths
-from countgrid._em_loop import EMMonitor
+from countgrid._utils.counts import Counts, check_document_lengths
+from countgrid._engine.em_loop import EMMonitor
 from countgrid.grid import _grid_kernels
 
 # Rows per block: about 32 MB of float64 posteriors, whatever the grid size.
@@ -35,7 +35,7 @@ def grid_counts(X, dtype, n_features=None, name="X", owner=None):
 
 def block_counts(block, name, n_features, dtype):
     """:func:`grid_counts` of one block of a chunk source or dask array (the
-    ``make_counts`` of countgrid._blocks.Blocks and countgrid._dask.DaskBlocks)."""
+    ``make_counts`` of countgrid.streaming._blocks.Blocks and countgrid.streaming._dask.DaskBlocks)."""
     return grid_counts(block, dtype, n_features=n_features, name=name)
 
 
@@ -247,7 +247,7 @@ def block_task(counts, params, num_threads):
 
 
 def distributed_estep(blocks, learn_prior, top_k=None):
-    """The E-step over the blocks of a countgrid._dask.DaskBlocks, as :func:`local_estep`."""
+    """The E-step over the blocks of a countgrid.streaming._dask.DaskBlocks, as :func:`local_estep`."""
     def estep_all(logh, log_prior, floor, stats):
         if stats is None:
             return float(sum(blocks.gathered(block_task, (logh, log_prior, floor, False,
@@ -265,9 +265,9 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
 
     ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
     returns their total log-likelihood, adding their statistics into ``stats`` unless it is
-    None (:func:`local_estep` on this machine, ``countgrid._dask`` on a cluster).
+    None (:func:`local_estep` on this machine, ``countgrid.streaming._dask`` on a cluster).
     Returns (monitor, log_prior, h): ``monitor.history[i]`` is the exact total
-    log-likelihood after i + 1 updates (countgrid._em_loop.EMMonitor), and h the window
+    log-likelihood after i + 1 updates (countgrid._engine.em_loop.EMMonitor), and h the window
     histograms of the final pi.  ``on_update(n_updates, log_prior, monitor)`` is called
     when pi holds a complete update (and ``on_update(None, None, monitor)`` just before
     the M-step starts changing it in place), for checkpoints.  ``position_mass`` (L,),

@@ -8,11 +8,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
-from countgrid._counts import check_counts
-from countgrid._embedding import _GenerativeEmbedding
-from countgrid._param_validation import (GridShape, InstanceOf, Interval, Options,
+from countgrid._utils.counts import check_counts
+from countgrid._engine.embedding import _GenerativeEmbedding
+from countgrid._utils.param_validation import (GridShape, InstanceOf, Interval, Options,
                                          validate_call_params)
-from countgrid._validation import check_is_fitted
+from countgrid._utils.validation import check_is_fitted
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._torus import grid_size
 

@@ -1,8 +1,8 @@
 """Label embedding on a counting grid (paper section 2.3, eqs. 9-10)."""
 import numpy as np
 
-from countgrid._numeric import power_of_two_scale
-from countgrid._threads import effective_n_threads
+from countgrid._utils.numeric import power_of_two_scale
+from countgrid._utils.threads import effective_n_threads
 from countgrid.grid._torus import check_grid, grid_size, window_sums
 
 

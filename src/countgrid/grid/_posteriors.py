@@ -4,8 +4,8 @@ windows (:func:`window_loglik`).  The interactive map (countgrid.maps), the comm
 and countgrid.metrics use these instead of the grid's private methods."""
 import numpy as np
 
-from countgrid._counts import check_counts
-from countgrid._validation import check_is_fitted
+from countgrid._utils.counts import check_counts
+from countgrid._utils.validation import check_is_fitted
 from countgrid.grid._counting_grid import CountingGrid
 
 __all__ = ["visit_posteriors", "window_loglik"]
@@ -23,7 +23,7 @@ def visit_posteriors(grid, X, visit):
 
     The posteriors are those of :meth:`CountingGrid.transform`; memory stays
     O(block x cells) whatever the number of documents.  Inside
-    a progress context (``countgrid._progress.passes``) the pass is reported (stage " posteriors", unit
+    a progress context (``countgrid._utils.progress.passes``) the pass is reported (stage " posteriors", unit
     "document") when it starts and after every block.
 
     Parameters

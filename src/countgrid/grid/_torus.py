@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from countgrid._kernels import max_dim as MAX_DIM
-from countgrid._validation import check_shape_tuple
+from countgrid._utils.validation import check_shape_tuple
 from countgrid.grid import _grid_kernels
 
 __all__ = ["check_grid", "grid_size", "window_sums"]

@@ -18,9 +18,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid import _progress
-from countgrid._counts import check_counts
-from countgrid._memory import check_memory
+from countgrid._utils import progress as _progress
+from countgrid._utils.counts import check_counts
+from countgrid._utils.memory import check_memory
 from countgrid.grid._browse import window_coverage
 
 __all__ = ["resolve_word", "word_map", "word_cells", "top_words", "window_centres",
@@ -104,7 +104,7 @@ def top_words(pi, n_words=10, feature_names=None, weighting="probability", X=Non
     Cells rank words by ``pi * word_weights(...)`` (:func:`word_weights`; "probability":
     ``pi`` itself).  ``marginal_pi`` is the grid whose average word distribution is
     ``p(w)`` when ``pi`` is a summary of it (block means): default ``pi``.  The cells are
-    ranked a block at a time; inside :func:`countgrid._progress.passes` the pass is
+    ranked a block at a time; inside :func:`countgrid._utils.progress.passes` the pass is
     reported (stage " word ranking", unit "cell")."""
     if isinstance(n_words, (bool, np.bool_)) or not isinstance(n_words, Integral):
         raise TypeError(f"n_words must be an int, got {type(n_words).__name__}")

@@ -5,8 +5,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._param_validation import Interval, validate_params
-from countgrid._validation import check_matrix
+from countgrid._utils.param_validation import Interval, validate_params
+from countgrid._utils.validation import check_matrix
 
 __all__ = ["zip_terms", "log_px_given_latent", "poisson_glm_fun", "logistic_glm_fun",
            "irls_poisson", "newton_columns"]

@@ -11,13 +11,13 @@ import numpy as np
 from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._counts import Counts
-from countgrid._fitted import array, scalar
-from countgrid._em_loop import EMMonitor
-from countgrid._memory import check_memory
-from countgrid._param_validation import GridShape, Interval, Options
-from countgrid._threads import effective_n_threads, limit_blas_threads
-from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid._utils.counts import Counts
+from countgrid._utils.fitted import array, scalar
+from countgrid._engine.em_loop import EMMonitor
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import GridShape, Interval, Options
+from countgrid._utils.threads import effective_n_threads, limit_blas_threads
+from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.gtm import _gtm_kernels
 from countgrid.gtm._glm import (log_px_given_latent, logistic_glm_fun, newton_columns,
                                 poisson_glm_fun, softplus, zip_terms)

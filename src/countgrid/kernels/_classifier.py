@@ -13,9 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, ClassifierMixin
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval, Options
-from countgrid._validation import (asarray_or_sparse, check_is_fitted, check_matrix, check_sizes,
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval, Options
+from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, check_matrix, check_sizes,
                                    encode_labels)
 from countgrid.kernels._it_kernels import (_check_blocks, _columns, _dense, _log2_masses,
                                            _pair_sq_distances, _probabilities,

@@ -21,10 +21,10 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval, Options, validate_params
-from countgrid._threads import effective_n_threads
-from countgrid._validation import asarray_or_sparse, check_matrix
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval, Options, validate_params
+from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.validation import asarray_or_sparse, check_matrix
 from countgrid.kernels import _itkernels
 
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
@@ -444,7 +444,7 @@ def jensen_tsallis_kernel(A, B=None, q=1.5, weighted=None, exponentiated=False, 
     block_weights : sequence of float >= 0, optional
         The weights ``w_i`` (default 1 for every block); needs ``blocks``.
     num_threads : int, optional
-        OpenMP threads (None = all cores; see countgrid._threads.effective_n_threads).
+        OpenMP threads (None = all cores; see countgrid._utils.threads.effective_n_threads).
 
     Returns
     -------

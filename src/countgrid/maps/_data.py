@@ -18,7 +18,7 @@ with Python (docs/map.md):
 - colourings: per cell, the coverage-weighted class distribution (categorical metadata,
   the classifier's label embedding ``gamma_``) or mean (numeric metadata) over documents,
   ``sum_t s_t(i) y_t / sum_t s_t(i)``, with the colour of every level
-  (countgrid._palette: one per level up to 50 levels, or the levels chosen).
+  (countgrid._utils.palette: one per level up to 50 levels, or the levels chosen).
 
 The corpus may come from anyone (docs/map.md, "Untrusted corpora"): every text the page
 shows is cut at a stated length (:func:`truncate_text`; ``MAX_*_CHARS``), and links are
@@ -31,10 +31,10 @@ from numbers import Integral
 
 import numpy as np
 
-from countgrid._counts import check_counts
-from countgrid._memory import check_memory
-from countgrid._palette import MAX_LEVELS, OTHER, choose_levels, level_colors
-from countgrid._validation import check_is_fitted, check_random_state
+from countgrid._utils.counts import check_counts
+from countgrid._utils.memory import check_memory
+from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
+from countgrid._utils.validation import check_is_fitted, check_random_state
 from countgrid.grid import CountingGrid, visit_posteriors, window_loglik
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
@@ -52,7 +52,7 @@ SEARCH_FRACTION = 0.5
 POSTERIOR_MASS = 1.0 - 1e-3
 #: ... but at most this many.
 MAX_POSITIONS = 32
-# MAX_LEVELS (countgrid._palette): categorical metadata keeps its most frequent levels;
+# MAX_LEVELS (countgrid._utils.palette): categorical metadata keeps its most frequent levels;
 # the rest are shown as "other".
 # Limits on the text the page shows (docs/map.md, "Untrusted corpora"), in characters
 # (code points, Python's len), the ellipsis included; longer texts are cut by

@@ -19,7 +19,7 @@ from importlib import resources
 
 import numpy as np
 
-from countgrid._atomic import atomic_write
+from countgrid._utils.atomic import atomic_write
 from countgrid.maps._data import map_data
 
 __all__ = ["write_html", "render_html", "encode_payload"]

@@ -12,11 +12,11 @@ from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator
-from countgrid._em_loop import EMMonitor
-from countgrid._fitted import array, fitted_array, fitted_bool, fitted_int, scalar
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval, Options
-from countgrid._validation import as_real_array, check_is_fitted, check_random_state
+from countgrid._engine.em_loop import EMMonitor
+from countgrid._utils.fitted import array, fitted_array, fitted_bool, fitted_int, scalar
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval, Options
+from countgrid._utils.validation import as_real_array, check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
 

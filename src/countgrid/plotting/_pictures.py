@@ -9,9 +9,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._palette import MAX_LEVELS, OTHER, cell_colors, choose_levels, level_colors
-from countgrid._param_validation import Interval, Options, validate_call_params
-from countgrid._validation import check_is_fitted, check_random_state
+from countgrid._utils.palette import MAX_LEVELS, OTHER, cell_colors, choose_levels, level_colors
+from countgrid._utils.param_validation import Interval, Options, validate_call_params
+from countgrid._utils.validation import check_is_fitted, check_random_state
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridRegressor,
                                          GenerativeCountingGridClassifier)
@@ -300,7 +300,7 @@ def label_embedding_rgb(gamma, colors=None):
     Three classes without ``colors``: red, green and blue channels equal to the class
     proportions ``gamma / gamma.sum(-1)`` (the paper's Fig. 3); two or three classes
     otherwise: the proportion-weighted mean of the class colours; more: the colour of the
-    cell's dominant class, paler the less it dominates (countgrid._palette.cell_colors, the
+    cell's dominant class, paler the less it dominates (countgrid._utils.palette.cell_colors, the
     map's rule: a mean of many colours is a muddy grey)."""
     p = gamma / np.maximum(gamma.sum(axis=2, keepdims=True), np.finfo(np.float64).tiny)
     if gamma.shape[2] == 3 and colors is None:

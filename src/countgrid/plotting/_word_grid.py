@@ -3,7 +3,7 @@
 Every shown cell of a 2-D grid carries the words that describe it best (by default
 the most relevant, :func:`countgrid.grid.word_relevance`), with the font size
 growing with their probability ``pi``; cells can be tinted by a label embedding
-``gamma`` (one colour per class, countgrid._palette).
+``gamma`` (one colour per class, countgrid._utils.palette).
 
 matplotlib is optional (``pip install countgrid[plot]``) and only imported
 inside :func:`plot_word_grid`; :func:`text_word_grid` needs numpy only.
@@ -13,9 +13,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._palette import (MAX_LEVELS, OTHER, PALETTE, cell_colors, choose_levels,
+from countgrid._utils.palette import (MAX_LEVELS, OTHER, PALETTE, cell_colors, choose_levels,
                                 level_colors)
-from countgrid._param_validation import Interval, Options, validate_call_params
+from countgrid._utils.param_validation import Interval, Options, validate_call_params
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid._words import top_words, word_weights
 
@@ -24,7 +24,7 @@ __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells"]
 _INSTALL_HINT = ("countgrid.plotting needs matplotlib, which is not installed; "
                  "install it with: pip install countgrid[plot]")
 
-# The categorical palette of the map and the pictures (countgrid._palette: Okabe & Ito's
+# The categorical palette of the map and the pictures (countgrid._utils.palette: Okabe & Ito's
 # colour-blind-safe colours first, then a Glasbey-style extension to 64 colours).
 _PALETTE = PALETTE
 
@@ -130,7 +130,7 @@ def _marginal_source(grid):
 
 
 def lump_gamma(gamma, names, levels=None):
-    """A discrete label embedding with at most ``countgrid._palette.MAX_LEVELS``
+    """A discrete label embedding with at most ``countgrid._utils.palette.MAX_LEVELS``
     classes: the most massive (or the chosen ``levels``) kept in order, the rest summed
     into "other".  Returns ``(gamma, names, lumped)``."""
     C = gamma.shape[-1]
@@ -321,7 +321,7 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
     they stay inside the cell.  With a label embedding the cells are tinted
     by the mixture of class colours given by ``gamma`` and the words take
     the colour of the most probable class (continuous ``gamma``: tint from
-    ``cmap``).  Up to 50 classes get a colour each (countgrid._palette);
+    ``cmap``).  Up to 50 classes get a colour each (countgrid._utils.palette);
     with more, the 49 with the most mass and "other" (grey), or the chosen
     ``levels``.
 

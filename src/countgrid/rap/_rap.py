@@ -6,15 +6,15 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._blocks import Blocks
-from countgrid._counts import Counts
-from countgrid._fitted import array, scalar
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval, Options, validate_params
-from countgrid._threads import effective_n_threads, limit_blas_threads
-from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid.streaming._blocks import Blocks
+from countgrid._utils.counts import Counts
+from countgrid._utils.fitted import array, scalar
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval, Options, validate_params
+from countgrid._utils.threads import effective_n_threads, limit_blas_threads
+from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.rap import _rap_kernels
 from countgrid.streaming import is_chunk_source
 
@@ -619,7 +619,7 @@ class RAP(TransformerMixin, BaseEstimator):
                 p["lr"] = self.auto_learning_rate_  # "auto" keeps the rate of the first call
             auto = p["lr"] is None    # a model fitted with a float, now "auto": rate of X
         data = self._blocks(X, p["dtype"], n_features=None if first else self.n_features_in_)
-        if not first and auto:   # the totals of the first pass over X (countgrid._blocks)
+        if not first and auto:   # the totals of the first pass over X (countgrid.streaming._blocks)
             p["lr"] = self._auto_rate(data.n_tokens, data.n_nonzero, p["K"])
         if first:
             self._initialize(data, p, check_random_state(self.random_state))

@@ -18,16 +18,16 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._counts import check_counts
-from countgrid._param_validation import Interval, Options, validate_call_params
-from countgrid._validation import check_random_state
+from countgrid._utils.counts import check_counts
+from countgrid._utils.param_validation import Interval, Options, validate_call_params
+from countgrid._utils.validation import check_random_state
 from countgrid._version import __version__
 from countgrid import io
-from countgrid._atomic import atomic_write
-from countgrid._fitted import array as _array
-from countgrid._fitted import check_declared
-from countgrid._npz import digest as _digest
-from countgrid._npz import open_archive, parse_json, resolve_max_bytes
+from countgrid._utils.atomic import atomic_write
+from countgrid._utils.fitted import array as _array
+from countgrid._utils.fitted import check_declared
+from countgrid._utils.npz import digest as _digest
+from countgrid._utils.npz import open_archive, parse_json, resolve_max_bytes
 
 __all__ = ["Corpus"]
 
@@ -831,7 +831,7 @@ class Corpus:
 
     @classmethod
     def _check_members(cls, members, read_small):
-        """Check the members of a corpus (``{name: countgrid._npz.Member}``, names without
+        """Check the members of a corpus (``{name: countgrid._utils.npz.Member}``, names without
         prefix) from their headers, before any is decompressed; ``read_small(name, limit)``
         reads a small member (the header, the shape).  Raises ValueError."""
         _check_members(members, read_small, "the corpus")

@@ -9,7 +9,7 @@ document.
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._counts import check_counts
+from countgrid._utils.counts import check_counts
 
 __all__ = ["cap_document_lengths"]
 

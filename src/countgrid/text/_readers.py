@@ -21,10 +21,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._memory import check_memory
-from countgrid._param_validation import validate_call_params
-from countgrid._validation import check_random_state
-from countgrid._npz import open_archive, open_regular
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import validate_call_params
+from countgrid._utils.validation import check_random_state
+from countgrid._utils.npz import open_archive, open_regular
 from countgrid.datasets import load_npz_corpus
 from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
                                     _from_dict, _load_npz, _warn_empty, snippet_of, title_of,

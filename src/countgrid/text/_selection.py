@@ -3,8 +3,8 @@ import numbers
 
 import numpy as np
 
-from countgrid._counts import check_counts
-from countgrid._validation import resolve_dtype
+from countgrid._utils.counts import check_counts
+from countgrid._utils.validation import resolve_dtype
 
 
 def _threshold(value, name, n_total):

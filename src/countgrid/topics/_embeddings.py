@@ -4,7 +4,7 @@ spaces of Hofmann 2000, Tsuda et al. 2002, Smith & Gales 2002, Perina et al. 200
 Every embedding maps a document (a bag of counts) to a **non-negative** vector, so that the
 information-theoretic kernels of :mod:`countgrid.kernels` apply.  Each is a scikit-learn
 style transformer: ``fit(X, y)`` learns the pLSA model(s) on the training documents only
-("-1": one per class, "-2": one on all documents; countgrid._embedding), ``transform(X)``
+("-1": one per class, "-2": one on all documents; countgrid._engine.embedding), ``transform(X)``
 folds new documents in and returns their embedding.
 
 With ``P(w|z)`` = ``PLSA.components_`` and ``q(z|w) = P(z|d,w)`` the posterior at the
@@ -32,11 +32,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import xlogy
 
-from countgrid._embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
-from countgrid._fitted import array, check_distribution, fitted_array, fitted_distribution
-from countgrid._param_validation import InstanceOf, Interval, Options, validate_call_params
-from countgrid._per_class import check_documents, fit_groups
-from countgrid._validation import check_is_fitted
+from countgrid._engine.embedding import _GenerativeEmbedding, class_labels, hstack, resolve_mode
+from countgrid._utils.fitted import array, check_distribution, fitted_array, fitted_distribution
+from countgrid._utils.param_validation import InstanceOf, Interval, Options, validate_call_params
+from countgrid._engine.per_class import check_documents, fit_groups
+from countgrid._utils.validation import check_is_fitted
 from countgrid.topics._plsa import PLSA
 
 __all__ = ["MixtureOfTopics", "FisherScore", "TOPEmbedding", "LLREmbedding",

@@ -12,19 +12,19 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
-from countgrid._blocks import Blocks, is_dask_collection
-from countgrid._dask import DaskBlocks
-from countgrid._dask import transform as dask_transform
-from countgrid._em_loop import EMMonitor, minibatch_rho
-from countgrid._fitted import (array, fitted_array, fitted_bool, fitted_distribution,
+from countgrid._utils.counts import MAX_DOCUMENT_LENGTH, Counts, check_document_lengths
+from countgrid.streaming._blocks import Blocks, is_dask_collection
+from countgrid.streaming._dask import DaskBlocks
+from countgrid.streaming._dask import transform as dask_transform
+from countgrid._engine.em_loop import EMMonitor, minibatch_rho
+from countgrid._utils.fitted import (array, fitted_array, fitted_bool, fitted_distribution,
                                fitted_int, fitted_real, scalar)
-from countgrid._memory import check_memory
-from countgrid._param_validation import Interval, Options
-from countgrid._threads import effective_n_threads
-from countgrid._validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid._utils.memory import check_memory
+from countgrid._utils.param_validation import Interval, Options
+from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.topics import _plsa_kernels
 
 __all__ = ["PLSA", "select_n_components_bic", "MAX_DOCUMENT_LENGTH"]
@@ -94,8 +94,8 @@ def block_step(counts, theta, phi, phib, nt):
 
 
 def block_counts(block, name, n_features, dtype):
-    """The validated counts of one block (``make_counts`` of countgrid._blocks.Blocks and
-    countgrid._dask.DaskBlocks)."""
+    """The validated counts of one block (``make_counts`` of countgrid.streaming._blocks.Blocks and
+    countgrid.streaming._dask.DaskBlocks)."""
     return check_document_lengths(Counts(block, dtype, n_features=n_features, name=name),
                                   name)
 

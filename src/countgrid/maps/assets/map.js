@@ -7,7 +7,7 @@
   const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
   const MIN_FONT = 7;          // px: smaller words are not drawn (they would be noise)
   const BASE_CELL = "#fbfaf6";
-  // The colour of every level comes with the data (countgrid._palette: a Glasbey-style
+  // The colour of every level comes with the data (countgrid._utils.palette: a Glasbey-style
   // palette, one colour per level up to 50 levels, grey for "other"), so the pictures of
   // countgrid.plotting and the page agree.
   const levelColor = (col, c) => [col.colors[3 * c], col.colors[3 * c + 1], col.colors[3 * c + 2]];

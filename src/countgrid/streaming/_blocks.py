@@ -12,14 +12,14 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._memory import check_memory
-from countgrid.streaming import is_chunk_source
+from countgrid._utils.memory import check_memory
+from countgrid.streaming._sources import is_chunk_source
 
 __all__ = ["Blocks", "count_nonzero", "is_dask_collection", "max_count"]
 
 
 def is_dask_collection(X):
-    """Whether ``X`` is a dask collection (fitted by countgrid._dask), without importing
+    """Whether ``X`` is a dask collection (fitted by countgrid.streaming._dask), without importing
     dask."""
     return hasattr(type(X), "__dask_graph__") and type(X).__module__.startswith("dask")
 
@@ -32,7 +32,7 @@ class Blocks:
     X : matrix or ChunkSource
     make_counts : callable
         ``make_counts(matrix, name, n_features)`` returns a validated
-        :class:`countgrid._counts.Counts` (``n_features`` None for the first block).
+        :class:`countgrid._utils.counts.Counts` (``n_features`` None for the first block).
     name : str
         The argument's name in error messages.
 

@@ -1,13 +1,13 @@
 """Checks and conversions shared by the estimators (dtypes, shapes, labels, random states,
-fitted state).  Parameter constraints: countgrid._param_validation; counts:
-countgrid._counts; threads: countgrid._threads."""
+fitted state).  Parameter constraints: countgrid._utils.param_validation; counts:
+countgrid._utils.counts; threads: countgrid._utils.threads."""
 import numbers
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._sparse import to_checked_csr
+from countgrid._utils.sparse import to_checked_csr
 from countgrid.exceptions import DataConversionWarning, not_fitted_error
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -108,7 +108,7 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
     embeddings, histograms).
 
     Sparse input of any scipy format becomes canonical CSR (a copy whose structure was
-    checked by countgrid._sparse: summed duplicates, sorted indices, explicit zeros
+    checked by countgrid._utils.sparse: summed duplicates, sorted indices, explicit zeros
     removed), dense input a C-contiguous array; the dtype follows
     :func:`resolve_dtype`.  Raises TypeError for non-numeric input and ValueError for a
     wrong shape, NaN or infinity, and (``nonnegative=True``) negative values.

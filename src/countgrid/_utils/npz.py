@@ -27,7 +27,7 @@ import zipfile
 
 import numpy as np
 
-from countgrid._memory import check_memory, format_bytes
+from countgrid._utils.memory import check_memory, format_bytes
 
 __all__ = ["DEFAULT_MAX_BYTES", "LOAD_MEMORY_FACTOR", "Member", "NpzArchive", "digest", "open_archive",
            "read_arrays", "resolve_max_bytes"]

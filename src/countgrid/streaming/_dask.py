@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from countgrid._blocks import count_nonzero, max_count
+from countgrid.streaming._blocks import count_nonzero, max_count
 
 __all__ = ["DaskBlocks", "transform"]
 
@@ -108,7 +108,7 @@ def _tree_sum(client, parts):
 class DaskBlocks:
     """The row blocks of a dask array, validated and persisted on the workers.
 
-    Has the attributes of :class:`countgrid._blocks.Blocks` that the fits read
+    Has the attributes of :class:`countgrid.streaming._blocks.Blocks` that the fits read
     (``n_samples``, ``n_features``, ``n_tokens``, ``n_nonzero``, ``is_dense``,
     ``mean_length``, ``max_count()``, ``column_sums()``, ``rows()``, ``map_counts()``)
     and runs a model's block step on every block: :meth:`summed` (statistics summed in a

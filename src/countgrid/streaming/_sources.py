@@ -1,21 +1,4 @@
-"""Counts larger than memory: sources of row chunks for out-of-core and online fits.
-
-``CountingGrid.fit``, ``PLSA.fit`` and ``RAP.fit`` accept any :class:`ChunkSource` in
-place of a matrix: they read it one chunk at a time, once per EM pass, so the corpus is
-never loaded whole (docs/scale.md).  Three sources cover the usual cases:
-
-- :class:`CSRChunks`: a list of matrices, or a function that returns a fresh iterable of
-  matrices at every pass (a generator function reading your own files);
-- :class:`NpzShards`: a folder (or list) of ``.npz`` shards written by
-  ``scipy.sparse.save_npz``, :func:`write_npz_shards` or ``countgrid.text.Corpus.save``;
-- :class:`MemmapCSR`: one CSR matrix in three flat binary files, read in row slices
-  (:func:`write_memmap_csr` writes it, from a matrix or from any source).
-
-Every chunk is validated as a count matrix when it is read (the same checks as an
-in-memory ``X``); errors name the chunk.  A source on disk trusts nothing it reads: a
-damaged folder or shard is a ValueError naming the file before anything is allocated from
-what it claims (docs/robustness.md, the hostile suite).
-"""
+"""The chunk sources and their on-disk formats (the face is :mod:`countgrid.streaming`)."""
 import contextlib
 import json
 import os
@@ -27,10 +10,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid import io
-from countgrid._atomic import atomic_files
-from countgrid._npz import open_archive, resolve_max_bytes
-from countgrid._sparse import to_checked_csr
-from countgrid._validation import as_real_array
+from countgrid._utils.atomic import atomic_files
+from countgrid._utils.npz import open_archive, resolve_max_bytes
+from countgrid._utils.sparse import to_checked_csr
+from countgrid._utils.validation import as_real_array
 
 __all__ = ["ChunkSource", "CSRChunks", "NpzShards", "MemmapCSR", "write_memmap_csr",
            "write_npz_shards", "is_chunk_source"]

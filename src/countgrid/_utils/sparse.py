@@ -8,12 +8,12 @@ format *before* scipy converts anything, converts to CSR, validates the result a
 (formats without a native check are caught there), and returns a canonical CSR matrix:
 sorted indices, duplicates summed, int32 or int64 index arrays, data trimmed to ``nnz``.
 Every entry point that takes a sparse matrix goes through it (via
-:func:`countgrid._counts.check_counts` or :func:`countgrid._validation.check_matrix`).
+:func:`countgrid._utils.counts.check_counts` or :func:`countgrid._utils.validation.check_matrix`).
 """
 import numpy as np
 import scipy.sparse as sp
 
-from countgrid._memory import check_memory
+from countgrid._utils.memory import check_memory
 
 __all__ = ["to_checked_csr"]
 

@@ -21,7 +21,7 @@ import contextvars
 __all__ = ["listen", "report", "passes", "report_pass", "UPDATE_UNITS", "PASS_UNITS"]
 
 #: Units of the updates of a fit: ``done`` goes up by one per event ("model": one of
-#: several models fitted in turn, countgrid._per_class.fit_groups).
+#: several models fitted in turn, countgrid._engine.per_class.fit_groups).
 UPDATE_UNITS = ("iteration", "epoch", "model")
 #: Units of the items of a pass: ``done`` goes up by a block of items per event.
 PASS_UNITS = ("document", "cell")

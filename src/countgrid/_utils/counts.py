@@ -4,15 +4,15 @@ Every estimator of counts validates its input with :func:`check_counts` (through
 :class:`Counts`): finite, non-negative numbers, 2-D, at least one row and column, the
 expected number of features; sparse input of any scipy format becomes canonical CSR (sorted indices, no
 explicit zeros or duplicates, int32/int64 indices) after its structure was checked
-(countgrid._sparse), so no kernel ever sees a corrupt index.  :class:`Counts` then serves the views the kernels need
+(countgrid._utils.sparse), so no kernel ever sees a corrupt index.  :class:`Counts` then serves the views the kernels need
 (CSC for word-parallel M-steps, int64 index arrays, row totals), each built once.
 """
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from countgrid._sparse import to_checked_csr
-from countgrid._validation import as_numeric_array, check_sizes
+from countgrid._utils.sparse import to_checked_csr
+from countgrid._utils.validation import as_numeric_array, check_sizes
 
 __all__ = ["Counts", "check_counts", "sorted_csc"]
 
@@ -55,7 +55,7 @@ def check_counts(X, dtype, n_features=None, name="X", owner=None):
     Returns ``(X, is_sparse)``: CSR with sorted indices, no explicit zeros,
     int32/int64 indices and ``dtype`` data; or a C-contiguous dense ``dtype``
     array.  Raises TypeError for non-numeric input and ValueError for wrong
-    shapes, negative or non-finite values (countgrid._validation.as_numeric_array and
+    shapes, negative or non-finite values (countgrid._utils.validation.as_numeric_array and
     check_sizes; ``owner`` names the estimator in the feature-count message).
     """
     if sp.issparse(X):

@@ -1,6 +1,6 @@
 """What every generative embedding shares (pLSA ones in countgrid.topics, counting-grid
 ones in countgrid.grid): the "-1"/"-2" modes, one model per class or one on all documents
-(fitted by countgrid._per_class), and the concatenation of the per-model blocks.
+(fitted by countgrid._engine.per_class), and the concatenation of the per-model blocks.
 
 Bicego et al. (Neurocomputing 2013): ``mode="per_class"`` (alias ``"1"``) fits one model
 per class on that class's training documents and concatenates the blocks
@@ -12,9 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator, TransformerMixin
-from countgrid._fitted import array, fitted_int, scalar
-from countgrid._per_class import check_documents, fit_groups, fit_per_class, take_rows
-from countgrid._validation import check_is_fitted, encode_labels, n_samples
+from countgrid._utils.fitted import array, fitted_int, scalar
+from countgrid._engine.per_class import check_documents, fit_groups, fit_per_class, take_rows
+from countgrid._utils.validation import check_is_fitted, encode_labels, n_samples
 
 __all__ = ["MODES", "resolve_mode", "hstack", "class_labels"]
 
@@ -83,7 +83,7 @@ class _GenerativeEmbedding(TransformerMixin, BaseEstimator):
                              "features")
 
     def _documents(self, X):
-        """X validated once (countgrid._per_class.check_documents), against
+        """X validated once (countgrid._engine.per_class.check_documents), against
         ``n_features_in_`` when fitted."""
         return check_documents(X, getattr(self, "n_features_in_", None)
                                if hasattr(self, "models_") else None,

@@ -13,7 +13,7 @@ import sys
 import time
 import warnings
 
-from countgrid import _progress
+from countgrid._utils import progress as _progress
 from countgrid.exceptions import ConvergenceWarning
 
 __all__ = ["EMMonitor", "minibatch_rho"]

@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 
-from countgrid import _progress
-from countgrid._counts import check_counts
-from countgrid._validation import check_random_state, encode_labels, n_samples, resolve_dtype
+from countgrid._utils import progress as _progress
+from countgrid._utils.counts import check_counts
+from countgrid._utils.validation import check_random_state, encode_labels, n_samples, resolve_dtype
 from countgrid.exceptions import ConvergenceWarning
 
 __all__ = ["model_seeds", "check_documents", "take_rows", "fit_groups", "fit_per_class"]
@@ -26,7 +26,7 @@ def model_seeds(random_state, n_models):
 
 
 def check_documents(X, n_features=None, owner=None):
-    """Validated counts (countgrid._counts.check_counts) in the input's float precision
+    """Validated counts (countgrid._utils.counts.check_counts) in the input's float precision
     (float32 stays float32, anything else becomes float64): canonical CSR or a C array."""
     return check_counts(X, resolve_dtype(None, X), n_features=n_features, owner=owner)[0]
 
@@ -41,7 +41,7 @@ def fit_groups(make_model, X, masks, random_state, owner=None):
 
     ``masks`` may be None for one model on all of X.  With ``owner`` (e.g.
     "GenerativeCountingGridClassifier"), progress is reported once per fitted model
-    (unit "model", countgrid._progress) instead of every model's iterations (55 class
+    (unit "model", countgrid._utils.progress) instead of every model's iterations (55 class
     grids logged about 800 lines per fold), and the models' ConvergenceWarnings become one
     warning naming how many did not converge."""
     X = check_documents(X)
@@ -74,7 +74,7 @@ def fit_per_class(make_model, X, y, random_state, owner=None):
     Returns
     -------
     classes : ndarray
-        The sorted class labels (countgrid._validation.encode_labels).
+        The sorted class labels (countgrid._utils.validation.encode_labels).
     labels : ndarray of int
         ``y`` as indices into ``classes``.
     models : list
