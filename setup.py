@@ -8,12 +8,12 @@ build).  COUNTGRID_SANITIZE (e.g. "address,undefined"; GCC/Clang only) builds th
 and the extensions with those sanitizers, -O1 -g, for tools/sanitize.sh
 (docs/robustness.md); never for a wheel.
 
-Layout (docs/architecture.md): tools/gen_api.py first expands csrc/signatures.txt into the
+Layout (docs/architecture.md): csrc/gen_api.py first expands csrc/signatures.txt into the
 public headers, the capsule table and the Cython declarations.  The public kernels
 (csrc/common, grid, itk, plsa) are compiled once, archived as countgrid/lib/libcountgrid.a
 (countgrid.lib with MSVC) for C projects that link them, and linked from the same objects
 into countgrid._kernels, which exports them through a capsule; the family wrappers
-(countgrid.grid._grid_kernels, ...) and countgrid.cython_api call them through it.  The
+(countgrid.grid._wrappers, ...) and countgrid.cython_api call them through it.  The
 private kernels (csrc/rap, csrc/gtm) are compiled once each and linked into their family's
 wrapper only.  C sources compile in parallel, then the extensions build in parallel.
 """
@@ -34,17 +34,17 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "tools"))
-import gen_api  # noqa: E402  (tools/gen_api.py: the generated C/Cython boundary)
+sys.path.insert(0, os.path.join(HERE, "csrc"))
+import gen_api  # noqa: E402  (csrc/gen_api.py: the generated C/Cython boundary)
 
 gen_api.generate(HERE)
 
 # The public kernels: the static library and countgrid._kernels.
 LIBRARY_SOURCES = ["csrc/common/runtime.c", "csrc/grid/window.c", "csrc/grid/estep.c",
-                   "csrc/grid/mstep.c", "csrc/itk/itkernels.c", "csrc/plsa/plsa.c"]
+                   "csrc/grid/mstep.c", "csrc/kernels/itkernels.c", "csrc/topics/plsa.c"]
 # Private kernels, each linked into one family wrapper.
-PRIVATE_SOURCES = {"countgrid.rap._rap_kernels": ["csrc/rap/rap.c"],
-                   "countgrid.gtm._gtm_kernels": ["csrc/gtm/gtm.c"]}
+PRIVATE_SOURCES = {"countgrid.rap._wrappers": ["csrc/rap/rap.c"],
+                   "countgrid.gtm._wrappers": ["csrc/gtm/gtm.c"]}
 INCLUDE_DIRS = ["src/countgrid/include", "csrc", "csrc/common", np.get_include()]
 HEADERS = sorted(glob.glob("csrc/*/*.h")) + sorted(glob.glob("src/countgrid/include/countgrid/*.h"))
 LIB_NAME = "countgrid"          # libcountgrid.a / countgrid.lib
@@ -254,11 +254,11 @@ extensions = [
     # The public kernels and the capsule table of countgrid/countgrid_api.h.
     extension("countgrid._kernels"),
     # Family wrappers: the public kernels through the capsule, the private ones linked.
-    extension("countgrid.grid._grid_kernels"),
-    extension("countgrid.topics._plsa_kernels"),
-    extension("countgrid.kernels._itkernels"),
-    extension("countgrid.rap._rap_kernels"),
-    extension("countgrid.gtm._gtm_kernels"),
+    extension("countgrid.grid._wrappers"),
+    extension("countgrid.topics._wrappers"),
+    extension("countgrid.kernels._wrappers"),
+    extension("countgrid.rap._wrappers"),
+    extension("countgrid.gtm._wrappers"),
     # Cython API: noexcept nogil functions calling the kernels through the capsule.
     extension("countgrid.cython_api"),
 ]

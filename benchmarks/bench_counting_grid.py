@@ -234,7 +234,7 @@ def validate_worker(spec):
 def breakdown_worker(spec):
     """Per-kernel times of one countgrid EM iteration (private kernels, as run_em calls them)."""
     from countgrid.grid import _em
-    from countgrid.grid import _grid_kernels as kernels
+    from countgrid.grid import _wrappers as kernels
 
     X = sp.load_npz(spec["path"]).tocsr()
     extent, window = tuple(spec["extent"]), tuple(spec["window"])

@@ -116,11 +116,11 @@ def peak_rss_mb():
 
 def one_pass(estep_all, grid, pi, extent, window, rho, floor, nt):
     """Histograms + E-step with statistics + M-step; returns (seconds, log-likelihood)."""
-    from countgrid.grid import _grid_kernels
+    from countgrid.grid import _wrappers
     from countgrid.grid._em import GridStatistics, m_step
     tic = time.perf_counter()
     h, logh = np.empty_like(pi), np.empty_like(pi)
-    _grid_kernels.histograms(pi, extent, window, h, logh, nt)
+    _wrappers.histograms(pi, extent, window, h, logh, nt)
     stats = GridStatistics(pi.shape[0], pi.shape[1], pi.dtype, False)
     loglik = estep_all(logh, None, floor, stats)
     m_step(stats, h, pi, extent, window, rho, nt)

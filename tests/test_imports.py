@@ -228,7 +228,7 @@ TOP_LEVEL = {
     "0.1.0 shims": {"counting_grid.py", "classifiers.py", "label_embedding.py", "plsa.py",
                     "itk_classifier.py", "zip_gtm.py", "histogram_gmm.py"},
     "private": {"_version.py", "_config.py", "_base.py", "_kernels.pyx", "_common.pxd",
-                "_ckernels.pxd"},
+                "_cdecl.pxd"},
 }
 
 
@@ -247,7 +247,7 @@ def test_the_top_of_the_package_is_tidy():
 def test_the_layers_are_read(graph):
     edges, _ = graph
     layer = model_layer(edges)
-    assert {"countgrid.grid._counting_grid", "countgrid.grid._grid_kernels",
+    assert {"countgrid.grid._counting_grid", "countgrid.grid._wrappers",
             "countgrid.topics._plsa", "countgrid.rap._rap", "countgrid.gtm._zip_gtm",
             "countgrid.mixture._histogram_gmm", "countgrid.kernels._classifier",
             "countgrid._base", "countgrid.streaming._blocks", "countgrid._engine.em_loop"} <= set(layer)

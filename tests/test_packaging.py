@@ -81,7 +81,7 @@ def test_sdist_manifest():
     text = (ROOT / "MANIFEST.in").read_text()
     for line in ("recursive-include csrc *.c *.h *.txt", "recursive-include tools *.sh *.py",
                  "recursive-exclude src/countgrid *.c *.fingerprint",
-                 "recursive-exclude src/countgrid _ckernels.pxd", "prune src/countgrid/lib",
+                 "recursive-exclude src/countgrid _cdecl.pxd", "prune src/countgrid/lib",
                  "include data/README.md data/SHA256SUMS data/repo_data.py",
                  "exclude data/*.npz"):
         assert line in text
@@ -124,9 +124,9 @@ def test_check_wheel_contents_script(tmp_path):
         return str(path)
 
     so = "cpython-311-x86_64-linux-gnu.so"
-    full = [f"countgrid/{m}.{so}" for m in ("_kernels", "cython_api", "grid/_grid_kernels",
-                                            "topics/_plsa_kernels", "kernels/_itkernels",
-                                            "rap/_rap_kernels", "gtm/_gtm_kernels")] + [
+    full = [f"countgrid/{m}.{so}" for m in ("_kernels", "cython_api", "grid/_wrappers",
+                                            "topics/_wrappers", "kernels/_wrappers",
+                                            "rap/_wrappers", "gtm/_wrappers")] + [
             "countgrid/cython_api.pxd", "countgrid/include/countgrid/countgrid.h",
             "countgrid/include/countgrid/countgrid_api.h", "countgrid/lib/libcountgrid.a",
             "countgrid.libs/libgomp-f9a9ad78.so.1.0.0"]

@@ -50,7 +50,7 @@ def _error(kind, stack, aux_stack=None):
     return ET.fromstring(ERROR.format(kind=kind, frames=frames, aux=aux))
 
 
-OURS = ROOT + "/grid/_grid_kernels.cpython-311-x86_64-linux-gnu.so"
+OURS = ROOT + "/grid/_wrappers.cpython-311-x86_64-linux-gnu.so"
 PY = "/usr/lib/libpython3.11.so.1.0"
 EVAL = ("_PyEval_EvalFrameDefault", PY)
 

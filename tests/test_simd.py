@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from countgrid import _kernels
-from countgrid.grid import _grid_kernels as K
+from countgrid.grid import _wrappers as K
 
 from _reference.grid import estep_ref, histograms_ref
 

@@ -48,10 +48,10 @@ WHEEL="$(ls "$WORK"/dist/countgrid-*.whl)"
 tar -tzf "$SDIST" > "$WORK/sdist.txt"
 grep -q "/csrc/grid/window.c$" "$WORK/sdist.txt" || fail "sdist lacks csrc/"
 grep -q "/csrc/signatures.txt$" "$WORK/sdist.txt" || fail "sdist lacks the signature table"
-grep -q "/tools/gen_api.py$" "$WORK/sdist.txt" || fail "sdist lacks tools/gen_api.py"
+grep -q "/csrc/gen_api.py$" "$WORK/sdist.txt" || fail "sdist lacks csrc/gen_api.py"
 grep -q "/tests/fixtures/v0_1_0/index.json$" "$WORK/sdist.txt" || fail "sdist lacks the 0.1.0 fixtures"
 # generated files are made by the build, never shipped
-if grep -E "src/countgrid/.*\.c$|countgrid_api\.h$|_ckernels\.pxd$|cython_api\.pyx$" \
+if grep -E "src/countgrid/.*\.c$|countgrid_api\.h$|_cdecl\.pxd$|cython_api\.pyx$" \
         "$WORK/sdist.txt"; then fail "sdist ships generated files"; fi
 # the repository's datasets (data/, 15 MB) stay out of the sdist and the wheel: only
 # data/README.md, SHA256SUMS and repo_data.py travel (the tests import repo_data)

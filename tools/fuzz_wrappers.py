@@ -66,11 +66,11 @@ def _call(f, **kwargs):
 
 def cases():
     """(wrapper, corruption, itype, dtype, thunk) for every wrapper taking CSR/CSC."""
-    from countgrid.grid import _grid_kernels as G
-    from countgrid.gtm import _gtm_kernels as M
-    from countgrid.kernels import _itkernels as I
-    from countgrid.rap import _rap_kernels as R
-    from countgrid.topics import _plsa_kernels as P
+    from countgrid.grid import _wrappers as G
+    from countgrid.gtm import _wrappers as M
+    from countgrid.kernels import _wrappers as I
+    from countgrid.rap import _wrappers as R
+    from countgrid.topics import _wrappers as P
 
     rng = np.random.default_rng(0)
     n, d, L, K = 7, 6, 9, 3

@@ -6,7 +6,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from cython cimport floating
 from libc.stdint cimport int32_t, int64_t
 
-from countgrid._ckernels cimport CG_OK, CG_ERR_ALLOC, CG_ERR_INDEX
+from countgrid._cdecl cimport CG_OK, CG_ERR_ALLOC, CG_ERR_INDEX
 
 ctypedef fused index_t:
     int32_t

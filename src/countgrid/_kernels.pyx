@@ -3,11 +3,11 @@
 
 It links every public C kernel once (the objects of the static library, see setup.py) and
 exports them to other extension modules through the capsule ``_C_API``
-(countgrid/countgrid_api.h): the family wrappers (``countgrid.grid._grid_kernels``, ...),
+(countgrid/countgrid_api.h): the family wrappers (``countgrid.grid._wrappers``, ...),
 ``countgrid.cython_api`` and downstream C or Cython code all call the kernels of this
 module.  The module name is part of the C ABI (``CG_API_MODULE``).
 """
-from countgrid._ckernels cimport *
+from countgrid._cdecl cimport *
 
 cdef extern from "common/cg_capi_table.h":
     object cg_capi_capsule()

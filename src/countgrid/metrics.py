@@ -29,7 +29,7 @@ from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, che
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid import CountingGrid, visit_posteriors
 from countgrid.grid._torus import grid_size
-from countgrid.topics import _plsa_kernels
+from countgrid.topics import _wrappers
 from countgrid.topics._plsa import PLSA
 
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve",
@@ -393,7 +393,7 @@ def _score_block(heldout, phi, theta, nt):
     indices = np.asarray(X.indices, dtype=np.int64)
     theta = np.ascontiguousarray(theta, dtype=phi.dtype)
     loglik = np.empty(X.shape[0])
-    _plsa_kernels.plsa_docs(indptr, indices, data, phi, None, theta, 0, 0.0, loglik, nt)
+    _wrappers.plsa_docs(indptr, indices, data, phi, None, theta, 0, 0.0, loglik, nt)
     return loglik
 
 

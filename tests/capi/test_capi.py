@@ -1,7 +1,7 @@
 """The installed C and Cython API: the public header, the capsule table (countgrid_api.h
 and the capsule of countgrid._kernels), the Cython declarations (cython_api.pxd) and the
 static library declare and hold the same kernels, all generated from csrc/signatures.txt
-by tools/gen_api.py (checked fresh here when the source is at hand).  The downstream builds
+by csrc/gen_api.py (checked fresh here when the source is at hand).  The downstream builds
 are in test_downstream_*.py."""
 import ctypes
 import io
@@ -90,9 +90,9 @@ def test_abi1_names_are_aliases():
 
 
 def test_generated_files_are_fresh():
-    """The installed header, capsule table and Cython API are what tools/gen_api.py makes
+    """The installed header, capsule table and Cython API are what csrc/gen_api.py makes
     of csrc/signatures.txt today (skipped without the source tree)."""
-    gen = os.path.join(ROOT, "tools", "gen_api.py")
+    gen = os.path.join(ROOT, "csrc", "gen_api.py")
     needed = [gen, os.path.join(ROOT, "csrc", "signatures.txt"),
               os.path.join(ROOT, "src", "countgrid", "_version.py")]
     if not all(os.path.isfile(path) for path in needed):

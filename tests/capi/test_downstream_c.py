@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid import _kernels as K
-from countgrid.grid import _grid_kernels as G
+from countgrid.grid import _wrappers as G
 
 from _downstream import SETUP_CAPSULE, SETUP_STATIC, build_and_import, require_compiler
 

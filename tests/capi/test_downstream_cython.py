@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid import _kernels as K
-from countgrid.grid import _grid_kernels as G
+from countgrid.grid import _wrappers as G
 
 from _downstream import (SETUP_CYTHON as SETUP_PY, build_and_import, require_compiler,
                          require_importable_package)

@@ -1,4 +1,4 @@
-"""Tests of the counting-grid kernels ``countgrid.grid._grid_kernels`` against the slow NumPy
+"""Tests of the counting-grid kernels ``countgrid.grid._wrappers`` against the slow NumPy
 references in ``tests/reference.py``.
 
 Every comparison computes the reference in float64 from exactly the same input
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 
-from countgrid.grid import _grid_kernels as K
+from countgrid.grid import _wrappers as K
 
 from _reference.grid import (
     accumulate_ref,
@@ -1001,7 +1001,7 @@ def test_accumulate_csc_type_errors(name):
 # a segfault fails one test instead of killing the session.
 _CHILD_PRELUDE = """
 import numpy as np
-from countgrid.grid import _grid_kernels as K
+from countgrid.grid import _wrappers as K
 q = np.ones((2, 4)); n = np.zeros((2, 4))
 """
 

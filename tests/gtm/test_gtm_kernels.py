@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
-from countgrid.gtm import _gtm_kernels
+from countgrid.gtm import _wrappers
 from _reference.gtm import accumulate_reference, estep_reference
 
 
@@ -30,14 +30,14 @@ def test_estep_csr_matches_reference(data_dtype, index_dtype, num_threads):
     log_fact = rng.uniform(0, 3, size=n)
     deltaT = rng.normal(size=(d, K))
     etaT = rng.normal(size=(d, K))
-    resp, ll = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, d, base, log_mix, log_fact,
+    resp, ll = _wrappers.estep_csr(X.indptr, X.indices, X.data, d, base, log_mix, log_fact,
                                       deltaT, etaT, num_threads)
     ref_resp, ref_ll = estep_reference(X, base, log_mix, log_fact, deltaT, etaT)
     np.testing.assert_allclose(resp, ref_resp, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(ll, ref_ll, rtol=1e-12)
     np.testing.assert_allclose(resp.sum(axis=1), 1.0, rtol=1e-13)
     # bit-identical whatever the thread count
-    resp1, ll1 = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, d, base, log_mix, log_fact,
+    resp1, ll1 = _wrappers.estep_csr(X.indptr, X.indices, X.data, d, base, log_mix, log_fact,
                                         deltaT, etaT, 1)
     np.testing.assert_array_equal(resp, resp1)
     np.testing.assert_array_equal(ll, ll1)
@@ -55,11 +55,11 @@ def test_accumulate_csc_matches_reference(data_dtype, index_dtype, num_threads):
     C.indices = C.indices.astype(index_dtype)
     C.indptr = C.indptr.astype(index_dtype)
     theta = rng.dirichlet(np.ones(K), size=n)
-    RT, CT = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data, theta, num_threads)
+    RT, CT = _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta, num_threads)
     ref_R, ref_C = accumulate_reference(X, theta)
     np.testing.assert_allclose(RT, ref_R, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(CT, ref_C, rtol=1e-12, atol=1e-14)
-    RT1, CT1 = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data, theta, 1)
+    RT1, CT1 = _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta, 1)
     np.testing.assert_array_equal(RT, RT1)
     np.testing.assert_array_equal(CT, CT1)
 
@@ -69,17 +69,17 @@ def test_empty_rows_columns_and_impossible_rows():
     K = 4
     base = np.zeros(K)
     log_mix = np.array([0.0, -np.inf, -1.0, -2.0])
-    resp, ll = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 3, base, log_mix,
+    resp, ll = _wrappers.estep_csr(X.indptr, X.indices, X.data, 3, base, log_mix,
                                       np.zeros(3), np.zeros((3, K)), np.ones((3, K)), 2)
     assert resp[1, 1] == 0 and np.isfinite(ll).all()
     np.testing.assert_allclose(ll[1], logsumexp(log_mix))
-    resp, ll = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 3, base,
+    resp, ll = _wrappers.estep_csr(X.indptr, X.indices, X.data, 3, base,
                                       np.full(K, -np.inf), np.zeros(3), np.zeros((3, K)),
                                       np.ones((3, K)), 1)
     assert np.all(ll == -np.inf)
     np.testing.assert_allclose(resp, 0.25)
     C = X.tocsc()
-    RT, CT = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data,
+    RT, CT = _wrappers.accumulate_csc(C.indptr, C.indices, C.data,
                                          np.full((3, K), 0.25), 1)
     np.testing.assert_allclose(RT[:, 0], [0.25, 0.5, 0.75])
     np.testing.assert_allclose(CT[:, 0], [0.25, 0.25, 0.25])
@@ -90,15 +90,15 @@ def test_bad_arguments_raise():
     K = 2
     args = (X.indptr, X.indices, X.data, 3, np.zeros(K), np.zeros(K), np.zeros(3))
     with pytest.raises(ValueError, match="deltaT"):
-        _gtm_kernels.estep_csr(*args, np.zeros((2, K)), np.zeros((3, K)), 1)
+        _wrappers.estep_csr(*args, np.zeros((2, K)), np.zeros((3, K)), 1)
     # the one thread rule of the kernels: num_threads <= 0 is the OpenMP default
-    default = _gtm_kernels.estep_csr(*args, np.zeros((3, K)), np.zeros((3, K)), 0)
-    one = _gtm_kernels.estep_csr(*args, np.zeros((3, K)), np.zeros((3, K)), 1)
+    default = _wrappers.estep_csr(*args, np.zeros((3, K)), np.zeros((3, K)), 0)
+    one = _wrappers.estep_csr(*args, np.zeros((3, K)), np.zeros((3, K)), 1)
     assert all(np.array_equal(a, b) for a, b in zip(default, one))
     bad = X.indices.copy()
     bad[1] = 7
     with pytest.raises(ValueError, match="out of range"):
-        _gtm_kernels.estep_csr(X.indptr, bad, X.data, 3, np.zeros(K), np.zeros(K), np.zeros(3),
+        _wrappers.estep_csr(X.indptr, bad, X.data, 3, np.zeros(K), np.zeros(K), np.zeros(3),
                                np.zeros((3, K)), np.zeros((3, K)), 1)
     with pytest.raises(ValueError, match="out of range"):
-        _gtm_kernels.accumulate_csc(X.indptr, bad, X.data, np.zeros((2, K)), 1)
+        _wrappers.accumulate_csc(X.indptr, bad, X.data, np.zeros((2, K)), 1)

@@ -16,7 +16,7 @@ from scipy.special import gammaln
 import countgrid
 from countgrid import ZIPGTM
 from countgrid.exceptions import ConvergenceWarning
-from countgrid.gtm import MAX_COUNT, _gtm_kernels
+from countgrid.gtm import MAX_COUNT, _wrappers
 from countgrid.gtm._glm import zip_terms
 from _interrupt import sigint_latency
 from _reference.gtm import accumulate_reference, estep_reference
@@ -165,26 +165,26 @@ def test_wrappers_refuse_inconsistent_arrays():
                 [0, 10**6, 2, 3, 4, 5, 6]):
         ptr = np.asarray(ptr, dtype=X.indptr.dtype)
         with pytest.raises(ValueError, match="indptr"):
-            _gtm_kernels.estep_csr(ptr, X.indices, X.data, 4, *model, 1)
+            _wrappers.estep_csr(ptr, X.indices, X.data, 4, *model, 1)
         csc_ptr = np.r_[ptr[:4], ptr[-1]].astype(ptr.dtype)
         with pytest.raises(ValueError, match="indptr"):
-            _gtm_kernels.accumulate_csc(csc_ptr, X.indices, X.data, np.zeros((6, K)), 1)
+            _wrappers.accumulate_csc(csc_ptr, X.indices, X.data, np.zeros((6, K)), 1)
     with pytest.raises(ValueError, match="log_fact"):
-        _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K),
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K),
                                np.zeros(5), np.zeros((4, K)), np.zeros((4, K)), 1)
     with pytest.raises(ValueError, match="log_mix"):
-        _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K + 1),
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K + 1),
                                np.zeros(6), np.zeros((4, K)), np.zeros((4, K)), 1)
     with pytest.raises(ValueError, match="etaT"):
-        _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 4, *model[:4], np.zeros((4, 2)), 1)
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, *model[:4], np.zeros((4, 2)), 1)
     with pytest.raises(ValueError, match="different lengths"):
-        _gtm_kernels.estep_csr(X.indptr, X.indices[:-1], X.data, 4, *model, 1)
+        _wrappers.estep_csr(X.indptr, X.indices[:-1], X.data, 4, *model, 1)
     with pytest.raises(ValueError, match="out of range"):       # n_features below an index
-        _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, 2, *model[:3], np.zeros((2, K)),
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 2, *model[:3], np.zeros((2, K)),
                                np.zeros((2, K)), 1)
     C = X.tocsc()
     with pytest.raises(ValueError, match="out of range"):       # resp with too few rows
-        _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data, np.zeros((3, K)), 1)
+        _wrappers.accumulate_csc(C.indptr, C.indices, C.data, np.zeros((3, K)), 1)
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])
@@ -204,15 +204,15 @@ def test_blocked_kernels_match_reference_bit_for_bit(data_dtype, index_dtype, nu
     C.sort_indices()
     C.indices, C.indptr = C.indices.astype(index_dtype), C.indptr.astype(index_dtype)
     theta = rng.dirichlet(np.ones(K), size=n)
-    whole = (_gtm_kernels.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
-             _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data, theta, num_threads))
-    old = _gtm_kernels.block_work(1)
+    whole = (_wrappers.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
+             _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta, num_threads))
+    old = _wrappers.block_work(1)
     try:
-        blocked = (_gtm_kernels.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
-                   _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data, theta,
+        blocked = (_wrappers.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
+                   _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta,
                                                num_threads))
     finally:
-        _gtm_kernels.block_work(old)
+        _wrappers.block_work(old)
     for a, b in zip(whole, blocked):
         for u, v in zip(a, b):
             np.testing.assert_array_equal(u, v)
@@ -231,7 +231,7 @@ def test_blocked_fits_are_bit_identical():
     kw = dict(grid_shape=(3, 4), n_basis=4, n_iter=4, tol=0, random_state=0)
     ref = ZIPGTM(num_threads=1, **kw).fit(sp.csr_matrix(X))
     ref_dense = ZIPGTM(num_threads=1, **kw).fit(X)
-    old = _gtm_kernels.block_work(1)
+    old = _wrappers.block_work(1)
     try:
         for nt in (1, 2):
             g = ZIPGTM(num_threads=nt, **kw).fit(sp.csr_matrix(X))
@@ -242,7 +242,7 @@ def test_blocked_fits_are_bit_identical():
                 np.testing.assert_allclose(getattr(d, name), getattr(ref_dense, name),
                                            rtol=1e-9, atol=1e-12, err_msg=name)
     finally:
-        _gtm_kernels.block_work(old)
+        _wrappers.block_work(old)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -444,11 +444,11 @@ def test_ctrl_c_is_honoured_inside_a_long_e_step():
     t0 = time.perf_counter()
     g.predict_proba(X[:4000])
     tenth = time.perf_counter() - t0
-    old = _gtm_kernels.block_work(1 << 14)
+    old = _wrappers.block_work(1 << 14)
     try:
         latency = sigint_latency(lambda: g.predict_proba(X), min(0.4, 2 * tenth))
     finally:
-        _gtm_kernels.block_work(old)
+        _wrappers.block_work(old)
     assert latency < tenth, (latency, tenth)
 
 

@@ -8,7 +8,7 @@ from scipy import stats
 
 
 import countgrid  # noqa: E402
-from countgrid.rap import RAP, _rap_kernels  # noqa: E402
+from countgrid.rap import RAP, _wrappers  # noqa: E402
 from countgrid.exceptions import NotFittedError  # noqa: E402
 from _reference.rap import (cd_stats_ref, exact_loglik_ref, hidden_mean_ref,  # noqa: E402
                            log_marginal_ref, sigmoid, truncated_states, visible_rate_ref)
@@ -57,7 +57,7 @@ def test_worked_example():
     x = np.array([[3, 0, 1]])
     np.testing.assert_allclose(m.transform(x) + m.intercept_hidden_, [[0.6, 0.1]], atol=1e-12)
     np.testing.assert_allclose(m.expected_hidden(x), [[0.645656, 0.524979]], atol=1e-6)
-    rates = _rap_kernels.visible(np.array([[1.0, 0.0]]), np.array(W), m.intercept_visible_)[2]
+    rates = _wrappers.visible(np.array([[1.0, 0.0]]), np.array(W), m.intercept_visible_)[2]
     np.testing.assert_allclose(rates, [1.648721, 1.349859, 0.606531], atol=1e-6)
     np.testing.assert_allclose(m.score_samples(x), [-0.109874], atol=1e-6)
     np.testing.assert_allclose(m.free_energy(x), [0.109874], atol=1e-6)
@@ -87,7 +87,7 @@ def test_conditional_means_and_marginal(dtype, num_threads):
     H = rng.integers(0, 3, size=(4, 5)).astype(dtype)
     H[0, 0] = 1000.0
     Wc = np.ascontiguousarray(m.components_.T)
-    indptr, indices, data = _rap_kernels.visible(H, Wc, m.intercept_visible_, None, 1, num_threads)
+    indptr, indices, data = _wrappers.visible(H, Wc, m.intercept_visible_, None, 1, num_threads)
     rates = sp.csr_matrix((data, indices, indptr), shape=(4, 7)).toarray()
     np.testing.assert_allclose(rates, visible_rate_ref(H, Wd, ad), rtol=10 * tol, atol=1e-30)
     assert rates.max() <= np.exp(30.0) * (1 + 1e-6)
@@ -120,7 +120,7 @@ def _kernel_stats(X0, X1, W, beta, M):
     mp0 = hidden_mean_ref(X0.toarray(), W, beta, M)
     mp1 = hidden_mean_ref(X1.toarray(), W, beta, M)
     i64 = lambda v: np.ascontiguousarray(v, dtype=np.int64)  # noqa: E731
-    return _rap_kernels.cd_gradient(i64(X0.indptr), i64(X0.indices), X0.data, i64(X1.indptr),
+    return _wrappers.cd_gradient(i64(X0.indptr), i64(X0.indices), X0.data, i64(X1.indptr),
                                     i64(X1.indices), X1.data, mp0, mp1, W.shape[0])
 
 
@@ -175,22 +175,22 @@ def test_exact_gradient_of_a_tiny_model():
 def test_poisson_sampler_moments_and_large_rates():
     bg = np.random.PCG64(5)
     for lam in [0.01, 0.7, 3.0, 9.99, 10.0, 47.0, 1e4, np.exp(30.0)]:
-        x = _rap_kernels.poisson(bg, np.full(20000, lam))
+        x = _wrappers.poisson(bg, np.full(20000, lam))
         assert (x >= 0).all() and (x == np.floor(x)).all()
         se = np.sqrt(lam / x.size)
         assert abs(x.mean() - lam) < 5 * se, lam
         assert abs(x.var() / lam - 1) < 0.1, lam
     # a Gibbs sweep with enormous log-rates is clipped at exp(30) and finishes quickly
     W = np.full((3, 1), 100.0)
-    out = _rap_kernels.visible(np.ones((2, 1)), W, np.zeros(3),
-                               _rap_kernels.make_gens([np.random.PCG64(0)]), 8, 1)[2]
+    out = _wrappers.visible(np.ones((2, 1)), W, np.zeros(3),
+                               _wrappers.make_gens([np.random.PCG64(0)]), 8, 1)[2]
     assert np.all(np.abs(out / np.exp(30.0) - 1) < 1e-5)
 
 
 def test_binomial_sampler_moments():
     bg = np.random.PCG64(6)
     for n, p in [(1, 0.3), (3, 0.5), (7, 0.9), (50, 0.02), (1000, 0.5), (4, 0.0), (4, 1.0)]:
-        x = _rap_kernels.binomial(bg, np.full(20000, n, np.int64), np.full(20000, p))
+        x = _wrappers.binomial(bg, np.full(20000, n, np.int64), np.full(20000, p))
         assert x.min() >= 0 and x.max() <= n
         se = np.sqrt(n * p * (1 - p) / x.size) + 1e-12
         assert abs(x.mean() - n * p) < 5 * se + 1e-12, (n, p)

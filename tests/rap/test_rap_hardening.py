@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import countgrid
-from countgrid.rap import MAX_COUNT, MAX_TRIALS, RAP, _rap_kernels
+from countgrid.rap import MAX_COUNT, MAX_TRIALS, RAP, _wrappers
 from _interrupt import sigint_latency
 from _reference.rap import hidden_mean_ref, mean_field_cd_step_ref
 
@@ -41,9 +41,9 @@ def assert_same_params(a, b):
 @pytest.fixture
 def small_blocks():
     """Blocks of one row block (8 rows) for every kernel call."""
-    old = _rap_kernels.block_work(1, 1)
+    old = _wrappers.block_work(1, 1)
     yield
-    _rap_kernels.block_work(*old)
+    _wrappers.block_work(*old)
 
 
 # ------------------------------------------------------------------ kernels vs references
@@ -60,7 +60,7 @@ def test_hidden_kernel_matches_reference(dtype, num_threads, with_rows, small_bl
     M = rng.integers(1, 4, size=K).astype(dtype)
     rows = rng.permutation(n)[:23].astype(np.int64) if with_rows else None
     m = rows.shape[0] if with_rows else n
-    mp, h = _rap_kernels.hidden(*i64(X), rows, W, beta, M, m, D, None, 8, num_threads)
+    mp, h = _wrappers.hidden(*i64(X), rows, W, beta, M, m, D, None, 8, num_threads)
     Xr = X.toarray()[rows] if with_rows else X.toarray()
     ref = hidden_mean_ref(Xr, W.astype(float), beta.astype(float), M.astype(float))
     tol = 1e-5 if dtype == np.float32 else 1e-12
@@ -86,7 +86,7 @@ def test_mean_field_cd_step_matches_reference(dtype, num_threads, cd_steps, smal
     ref = mean_field_cd_step_ref(X.toarray()[rows], W, a, beta, M, vW, va, vb, 0.05, 0.5,
                                  1e-3, cd_steps)
     state = [np.ascontiguousarray(v, dtype=dtype) for v in (W, a, beta, vW, va, vb)]
-    _rap_kernels.cd_step(*i64(X), rows, D, state[0], state[1], state[2], M.astype(dtype),
+    _wrappers.cd_step(*i64(X), rows, D, state[0], state[1], state[2], M.astype(dtype),
                          state[3], state[4], state[5], 0.05, 0.5, 1e-3, cd_steps, None, 8,
                          num_threads)
     tol = 2e-4 if dtype == np.float32 else 1e-11
@@ -105,7 +105,7 @@ def test_blocked_kernel_calls_give_identical_results(method, dtype):
     ref = RAP(num_threads=1, **kw).fit(X)
     H0 = ref.transform(X)
     S0, G0 = ref.sample(X, n_steps=2, random_state=3)
-    old = _rap_kernels.block_work(1, 1)
+    old = _wrappers.block_work(1, 1)
     try:
         for nt in THREADS:
             m = RAP(num_threads=nt, **kw).fit(X)
@@ -115,7 +115,7 @@ def test_blocked_kernel_calls_give_identical_results(method, dtype):
             np.testing.assert_array_equal(S1.toarray(), S0.toarray())
             np.testing.assert_array_equal(G1, G0)
     finally:
-        _rap_kernels.block_work(*old)
+        _wrappers.block_work(*old)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -131,18 +131,18 @@ def test_visible_step_is_independent_of_threads_and_blocks(dtype, K):
     a = rng.normal(-1, 0.3, size=D).astype(dtype)
 
     def run(nt, gens):
-        g = None if gens is None else _rap_kernels.make_gens(
+        g = None if gens is None else _wrappers.make_gens(
             [np.random.PCG64(c) for c in np.random.SeedSequence(gens).spawn(26)])
-        return _rap_kernels.visible(H, W, a, g, 8, nt)
+        return _wrappers.visible(H, W, a, g, 8, nt)
 
     for gens in (None, 7):
         ref = run(1, gens)
         outs = [run(nt, gens) for nt in (2, 3)]
-        old = _rap_kernels.block_work(1, 1)
+        old = _wrappers.block_work(1, 1)
         try:
             outs.append(run(2, gens))
         finally:
-            _rap_kernels.block_work(*old)
+            _wrappers.block_work(*old)
         for out in outs:
             for u, v in zip(out, ref):
                 np.testing.assert_array_equal(u, v)
@@ -168,45 +168,45 @@ def test_wrappers_refuse_inconsistent_arrays():
     beta, M = np.zeros(3), np.ones(3)
     # W against the columns of the counts (the crafted-model crash)
     with pytest.raises(ValueError, match="6 rows"):
-        _rap_kernels.project(ip, ii, dd, None, W, 10, 7, 1)
+        _wrappers.project(ip, ii, dd, None, W, 10, 7, 1)
     with pytest.raises(ValueError, match="6 rows"):
-        _rap_kernels.hidden(ip, ii, dd, None, W, beta, M, 10, 100, None, 8, 1)
+        _wrappers.hidden(ip, ii, dd, None, W, beta, M, 10, 100, None, 8, 1)
     with pytest.raises(ValueError, match="column index"):
-        _rap_kernels.project(ip, ii, dd, None, np.zeros((2, 3)), 10, 2, 1)   # index 5 >= 2
+        _wrappers.project(ip, ii, dd, None, np.zeros((2, 3)), 10, 2, 1)   # index 5 >= 2
     bad = ii.copy()
     bad[2] = 6
     with pytest.raises(ValueError, match="column index"):
-        _rap_kernels.project(ip, bad, dd, None, W, 10, 6, 1)
+        _wrappers.project(ip, bad, dd, None, W, 10, 6, 1)
     bad[2] = -1
     with pytest.raises(ValueError, match="column index"):
-        _rap_kernels.hidden(ip, bad, dd, None, W, beta, M, 10, 6)
+        _wrappers.hidden(ip, bad, dd, None, W, beta, M, 10, 6)
     ptr = ip.copy()
     ptr[3] = ptr[5] + 1
     with pytest.raises(ValueError, match="indptr"):
-        _rap_kernels.project(ptr, ii, dd, None, W, 10, 6, 1)
+        _wrappers.project(ptr, ii, dd, None, W, 10, 6, 1)
     ptr = ip.copy()
     ptr[-1] = ii.shape[0] + 5
     with pytest.raises(ValueError, match="indptr"):
-        _rap_kernels.project(ptr, ii, dd, None, W, 10, 6, 1)
+        _wrappers.project(ptr, ii, dd, None, W, 10, 6, 1)
     with pytest.raises(ValueError, match="indices has"):
-        _rap_kernels.project(ip, ii[:-1], dd, None, W, 10, 6, 1)
+        _wrappers.project(ip, ii[:-1], dd, None, W, 10, 6, 1)
     with pytest.raises(ValueError, match="row number"):
-        _rap_kernels.project(ip, ii, dd, np.array([0, 10], np.int64), W, 2, 6, 1)
+        _wrappers.project(ip, ii, dd, np.array([0, 10], np.int64), W, 2, 6, 1)
     with pytest.raises(ValueError, match="rows requested"):
-        _rap_kernels.project(ip, ii, dd, None, W, 11, 6, 1)
+        _wrappers.project(ip, ii, dd, None, W, 11, 6, 1)
     # per-unit arrays, trials (a huge or NaN M_j would hang the binomial sampler)
     with pytest.raises(ValueError, match="beta"):
-        _rap_kernels.hidden(ip, ii, dd, None, W, np.zeros(2), M, 10, 6)
+        _wrappers.hidden(ip, ii, dd, None, W, np.zeros(2), M, 10, 6)
     for m in (0.0, 1.5, MAX_TRIALS + 1.0, 1e18, np.nan, np.inf):
         with pytest.raises(ValueError, match="ntrials"):
-            _rap_kernels.hidden(ip, ii, dd, None, W, beta, np.array([1.0, m, 1.0]), 10, 6)
-    gens = _rap_kernels.make_gens([np.random.PCG64(0)])
+            _wrappers.hidden(ip, ii, dd, None, W, beta, np.array([1.0, m, 1.0]), 10, 6)
+    gens = _wrappers.make_gens([np.random.PCG64(0)])
     with pytest.raises(ValueError, match="bit generators"):
-        _rap_kernels.hidden(ip, ii, dd, None, W, beta, M, 10, 6, gens, 8)
+        _wrappers.hidden(ip, ii, dd, None, W, beta, M, 10, 6, gens, 8)
     with pytest.raises(ValueError, match="inconsistent"):
-        _rap_kernels.visible(np.zeros((2, 3)), W, np.zeros(5))
+        _wrappers.visible(np.zeros((2, 3)), W, np.zeros(5))
     with pytest.raises(ValueError, match="inconsistent"):
-        _rap_kernels.visible(np.zeros((2, 4)), W, np.zeros(6))
+        _wrappers.visible(np.zeros((2, 4)), W, np.zeros(6))
     rows = np.arange(10, dtype=np.int64)
     good = [W.copy(), np.zeros(6), np.zeros(3), M, np.zeros((6, 3)), np.zeros(6), np.zeros(3)]
     for i, wrong in [(1, np.zeros(5)), (2, np.zeros(4)), (4, np.zeros((6, 2))),
@@ -214,16 +214,16 @@ def test_wrappers_refuse_inconsistent_arrays():
         args = list(good)
         args[i] = wrong
         with pytest.raises(ValueError):
-            _rap_kernels.cd_step(ip, ii, dd, rows, 6, *args, 0.1, 0.5, 0.0, 1)
+            _wrappers.cd_step(ip, ii, dd, rows, 6, *args, 0.1, 0.5, 0.0, 1)
     with pytest.raises(ValueError, match="6 rows"):
-        _rap_kernels.cd_step(ip, ii, dd, rows, 8, *good, 0.1, 0.5, 0.0, 1)
+        _wrappers.cd_step(ip, ii, dd, rows, 8, *good, 0.1, 0.5, 0.0, 1)
     with pytest.raises(ValueError, match="finite"):
-        _rap_kernels.cd_step(ip, ii, dd, rows, 6, *good, np.nan, 0.5, 0.0, 1)
+        _wrappers.cd_step(ip, ii, dd, rows, 6, *good, np.nan, 0.5, 0.0, 1)
     with pytest.raises(ValueError, match="row number"):
-        _rap_kernels.cd_step(ip, ii, dd, np.array([0, 99], np.int64), 6, *good, 0.1, 0.5, 0.0,
+        _wrappers.cd_step(ip, ii, dd, np.array([0, 99], np.int64), 6, *good, 0.1, 0.5, 0.0,
                              1)
     with pytest.raises(ValueError, match="binomial"):
-        _rap_kernels.binomial(np.random.PCG64(0), np.array([10**12]), np.array([0.5]))
+        _wrappers.binomial(np.random.PCG64(0), np.array([10**12]), np.array([0.5]))
 
 
 def test_wrong_scratch_is_replaced_not_trusted():
@@ -237,7 +237,7 @@ def test_wrong_scratch_is_replaced_not_trusted():
                   np.empty(96, np.int64), np.empty(96))):
         state = [np.full((6, 2), 0.1), np.zeros(6), np.zeros(2), np.zeros((6, 2)), np.zeros(6),
                  np.zeros(2)]
-        _rap_kernels.cd_step(*i64(X), rows, 6, state[0], state[1], state[2], np.ones(2),
+        _wrappers.cd_step(*i64(X), rows, 6, state[0], state[1], state[2], np.ones(2),
                              state[3], state[4], state[5], 0.1, 0.5, 0.0, 1, None, 8, 1, work)
         out.append(state)
     for other in out[1:]:
@@ -248,7 +248,7 @@ def test_wrong_scratch_is_replaced_not_trusted():
 def test_cd_gradient_of_empty_batches():
     """Rows without counts (no stored entries at all) are a valid batch."""
     z = np.zeros(3, np.int64)
-    gW, ga, gb = _rap_kernels.cd_gradient(z, np.zeros(0, np.int64), np.zeros(0), z,
+    gW, ga, gb = _wrappers.cd_gradient(z, np.zeros(0, np.int64), np.zeros(0), z,
                                           np.zeros(0, np.int64), np.zeros(0),
                                           np.full((2, 2), 0.5), np.full((2, 2), 0.5), 4)
     assert not gW.any() and not ga.any() and not gb.any()
@@ -436,7 +436,7 @@ def test_absurd_sizes_raise_memory_error_with_advice(monkeypatch):
 # ------------------------------------------------------------------ interrupts
 def _interrupt_at_call(monkeypatch, n_calls):
     """SIGINT (as Ctrl-C) right after the n-th minibatch update."""
-    real = _rap_kernels.cd_step
+    real = _wrappers.cd_step
     count = [0]
 
     def cd_step(*args, **kwargs):
@@ -445,7 +445,7 @@ def _interrupt_at_call(monkeypatch, n_calls):
         if count[0] == n_calls:
             signal.raise_signal(signal.SIGINT)
 
-    monkeypatch.setattr(_rap_kernels, "cd_step", cd_step)
+    monkeypatch.setattr(_wrappers, "cd_step", cd_step)
 
 
 @pytest.mark.parametrize("method", ["cd", "mean_field"])
@@ -532,11 +532,11 @@ def test_ctrl_c_is_honoured_inside_a_long_kernel_call():
     t0 = time.perf_counter()
     m.transform(X[:5000])
     tenth = time.perf_counter() - t0
-    old = _rap_kernels.block_work(1 << 14)
+    old = _wrappers.block_work(1 << 14)
     try:
         latency = sigint_latency(lambda: m.transform(X), min(0.4, 2 * tenth))
     finally:
-        _rap_kernels.block_work(*old)
+        _wrappers.block_work(*old)
     assert latency < tenth, (latency, tenth)
 
 

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import countgrid
 from countgrid.topics import PLSA, select_n_components_bic
-from countgrid.topics import _plsa_kernels as PK
+from countgrid.topics import _wrappers as PK
 from _expected_warnings import FEW_ITERATIONS
 from _reference.plsa import docs_ref, posterior_ref, words_ref
 

@@ -18,7 +18,7 @@ from countgrid._utils.param_validation import GridShape, Interval, Options
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import (as_real_array, check_is_fitted, check_random_state,
                                    check_shape_tuple, resolve_dtype)
-from countgrid.grid import _display, _grid_kernels, _words
+from countgrid.grid import _display, _wrappers, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
 from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
@@ -371,7 +371,7 @@ or dask array
 
                 def apply():
                     h = np.empty_like(pi)
-                    _grid_kernels.histograms(pi, extent, stage_window, h, np.empty_like(pi),
+                    _wrappers.histograms(pi, extent, stage_window, h, np.empty_like(pi),
                                              nt)
                     self._set_fitted(pi.copy(), h, log_prior, history, done, False, rho,
                                      floor, extent, Z)
@@ -432,7 +432,7 @@ or dask array
                 break
         monitor.finish()
         h = np.empty_like(pi)
-        _grid_kernels.histograms(pi, extent, window, h, np.empty_like(pi), nt)
+        _wrappers.histograms(pi, extent, window, h, np.empty_like(pi), nt)
         return monitor, log_prior, h
 
     def _stepwise_update(self, counts, pi, extent, window, rho, floor, log_prior, nt, total,
@@ -450,7 +450,7 @@ or dask array
                 "h": np.empty_like(pi), "logh": np.empty_like(pi),
                 "scratch": np.empty_like(pi)}
         h, logh, batch = state["h"], state["logh"], state["batch"]
-        _grid_kernels.histograms(pi, extent, window, h, logh, nt)
+        _wrappers.histograms(pi, extent, window, h, logh, nt)
         batch.reset()
         top_k = None if self.posterior_top_k is None else int(self.posterior_top_k)
         block_statistics(counts, logh, log_prior, floor, nt, batch, top_k)
@@ -548,7 +548,7 @@ or dask array
             self._stepwise = None   # the running statistics may be half updated
             raise
         h = np.empty_like(pi)
-        _grid_kernels.histograms(pi, extent, window, h, np.empty_like(pi), nt)
+        _wrappers.histograms(pi, extent, window, h, np.empty_like(pi), nt)
         history.append(loglik)
         self._set_fitted(pi, h, log_prior, history, len(history), False, rho, floor,
                          extent, Z)
@@ -627,7 +627,7 @@ or dask array
             b = min(Z, a + step)
             block = np.ascontiguousarray(pi_lz[:, a:b].T)
             hb = np.empty_like(block)
-            _grid_kernels.histograms(block, extent, window, hb, np.empty_like(block), nt)
+            _wrappers.histograms(block, extent, window, hb, np.empty_like(block), nt)
             yield a, b, hb
 
     def _window_values(self, cells, words):

@@ -9,7 +9,7 @@ import numpy as np
 
 from countgrid._utils.counts import Counts, check_document_lengths
 from countgrid._engine.em_loop import EMMonitor
-from countgrid.grid import _grid_kernels
+from countgrid.grid import _wrappers
 
 # Rows per block: about 32 MB of float64 posteriors, whatever the grid size.
 BLOCK_ELEMENTS = 1 << 22
@@ -51,19 +51,19 @@ def estep(counts, t0, t1, logh, log_prior, floor, q, loglik, num_threads):
     """Posteriors of rows [t0, t1) into q[:t1-t0], exact log-likelihoods into loglik."""
     if counts.is_sparse:
         X = counts.X
-        _grid_kernels.estep_csr(X.indptr, X.indices, X.data, t0, t1, logh, log_prior, floor,
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, t0, t1, logh, log_prior, floor,
                                 q, loglik, num_threads)
     else:
         out = q[: t1 - t0]
         np.matmul(counts.X[t0:t1], _dense_logh(logh), out=out)
-        _grid_kernels.posterior(out, log_prior, floor, loglik, num_threads)
+        _wrappers.posterior(out, log_prior, floor, loglik, num_threads)
 
 
 def accumulate(counts, t0, t1, q, n, cursor, num_threads):
     """n += C[t0:t1].T @ q[:t1-t0] (cursor: the CSC positions of row t0, see new_cursor)."""
     if counts.is_sparse:
         csc = counts.csc
-        _grid_kernels.accumulate_csc(csc.indptr, csc.indices, csc.data, cursor, t0, t1, q, n,
+        _wrappers.accumulate_csc(csc.indptr, csc.indices, csc.data, cursor, t0, t1, q, n,
                                      num_threads)
     else:
         n += counts.X[t0:t1].T @ q[: t1 - t0]
@@ -174,7 +174,7 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
         def flush():
             start, rows = pending
             if rows:
-                _grid_kernels.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor,
+                _wrappers.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor,
                                                   start, start + rows, idx[:rows],
                                                   val[:rows], stats.n, num_threads)
             pending[0], pending[1] = start + rows, 0
@@ -184,7 +184,7 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
             if pending[1] + (t1 - t0) > span:
                 flush()
             rows = pending[1]
-            _grid_kernels.topk_posterior(qb, top_k, idx[rows:rows + t1 - t0],
+            _wrappers.topk_posterior(qb, top_k, idx[rows:rows + t1 - t0],
                                          val[rows:rows + t1 - t0], num_threads)
             pending[1] += t1 - t0
         else:
@@ -211,7 +211,7 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
     if scratch is not None:
         np.copyto(scratch, n)
         n = scratch
-    _grid_kernels.mstep(n, h, pi, extent, window, rho, ALPHA, num_threads)
+    _wrappers.mstep(n, h, pi, extent, window, rho, ALPHA, num_threads)
     if stats.qsum is None:
         return None
     L = pi.shape[1]
@@ -281,7 +281,7 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
     for it in range(n_iter + 1):
-        _grid_kernels.histograms(pi, extent, window, h, logh, num_threads)
+        _wrappers.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
         if last:   # the log-likelihood of the final parameters only
             loglik = estep_all(logh, log_prior, floor, None)

@@ -11,7 +11,7 @@ import numpy as np
 
 from countgrid._kernels import max_dim as MAX_DIM
 from countgrid._utils.validation import check_shape_tuple
-from countgrid.grid import _grid_kernels
+from countgrid.grid import _wrappers
 
 __all__ = ["check_grid", "grid_size", "window_sums"]
 
@@ -57,5 +57,5 @@ def window_sums(M, extent, window, backward=False, scale=1.0, num_threads=0):
     ``backward=True``: ``out_i = scale * sum_{d in [0, W)} M_{i - d}`` (the windows that
     cover cell i).
     """
-    return _grid_kernels.window_sum(np.ascontiguousarray(M, dtype=np.float64), extent, window,
+    return _wrappers.window_sum(np.ascontiguousarray(M, dtype=np.float64), extent, window,
                                     backward=backward, scale=scale, num_threads=num_threads)

@@ -18,7 +18,7 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import GridShape, Interval, Options
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
-from countgrid.gtm import _gtm_kernels
+from countgrid.gtm import _wrappers
 from countgrid.gtm._glm import (log_px_given_latent, logistic_glm_fun, newton_columns,
                                 poisson_glm_fun, softplus, zip_terms)
 
@@ -757,11 +757,11 @@ def _newton_blocks(phi, PhiPhi, coef, block_fun, alpha, n_steps, num_threads):
 
 
 def _row_blocks(n, cost_per_row):
-    """Blocks of rows of about ``16 * _gtm_kernels.block_work()`` multiply-adds (2**28 by
+    """Blocks of rows of about ``16 * _wrappers.block_work()`` multiply-adds (2**28 by
     default) for the dense (BLAS) paths: Python checks for Ctrl-C between them.  BLAS
     results depend on the shapes of the products, so the blocks depend on the sizes only
     (never on the thread count), and inputs of one block compute exactly as unblocked."""
-    step = max(1, (16 * _gtm_kernels.block_work()) // max(1, cost_per_row))
+    step = max(1, (16 * _wrappers.block_work()) // max(1, cost_per_row))
     return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
 
 
@@ -774,7 +774,7 @@ def _responsibilities(data, eta, log_p0, delta, log_mix):
     never NaN responsibilities."""
     X = data.counts.X
     if data.counts.is_sparse:
-        theta, lse = _gtm_kernels.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
+        theta, lse = _wrappers.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
                                             np.ascontiguousarray(log_p0.sum(axis=1)),
                                             np.ascontiguousarray(log_mix, dtype=np.float64),
                                             data.log_fact, np.ascontiguousarray(delta.T),
@@ -802,7 +802,7 @@ def _statistics(data, theta):
     columns)."""
     if data.counts.is_sparse:
         C = data.counts.csc
-        RT, CT = _gtm_kernels.accumulate_csc(C.indptr, C.indices, C.data,
+        RT, CT = _wrappers.accumulate_csc(C.indptr, C.indices, C.data,
                                              np.ascontiguousarray(theta), data.nt)
         return RT.T, CT.T
     X = data.counts.X

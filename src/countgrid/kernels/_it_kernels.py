@@ -25,7 +25,7 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options, validate_params
 from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import asarray_or_sparse, check_matrix
-from countgrid.kernels import _itkernels
+from countgrid.kernels import _wrappers
 
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
 
@@ -352,11 +352,11 @@ def _kernel_b(A, B, q, nt):
         work = 1.0 + A.nnz / max(n, 1) + Bc.nnz / max(m, 1)
         rows, cols = _tile_shape(n, m, work, nt, symmetric)
         empty = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, A.dtype)
-        return _itkernels.jt_gram_csr(*_csr_arrays(A),
+        return _wrappers.jt_gram_csr(*_csr_arrays(A),
                                       *(empty if symmetric else _csr_arrays(Bc)),
                                       A.shape[1], q, symmetric, nt, rows, cols)
     rows, cols = _tile_shape(n, m, float(max(A.shape[1], 1)), nt, symmetric)
-    return _itkernels.jt_gram_dense(A, A if symmetric else B, q, symmetric, nt, rows, cols)
+    return _wrappers.jt_gram_dense(A, A if symmetric else B, q, symmetric, nt, rows, cols)
 
 
 def _tile_shape(n, m, work_per_pair, nt, symmetric):

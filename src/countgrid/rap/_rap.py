@@ -15,13 +15,13 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options, validate_params
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
-from countgrid.rap import _rap_kernels
+from countgrid.rap import _wrappers
 from countgrid.streaming import is_chunk_source
 
 #: Visible log-rates ``a_i + sum_j W_ij h_j`` are clipped at this value before
 #: ``exp`` when sampling or reconstructing, so a Poisson rate never exceeds
 #: ``exp(30) ~ 1.07e13``: no overflow, and the Poisson sampler stays fast.
-MAX_LOGRATE = float(_rap_kernels.max_lograte)
+MAX_LOGRATE = float(_wrappers.max_lograte)
 
 #: Rows per random stream: the partition of a minibatch into blocks of this
 #: many rows (not the thread count) fixes every random number.
@@ -29,7 +29,7 @@ BLOCK_ROWS = 8
 
 #: Largest number of binomial trials of a hidden unit (the binomial sampler
 #: works by inversion in double precision, in at most ``M_j`` steps).
-MAX_TRIALS = int(_rap_kernels.max_trials)
+MAX_TRIALS = int(_wrappers.max_trials)
 
 #: Largest ``cd_steps``: Gibbs steps of CD-k per minibatch update (the paper uses 1), each
 #: as costly as the update itself.  The kernels count them in a C int; 2**40 raised an
@@ -346,7 +346,7 @@ class RAP(TransformerMixin, BaseEstimator):
         n_bytes = (n_param_arrays * math.prod((D, K)) + n_row_arrays * math.prod((n_rows, K))
                    ) * itemsize
         if visible:
-            rows = min(n_rows, _rap_kernels.visible_block_rows(D, K, BLOCK_ROWS, num_threads))
+            rows = min(n_rows, _wrappers.visible_block_rows(D, K, BLOCK_ROWS, num_threads))
             n_bytes += math.prod((rows, D)) * (2 * itemsize + 8)
         check_memory(n_bytes, f"RAP {what} with {K} hidden units, {D} words and {n_rows} rows",
                      "use fewer hidden units (n_components), dtype=numpy.float32, or fewer "
@@ -500,7 +500,7 @@ class RAP(TransformerMixin, BaseEstimator):
     def _gens(self, key, n_rows):
         n_blocks = (n_rows + BLOCK_ROWS - 1) // BLOCK_ROWS
         ss = np.random.SeedSequence(self.stream_seed_, spawn_key=key)
-        return _rap_kernels.make_gens([np.random.PCG64(c) for c in ss.spawn(n_blocks)])
+        return _wrappers.make_gens([np.random.PCG64(c) for c in ss.spawn(n_blocks)])
 
     def _check_finite(self, arrays, epoch, n_updates):
         for name, arr in arrays:
@@ -518,14 +518,14 @@ class RAP(TransformerMixin, BaseEstimator):
         indptr, indices, data = counts.int64_arrays
         bs = p["batch_size"]
         mean_field = self.method == "mean_field"
-        work = _rap_kernels.workspace(min(bs, order.shape[0]), W.shape[0], W.shape[1], W.dtype,
+        work = _wrappers.workspace(min(bs, order.shape[0]), W.shape[0], W.shape[1], W.dtype,
                                       BLOCK_ROWS, p["num_threads"])
         first = self.n_updates_ if first_update is None else first_update
         n_updates = first
         for start in range(0, order.shape[0], bs):
             rows = order[start:start + bs]
             gens = None if mean_field else self._gens((_KEY_BATCH, n_updates), rows.shape[0])
-            _rap_kernels.cd_step(indptr, indices, data, rows, counts.n_features, W, a, beta,
+            _wrappers.cd_step(indptr, indices, data, rows, counts.n_features, W, a, beta,
                                  p["ntrials"], vW, va, vbeta, p["lr"], p["momentum"],
                                  p["weight_decay"], p["cd_steps"], gens, BLOCK_ROWS,
                                  p["num_threads"], work)
@@ -684,7 +684,7 @@ class RAP(TransformerMixin, BaseEstimator):
                 H = counts.X @ W
             return self._finite(H, "transform")
         Xs = counts.csr
-        return self._finite(_rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W,
+        return self._finite(_wrappers.project(Xs.indptr, Xs.indices, Xs.data, None, W,
                                                  Xs.shape[0], Xs.shape[1], nt), "transform")
 
     def expected_hidden(self, X):
@@ -716,7 +716,7 @@ class RAP(TransformerMixin, BaseEstimator):
         self._check_sizes(counts.n_samples, counts.n_features, W.shape[1], 8, "score_samples",
                           n_row_arrays=4)
         Xs = counts.csr
-        U = _rap_kernels.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0],
+        U = _wrappers.project(Xs.indptr, Xs.indices, Xs.data, None, W, Xs.shape[0],
                                  Xs.shape[1], nt)
         with np.errstate(over="ignore", invalid="ignore"):
             U = U.astype(np.float64) + self.intercept_hidden_.astype(np.float64)
@@ -792,7 +792,7 @@ class RAP(TransformerMixin, BaseEstimator):
         rng = check_random_state(random_state)
         seed = int(rng.integers(0, 2**63 - 1))
         ss = np.random.SeedSequence(seed)
-        gens = _rap_kernels.make_gens(
+        gens = _wrappers.make_gens(
             [np.random.PCG64(c) for c in ss.spawn((n + BLOCK_ROWS - 1) // BLOCK_ROWS)])
         beta = np.ascontiguousarray(-self.intercept_hidden_)
         a = np.ascontiguousarray(self.intercept_visible_)
@@ -800,9 +800,9 @@ class RAP(TransformerMixin, BaseEstimator):
         (indptr, indices, data), rows = counts.int64_arrays, None
         with limit_blas_threads(1):
             for _ in range(n_steps):
-                _, H = _rap_kernels.hidden(indptr, indices, data, rows, W, beta, M, n, D, gens,
+                _, H = _wrappers.hidden(indptr, indices, data, rows, W, beta, M, n, D, gens,
                                            BLOCK_ROWS, nt)
-                indptr, indices, data = _rap_kernels.visible(H, W, a, gens, BLOCK_ROWS, nt)
+                indptr, indices, data = _wrappers.visible(H, W, a, gens, BLOCK_ROWS, nt)
         return sp.csr_matrix((data, indices, indptr), shape=(n, D)), H
 
     def mode(self, X, n_iter=20):

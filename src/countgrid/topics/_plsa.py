@@ -25,7 +25,7 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options
 from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
-from countgrid.topics import _plsa_kernels
+from countgrid.topics import _wrappers
 
 __all__ = ["PLSA", "select_n_components_bic", "MAX_DOCUMENT_LENGTH"]
 
@@ -33,7 +33,7 @@ __all__ = ["PLSA", "select_n_components_bic", "MAX_DOCUMENT_LENGTH"]
 def _docs_pass(counts, phi, phib, theta, n_iter, tol, nt):
     X = counts.csr
     loglik = np.empty(X.shape[0])
-    _plsa_kernels.plsa_docs(X.indptr, X.indices, X.data, phi, phib, theta, n_iter, tol, loglik, nt)
+    _wrappers.plsa_docs(X.indptr, X.indices, X.data, phi, phib, theta, n_iter, tol, loglik, nt)
     return loglik
 
 
@@ -112,7 +112,7 @@ def _distributed_loglik(counts, theta, phi, nt):
 def _words_pass(counts, theta, phib, nt):
     C = counts.csc
     acc = np.empty_like(phib)
-    _plsa_kernels.plsa_words(C.indptr, C.indices, C.data, theta, phib, acc, nt)
+    _wrappers.plsa_words(C.indptr, C.indices, C.data, theta, phib, acc, nt)
     return acc
 
 

@@ -5,6 +5,6 @@
 
 #define CG_TEMPLATE "common/rowops.h"
 #include "cg_instantiate.h"
-#define CG_TEMPLATE "plsa/plsa_impl.h"
+#define CG_TEMPLATE "topics/plsa_impl.h"
 #define CG_TEMPLATE_INDEXED
 #include "cg_instantiate.h"

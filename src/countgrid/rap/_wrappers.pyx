@@ -24,9 +24,9 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
-cimport countgrid.rap._ckernels as ck
+cimport countgrid.rap._cdecl as ck
 from countgrid._common cimport check_interrupt, check_status, index_t
-from countgrid.rap._ckernels cimport cg_dgemm_t, cg_sgemm_t
+from countgrid.rap._cdecl cimport cg_dgemm_t, cg_sgemm_t
 
 max_lograte = ck.CG_RAP_MAX_LOGRATE
 max_trials = int(ck.CG_RAP_MAX_TRIALS)

@@ -1,6 +1,6 @@
 /* Gram matrices of the Jensen-Tsallis kernels: a template of cg_instantiate.h (REAL, SUF).
  * The pair kernels are compiled once per instruction set. */
-#define CG_ISA_TEMPLATE "itk/itk_pair_impl.h"
+#define CG_ISA_TEMPLATE "kernels/itk_pair_impl.h"
 #include "cg_isa_instantiate.h"
 
 typedef double (*CG_FN(cg_itk_pair_fn))(const REAL *, const REAL *, const REAL *, const REAL *,

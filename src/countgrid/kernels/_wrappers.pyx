@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Thin Cython wrappers of the Jensen-Tsallis Gram kernels (csrc/itk), reached through the
+"""Thin Cython wrappers of the Jensen-Tsallis Gram kernels (csrc/kernels), reached through the
 capsule of countgrid._kernels.  Private: countgrid.kernels validates and normalises the
 inputs first.
 
@@ -14,7 +14,7 @@ import numpy as np
 from cython cimport floating
 from libc.stdint cimport int64_t
 
-cimport countgrid.kernels._ckernels as ck
+cimport countgrid.kernels._cdecl as ck
 from countgrid._common cimport check_canonical_csr, check_interrupt, check_status
 
 ck.countgrid_import()

@@ -17,7 +17,7 @@ import numpy as np
 from cython cimport floating
 from libc.stdint cimport int64_t
 
-cimport countgrid.gtm._ckernels as ck
+cimport countgrid.gtm._cdecl as ck
 from countgrid._common cimport (check_indptr, check_interrupt, check_status, csr_entries,
                                index_t)
 

@@ -1,10 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Thin Cython wrappers of the pLSA kernels (csrc/plsa), reached through the capsule of
+"""Thin Cython wrappers of the pLSA kernels (csrc/topics), reached through the capsule of
 countgrid._kernels.  Private: countgrid.topics validates the counts first."""
 import numpy as np
 from cython cimport floating
 
-cimport countgrid.topics._ckernels as ck
+cimport countgrid.topics._cdecl as ck
 from countgrid._common cimport check_status, csr_entries, index_t
 
 ck.countgrid_import()

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include "cg_internal.h"
 #include "cg_math.h"
-#include "itk/itk_math.h"
+#include "kernels/itk_math.h"
 
 /* coordinates per pass of the pair kernels (a stack-sized buffer) */
 #define CG_ITK_CHUNK 256
@@ -41,5 +41,5 @@ static inline cg_itk_mode cg_itk_mode_of(double q)
     return m;
 }
 
-#define CG_TEMPLATE "itk/itk_impl.h"
+#define CG_TEMPLATE "kernels/itk_impl.h"
 #include "cg_instantiate.h"

@@ -4,15 +4,15 @@
 Every wrapper checks shapes, lengths and ranges, releases the GIL around the C call and
 turns the C status code into a Python exception.  Arrays are row-major; per-feature grids
 have shape (n_features, L) with L = prod(extent).  The kernels run in countgrid._kernels
-and are reached through its capsule (countgrid/grid/_ckernels.pxd, generated).  Private:
+and are reached through its capsule (countgrid/grid/_cdecl.pxd, generated).  Private:
 the estimators validate user input first.
 """
 import numpy as np
 from cython cimport floating
 from libc.stdint cimport int32_t, int64_t, INT32_MAX
 
-cimport countgrid.grid._ckernels as ck
-from countgrid._ckernels cimport CG_ERR_ARGUMENT, CG_ERR_INDEX, CG_MAX_DIM
+cimport countgrid.grid._cdecl as ck
+from countgrid._cdecl cimport CG_ERR_ARGUMENT, CG_ERR_INDEX, CG_MAX_DIM
 from countgrid._common cimport check_status, csr_entries, index_t
 
 ck.countgrid_import()
