@@ -13,11 +13,13 @@ from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, top_words_table
 from countgrid.cli._output import write_table, wrote
 from countgrid.cli._progress import show_progress
+from countgrid.grid import region_words, regions
 
 EXAMPLE = """\
 examples:
   countgrid top-words model.npz | head            # cells of a grid: row, col, words
   countgrid top-words model.npz --weighting probability    # the most probable words
+  countgrid top-words model.npz --regions 12      # 12 regions of alike cells, their words
   countgrid top-words topics.npz -n 15 -o topics.tsv
 """
 #: The word rankings of the cells of a grid (countgrid.grid.word_weights).
@@ -65,6 +67,10 @@ def add_parser(sub):
     p.add_argument("--vocab", default=None,
                    help="vocabulary file, one word per line (for models saved without "
                         "their corpus)")
+    p.add_argument("--regions", type=positive_int, default=None, metavar="N",
+                   help="a grid's cells grouped into N contiguous regions that use the same "
+                        "words (countgrid.grid.regions): one row per region, its size in "
+                        "cells and its most relevant words, largest first")
     add_weighting_options(p, "the words of a grid's cells")
     add_load_options(p, table=True)
     add_common(p, threads_option=False, seed=False)
@@ -85,6 +91,21 @@ def grid_table(grid, vocabulary, n_words, weighting, X=None):
     return header + ["words"], rows
 
 
+def region_table(grid, vocabulary, n_regions, n_words, weighting, X=None):
+    """(header, rows) of ``top-words --regions``: one row per region (largest first), its
+    number of cells and its words ranked by ``weighting``."""
+    n_cells = int(np.prod(np.shape(grid.pi_)[:-1]))
+    if n_regions > n_cells:
+        raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for at "
+                         f"most {n_cells} regions")
+    labels = regions(grid, n_regions)
+    words = region_words(grid, labels, n_words, np.asarray(vocabulary).astype(str),
+                         weighting=weighting, X=X)
+    sizes = np.bincount(labels.ravel(), minlength=n_regions)
+    rows = [[str(r), str(sizes[r]), " ".join(words[r])] for r in range(n_regions)]
+    return ["region", "cells", "words"], rows
+
+
 def run(args, out):
     output = check_output(args.output, ["tsv", "txt"], example="top-words",
                           inputs=input_paths(args))
@@ -96,8 +117,15 @@ def run(args, out):
         weighting = weighting_of(args, X)
         with show_progress(quiet=args.quiet, verbose=args.verbose), \
                 _progress.passes("top-words"):
-            header, rows = grid_table(grid, vocabulary, args.n_words, weighting, X)
+            if args.regions is None:
+                header, rows = grid_table(grid, vocabulary, args.n_words, weighting, X)
+            else:
+                header, rows = region_table(grid, vocabulary, args.regions, args.n_words,
+                                            weighting, X)
     else:
+        if args.regions is not None:
+            raise UsageError(f"argument --regions: regions are of counting grids, not of a "
+                             f"{type(est).__name__}")
         if args.idf or args.weighting not in (None, "probability"):
             flag = "--idf" if args.idf else "--weighting"
             raise UsageError(f"argument {flag}: the word rankings are of counting grids; "

@@ -11,6 +11,7 @@ from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, 
 from countgrid.grid._label_embedding import (embed_labels, embedding_from_stats,
                                              readout_matrix)
 from countgrid.grid._posteriors import visit_posteriors, window_loglik
+from countgrid.grid._regions import region_words, regions
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevance,
                                    word_weights)
@@ -20,4 +21,4 @@ __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matr
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
-           "window_loglik"]
+           "window_loglik", "regions", "region_words"]
