@@ -35,7 +35,8 @@ from countgrid._utils.counts import check_counts
 from countgrid._utils.memory import check_memory
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._utils.validation import check_is_fitted, check_random_state
-from countgrid.grid import CountingGrid, visit_posteriors, window_loglik
+from countgrid.grid import (CountingGrid, region_words, regions, visit_posteriors,
+                            window_loglik)
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
@@ -74,6 +75,11 @@ MAX_WORD_CHARS = 50
 MAX_LINK_CHARS = 2048
 #: Documents listed for a clicked cell (as BrowseCloud's pin).
 LIST_LENGTH = 100
+#: Cells per region of the map's region levels (zoomed out the names of about L / 200
+#: regions, then of about L / 50; docs/map.md, "Regions").
+REGION_CELLS = (200, 50)
+#: Words in a region's name.
+REGION_NAME_WORDS = 3
 #: Posterior entries truncated at once (a few MB of sorting scratch, not three copies of
 #: a block of the E-step).
 _TRUNCATE_ELEMENTS = 1 << 18
@@ -455,6 +461,58 @@ def _metadata_columns(metadata, n, lumped, levels=None, levels_of=None):
     return out
 
 
+def region_levels(grid, vocabulary, weighting="relevance"):
+    """The region levels the map names when zoomed out: for each number of regions of
+    :data:`REGION_CELLS`, the region of every cell (:func:`countgrid.grid.regions`, one
+    merge tree, so the levels nest), each region's name (its
+    :data:`REGION_NAME_WORDS` best words, :func:`countgrid.grid.region_words`) and its
+    anchor, the cell where the name is drawn: the cell farthest from the region's border
+    (steps on the torus; ties by the first in C order)."""
+    extent = tuple(int(e) for e in np.shape(grid.pi_)[:-1])
+    L = int(np.prod(extent))
+    counts = sorted({min(L, max(2, round(L / c))) for c in REGION_CELLS})
+    if L < 4:
+        return []
+    labels = regions(grid, counts)
+    out = []
+    for k, lab in zip(counts, labels):
+        words = region_words(grid, lab, REGION_NAME_WORDS, np.asarray(vocabulary),
+                             weighting=weighting)
+        out.append({"n_regions": k, "labels": lab.ravel().astype(np.int32),
+                    "names": [" ".join(w) for w in words],
+                    "anchors": _region_anchors(lab, k)})
+    return out
+
+
+def _region_anchors(labels, k):
+    """Per region, the cell of largest distance (4-neighbour steps on the torus) to a
+    cell of another region."""
+    depth = np.full(labels.shape, -1, dtype=np.int64)
+    frontier = np.zeros(labels.shape, dtype=bool)
+    for axis in range(labels.ndim):
+        for step in (-1, 1):
+            frontier |= np.roll(labels, step, axis=axis) != labels
+    if not frontier.any():                         # one region: its first cell
+        return np.zeros(k, dtype=np.int64)
+    depth[frontier] = 0
+    d = 0
+    while (depth < 0).any():
+        grown = np.zeros(labels.shape, dtype=bool)
+        for axis in range(labels.ndim):
+            for step in (-1, 1):
+                grown |= np.roll(depth == d, step, axis=axis) & \
+                    (np.roll(labels, step, axis=axis) == labels)
+        d += 1
+        new = grown & (depth < 0)
+        if not new.any():
+            break
+        depth[new] = d
+    flat_l, flat_d = labels.ravel(), depth.ravel()
+    order = np.lexsort((np.arange(flat_l.size), -flat_d, flat_l))
+    first = np.searchsorted(flat_l[order], np.arange(k))
+    return order[first].astype(np.int64)
+
+
 def _check_int(value, name, low, allow_none=False):
     if value is None and allow_none:
         return None
@@ -806,5 +864,6 @@ default="relevance"
         "links": links,
         "ids": ids,
         "colorings": colorings,
+        "regions": region_levels(model, vocabulary, "probability" if f is None else f),
         "color_by": color_by,
     }

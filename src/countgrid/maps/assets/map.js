@@ -151,7 +151,7 @@
     const view = { s: 20, ox: 0, oy: 0, fit: 20 };
     const state = {
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
-      hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null,
+      hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [],
     };
 
     // header
@@ -259,7 +259,10 @@
       for (let y = Math.ceil(y0 / E1) * E1; y <= y1; y += E1) { const py = Math.round((y - view.oy) * s) + 0.5; ctx.moveTo(0, py); ctx.lineTo(cw, py); }
       ctx.stroke();
       ctx.setLineDash([]);
-      drawWords(x0, x1, y0, y1, searching);
+      const level = regionLevel();
+      drawWords(x0, x1, y0, y1, searching, level !== null);
+      if (level !== null) drawRegions(level, x0, x1, y0, y1);
+      else state.placedLabels = [];
       // the hovered document's window, in every visible copy
       if (state.hoverDoc >= 0) {
         const k = D.doc_map[state.hoverDoc], kr = Math.floor(k / E2), kc = k % E2;
@@ -301,7 +304,64 @@
     // period is narrower when step does not divide the extent): panning by a whole extent
     // changes nothing.
     const LABEL_CELL = 42;   // px: below this cell size, words are drawn per block
-    function drawWords(x0, x1, y0, y1, searching) {
+
+    // Regions (docs/map.md, "Regions"): zoomed out, where cells show words per block, the
+    // map draws the borders of a level of regions and names them at their anchors; the
+    // level is the finest whose regions span REGION_PX on screen (the coarsest when none
+    // does).  Names are placed largest region first and skipped where they would overlap
+    // a name already placed, in every visible copy of the torus.
+    const REGION_PX = 150;
+    const LEVELS = (D.regions || []).slice().sort((a, b) => a.n_regions - b.n_regions);
+    function regionLevel() {
+      if (!LEVELS.length || view.s >= LABEL_CELL) return null;
+      let chosen = LEVELS[0];
+      for (const lev of LEVELS) if (view.s * Math.sqrt(L / lev.n_regions) >= REGION_PX) chosen = lev;
+      return chosen;
+    }
+    function drawRegions(lev, x0, x1, y0, y1) {
+      const s = view.s, lab = lev.labels;
+      ctx.strokeStyle = "rgba(40, 32, 20, 0.55)";
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      for (let y = y0; y < y1; y++) {
+        const r = mod(y, E1), py = (y - view.oy) * s;
+        for (let x = x0; x < x1; x++) {
+          const c = mod(x, E2), i = r * E2 + c, px = (x - view.ox) * s;
+          if (lab[i] !== lab[r * E2 + mod(c + 1, E2)]) { ctx.moveTo(px + s, py); ctx.lineTo(px + s, py + s); }
+          if (lab[i] !== lab[mod(r + 1, E1) * E2 + c]) { ctx.moveTo(px, py + s); ctx.lineTo(px + s, py + s); }
+        }
+      }
+      ctx.stroke();
+      const sizes = new Array(lev.n_regions).fill(0);
+      for (let i = 0; i < L; i++) sizes[lab[i]]++;
+      const order = sizes.map((n, k) => k).sort((a, b) => sizes[b] - sizes[a] || a - b);
+      const placed = [], size = 14;
+      ctx.font = `700 ${size}px ${FONT}`;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.lineJoin = "round";
+      for (const k of order) {
+        const a = lev.anchors[k], ar = Math.floor(a / E2), ac = a % E2, text = lev.names[k];
+        const w = ctx.measureText(text).width + 8, h = size + 6;
+        for (let y = ar + E1 * Math.floor((y0 - ar - 1) / E1); y < y1 + 1; y += E1) {
+          for (let x = ac + E2 * Math.floor((x0 - ac - 1) / E2); x < x1 + 1; x += E2) {
+            const cx = (x + 0.5 - view.ox) * s, cy = (y + 0.5 - view.oy) * s;
+            const box = { text, region: k, x: cx - w / 2, y: cy - h / 2, w, h };
+            if (box.x + w < 0 || box.y + h < 0 || box.x > cw || box.y > ch) continue;
+            if (placed.some((b) => b.x < box.x + box.w && box.x < b.x + b.w && b.y < box.y + box.h && box.y < b.y + b.h)) continue;
+            placed.push(box);
+            ctx.lineWidth = 4;
+            ctx.strokeStyle = "rgba(255, 255, 255, 0.9)";
+            ctx.strokeText(text, cx, cy);
+            ctx.fillStyle = "#111827";
+            ctx.fillText(text, cx, cy);
+          }
+        }
+      }
+      state.placedLabels = placed.map((b) => ({ ...b, level: lev.n_regions }));
+    }
+
+    function drawWords(x0, x1, y0, y1, searching, faded) {
       const step = Math.max(1, Math.ceil(LABEL_CELL / view.s));
       ctx.textAlign = "center";
       ctx.textBaseline = "top";
@@ -343,7 +403,7 @@
               .sort((p, q) => q[1] - p[1] || p[0] - q[0]).slice(0, K);
           }
           drawCellWords((x - view.ox) * view.s, (y - view.oy) * view.s, w * view.s, h * view.s,
-            step * view.s, words, !lit);
+            step * view.s, words, !lit || faded);
         }
       }
     }
@@ -697,6 +757,9 @@
         const k = D.doc_map[state.hoverDoc];
         return [Math.floor(k / E2), k % E2];
       },
+      regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
+      regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
+      regionOf(i, n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev ? lev.labels[i] : null; },
       csv: csvText,
       png() { return canvas.toDataURL("image/png"); },
     };
