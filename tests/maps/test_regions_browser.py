@@ -74,3 +74,28 @@ def test_names_by_zoom_without_overlap(open_map, big_grid, tmp_path):
     pg("countgridMap.zoom(8)")                    # cells of 42 px or more: their own words
     assert pg("countgridMap.view().s") >= 42
     assert pg("countgridMap.regionLabels()") == []
+
+
+def test_region_list_flies_to_the_region(open_map, big_grid, tmp_path):
+    grid, X, words = big_grid
+    path = write_html(grid, tmp_path / "regions.html", X, feature_names=words)
+    pg = open_map(path, width=1200, height=760)
+    data = map_data(grid, X, feature_names=words)
+    coarse = data["regions"][0]
+    # each document counts in the region of the centre of its most probable window
+    corners = np.unravel_index(data["doc_map"], (32, 32))
+    centres = np.ravel_multi_index([(c + 2) % 32 for c in corners], (32, 32))
+    expected = np.bincount(coarse["labels"][centres], minlength=5) / X.shape[0]
+    np.testing.assert_allclose(coarse["doc_share"], expected, rtol=1e-6)
+    items = pg.page.locator("#cg-regions li")
+    assert items.count() == 5
+    for k in range(5):
+        text = items.nth(k).inner_text()
+        assert coarse["names"][k] in text and f"{100 * expected[k]:.1f} %" in text
+    items.nth(3).click()
+    view = pg("countgridMap.view()")
+    centre = pg("([x, y]) => countgridMap.cellAt(x, y)", [view["width"] / 2, view["height"] / 2])
+    anchor = int(coarse["anchors"][3])
+    assert centre == [anchor // 32, anchor % 32]
+    assert view["s"] < 42 and pg("countgridMap.regionLabels()")
+    assert pg("countgridMap.listedDocuments()")          # the anchor cell is pinned

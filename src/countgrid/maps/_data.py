@@ -461,13 +461,21 @@ def _metadata_columns(metadata, n, lumped, levels=None, levels_of=None):
     return out
 
 
-def region_levels(grid, vocabulary, weighting="relevance"):
+def window_centre_cells(corners, extent, window):
+    """The flat cell at the centre of each window (corner + window // 2 on the torus)."""
+    rc = np.unravel_index(np.asarray(corners, dtype=np.int64), extent)
+    centre = [(r + w // 2) % e for r, w, e in zip(rc, window, extent)]
+    return np.ravel_multi_index(centre, extent).astype(np.int64)
+
+
+def region_levels(grid, vocabulary, weighting="relevance", centres=None):
     """The region levels the map names when zoomed out: for each number of regions of
     :data:`REGION_CELLS`, the region of every cell (:func:`countgrid.grid.regions`, one
     merge tree, so the levels nest), each region's name (its
     :data:`REGION_NAME_WORDS` best words, :func:`countgrid.grid.region_words`) and its
     anchor, the cell where the name is drawn: the cell farthest from the region's border
-    (steps on the torus; ties by the first in C order)."""
+    (steps on the torus; ties by the first in C order); with the cells at the centre of
+    the documents' MAP windows (``centres``), each region's share of the documents."""
     extent = tuple(int(e) for e in np.shape(grid.pi_)[:-1])
     L = int(np.prod(extent))
     counts = sorted({min(L, max(2, round(L / c))) for c in REGION_CELLS})
@@ -478,9 +486,12 @@ def region_levels(grid, vocabulary, weighting="relevance"):
     for k, lab in zip(counts, labels):
         words = region_words(grid, lab, REGION_NAME_WORDS, np.asarray(vocabulary),
                              weighting=weighting)
-        out.append({"n_regions": k, "labels": lab.ravel().astype(np.int32),
-                    "names": [" ".join(w) for w in words],
-                    "anchors": _region_anchors(lab, k)})
+        level = {"n_regions": k, "labels": lab.ravel().astype(np.int32),
+                 "names": [" ".join(w) for w in words], "anchors": _region_anchors(lab, k)}
+        if centres is not None and len(centres):
+            counts = np.bincount(lab.ravel()[centres], minlength=k)
+            level["doc_share"] = (counts / len(centres)).astype(np.float32)
+        out.append(level)
     return out
 
 
@@ -864,6 +875,7 @@ default="relevance"
         "links": links,
         "ids": ids,
         "colorings": colorings,
-        "regions": region_levels(model, vocabulary, "probability" if f is None else f),
+        "regions": region_levels(model, vocabulary, "probability" if f is None else f,
+                                 window_centre_cells(doc_map, extent, window)),
         "color_by": color_by,
     }

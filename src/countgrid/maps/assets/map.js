@@ -361,6 +361,37 @@
       state.placedLabels = placed.map((b) => ({ ...b, level: lev.n_regions }));
     }
 
+    // the region list (the coarsest level, largest first): a click flies to the region's
+    // anchor, at a zoom where the level's names show, and lists the documents there
+    function flyToRegion(k) {
+      const lev = LEVELS[0], a = lev.anchors[k];
+      const want = Math.min(LABEL_CELL - 1, REGION_PX / Math.sqrt(L / lev.n_regions));
+      view.s = Math.max(view.s, want);
+      if (view.s >= LABEL_CELL) view.s = LABEL_CELL - 1;
+      const r = Math.floor(a / E2), c = a % E2;
+      view.ox = c + 0.5 - cw / 2 / view.s;
+      view.oy = r + 0.5 - ch / 2 / view.s;
+      pin(r, c);
+      return [r, c];
+    }
+    function renderRegions() {
+      if (!LEVELS.length) return;
+      const lev = LEVELS[0], ol = $("cg-regions");
+      const sizes = new Array(lev.n_regions).fill(0);
+      for (let i = 0; i < L; i++) sizes[lev.labels[i]]++;
+      $("cg-regions-info").textContent = `${lev.n_regions}, largest first`;
+      for (let k = 0; k < lev.n_regions; k++) {
+        const li = document.createElement("li");
+        li.dataset.region = String(k);
+        const share = lev.doc_share ? `${(100 * lev.doc_share[k]).toFixed(1)} % of documents · ` : "";
+        li.append(Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] }),
+          Object.assign(document.createElement("span"), { className: "cg-region-share", textContent: `${share}${fmt(sizes[k])} cells` }));
+        li.addEventListener("click", () => { flyToRegion(k); });
+        ol.appendChild(li);
+      }
+      $("cg-regions-box").hidden = false;
+    }
+
     function drawWords(x0, x1, y0, y1, searching, faded) {
       const step = Math.max(1, Math.ceil(LABEL_CELL / view.s));
       ctx.textAlign = "center";
@@ -728,6 +759,7 @@
     new ResizeObserver(() => { resize(); draw(); }).observe(stage);
 
     resize();
+    renderRegions();
     if (D.color_by) colorBy(D.color_by);
     draw();
     const firstFrameMs = performance.now();
@@ -757,6 +789,7 @@
         const k = D.doc_map[state.hoverDoc];
         return [Math.floor(k / E2), k % E2];
       },
+      flyToRegion,
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
       regionOf(i, n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev ? lev.labels[i] : null; },
