@@ -149,9 +149,10 @@
     const stage = $("cg-stage");
     let cw = 0, ch = 0, dpr = 1;
     const view = { s: 20, ox: 0, oy: 0, fit: 20 };
+    let ready = false;      // the fragment is written only once a given one was read
     const state = {
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
-      hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [],
+      hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
     };
 
     // header
@@ -217,6 +218,7 @@
 
     // ---- drawing
     function draw() {
+      if (ready) rememberView();
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = "#ece9e1";
       ctx.fillRect(0, 0, cw, ch);
@@ -468,6 +470,48 @@
       }
     }
 
+    // ---- the view in the URL fragment (docs/map.md, "Sharing a view"): centre (x, y in
+    // cells), zoom (z, relative to the fitted view), pinned cell, search and colouring; a
+    // copied link reopens the same view.  A fragment comes from anyone: every field is
+    // checked and an unknown or malformed one is ignored.
+    function viewState() {
+      const p = new URLSearchParams();
+      p.set("x", (view.ox + cw / 2 / view.s).toFixed(3));
+      p.set("y", (view.oy + ch / 2 / view.s).toFixed(3));
+      p.set("z", (view.s / view.fit).toFixed(4));
+      if (state.pinned >= 0) p.set("pin", `${Math.floor(state.pinned / E2)},${state.pinned % E2}`);
+      if (state.query.trim()) p.set("q", state.query.trim());
+      if (state.colouring) p.set("c", state.colouring.name);
+      return "#" + p.toString();
+    }
+    function applyViewState(hash) {
+      const p = new URLSearchParams(String(hash).replace(/^#/, "").slice(0, 4000));
+      const num = (k) => { const v = Number(p.get(k)); return p.has(k) && Number.isFinite(v) ? v : null; };
+      const c = p.get("c");
+      if (c !== null && D.colorings.some((col) => col.name === c)) colorBy(c);
+      const q = p.get("q");
+      if (q !== null) { input.value = q.slice(0, 500); search(input.value); }
+      const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(p.get("pin") || "");
+      if (pinned) pin(Number(pinned[1]), Number(pinned[2]));
+      const z = num("z"), x = num("x"), y = num("y");
+      if (z !== null && z > 0) view.s = Math.max(view.fit * 0.5, Math.min(Math.max(view.fit * 24, 60), z * view.fit));
+      // the torus repeats: any centre is one within the first period
+      if (x !== null) view.ox = mod(x, E2) - cw / 2 / view.s;
+      if (y !== null) view.oy = mod(y, E1) - ch / 2 / view.s;
+      draw();
+      return viewState();
+    }
+    let hashTimer = null;
+    // only a page of its own has an address to share (not a map in a notebook's frame)
+    const OWN_PAGE = window.self === window.top && location.protocol !== "about:";
+    function rememberView() {       // the fragment follows the view, a moment after it settles
+      if (!OWN_PAGE) return;
+      clearTimeout(hashTimer);
+      hashTimer = setTimeout(() => {
+        try { history.replaceState(null, "", viewState()); } catch (err) { /* e.g. a srcdoc frame */ }
+      }, 250);
+    }
+
     let pending = false;
     function scheduleDraw() {
       if (pending) return;
@@ -477,7 +521,8 @@
 
     // ---- search: cell i lights for word w when pi_i(w) >= search_fraction * max_j pi_j(w)
     function search(query) {
-      const terms = String(query).split(/[\s,;]+/).filter((t) => t.length);
+      state.query = String(query);
+      const terms = state.query.split(/[\s,;]+/).filter((t) => t.length);
       const info = $("cg-search-info");
       state.terms = new Set();
       if (!terms.length) {
@@ -761,6 +806,9 @@
     resize();
     renderRegions();
     if (D.color_by) colorBy(D.color_by);
+    if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
+    ready = true;
+    window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
     draw();
     const firstFrameMs = performance.now();
 
@@ -790,6 +838,9 @@
         return [Math.floor(k / E2), k % E2];
       },
       flyToRegion,
+      viewState,
+      applyViewState,
+      colouring() { return state.colouring ? state.colouring.name : null; },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
       regionOf(i, n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev ? lev.labels[i] : null; },
