@@ -153,6 +153,7 @@
     const state = {
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
+      docResults: [],
     };
 
     // header
@@ -481,6 +482,7 @@
       p.set("z", (view.s / view.fit).toFixed(4));
       if (state.pinned >= 0) p.set("pin", `${Math.floor(state.pinned / E2)},${state.pinned % E2}`);
       if (state.query.trim()) p.set("q", state.query.trim());
+      if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
       if (state.colouring) p.set("c", state.colouring.name);
       return "#" + p.toString();
     }
@@ -490,7 +492,10 @@
       const c = p.get("c");
       if (c !== null && D.colorings.some((col) => col.name === c)) colorBy(c);
       const q = p.get("q");
-      if (q !== null) { input.value = q.slice(0, 500); search(input.value); }
+      if (q !== null) {
+        input.value = q.slice(0, 500);
+        if (p.get("m") === "documents" && N) { mode.value = "documents"; searchDocuments(input.value); } else search(input.value);
+      }
       const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(p.get("pin") || "");
       if (pinned) pin(Number(pinned[1]), Number(pinned[2]));
       const z = num("z"), x = num("x"), y = num("y");
@@ -547,6 +552,78 @@
       info.textContent = msg;
       draw();
       return list;
+    }
+
+    // ---- document search (docs/map.md, "Search"): the titles and snippets, tokenised into
+    // lower-case runs of letters and digits, in an
+    // inverted index built on the first search; a document matches when it holds every
+    // term (the last one also as a prefix, for typing); titles first, then by index.  The
+    // cells lit are the centres of the matches' most probable windows.
+    let docIndex = null;
+    const tokens = (text) => String(text).toLowerCase().match(/[\p{L}\p{N}]+/gu) || [];
+    function buildDocIndex() {
+      const index = new Map();
+      for (let t = 0; t < N; t++) {
+        const seen = new Set(tokens(D.titles[t]).concat(tokens(D.snippets[t] || "")));
+        for (const w of seen) { let a = index.get(w); if (!a) index.set(w, a = []); a.push(t); }
+      }
+      return index;
+    }
+    function searchDocuments(query) {
+      const terms = tokens(query).slice(0, 20);
+      state.query = String(query);
+      state.docResults = [];
+      if (!terms.length || !N) { state.highlight = null; state.highlightList = []; $("cg-search-info").textContent = ""; draw(); return []; }
+      if (!docIndex) docIndex = buildDocIndex();
+      const last = terms[terms.length - 1];
+      let hits = null;
+      terms.forEach((term, j) => {
+        let set;
+        if (j === terms.length - 1) {
+          set = new Set();
+          for (const [w, docs] of docIndex) if (w.startsWith(last)) for (const t of docs) set.add(t);
+        } else set = new Set(docIndex.get(term) || []);
+        hits = hits === null ? set : new Set([...hits].filter((t) => set.has(t)));
+      });
+      const inTitle = (t) => { const tt = tokens(D.titles[t]); return terms.filter((w, j) => tt.some((x) => (j === terms.length - 1 ? x.startsWith(w) : x === w))).length; };
+      const list = [...hits].map((t) => [t, inTitle(t)]).sort((a, b) => b[1] - a[1] || a[0] - b[0]).map((p) => p[0]);
+      state.docResults = list;
+      const hl = new Uint8Array(L);
+      for (const t of list) hl[windowCentre(t)] = 1;
+      state.terms = new Set();
+      state.highlight = list.length ? hl : null;
+      state.highlightList = [];
+      for (let i = 0; i < L; i++) if (hl[i]) state.highlightList.push(i);
+      $("cg-search-info").textContent = `${fmt(list.length)} document${list.length === 1 ? "" : "s"}`;
+      renderDocResults(list);
+      draw();
+      return list.map((t) => D.doc_index[t]);
+    }
+    function windowCentre(t) {
+      const k = D.doc_map[t], r = Math.floor(k / E2), c = k % E2;
+      return mod(r + Math.floor(W1 / 2), E1) * E2 + mod(c + Math.floor(W2 / 2), E2);
+    }
+    function renderDocResults(list) {
+      const ol = $("cg-docs");
+      ol.textContent = "";
+      const shown = list.slice(0, D.list_length);
+      $("cg-panel-info").textContent = `${fmt(list.length)} document${list.length === 1 ? "" : "s"} match "${state.query.trim()}"` +
+        (shown.length < list.length ? `; the first ${shown.length} are listed` : "") + " (titles first); click one to go to its place on the map.";
+      const frag = document.createDocumentFragment();
+      for (const t of shown) {
+        const li = document.createElement("li");
+        li.dataset.doc = String(t);
+        const i = windowCentre(t), r = Math.floor(i / E2), c = i % E2;
+        li.append(Object.assign(document.createElement("div"), { className: "cg-doc-title", textContent: D.titles[t] }),
+          Object.assign(document.createElement("div"), { className: "cg-doc-meta", textContent: `cell (${r}, ${c}) · id ${D.ids[t]}` }));
+        if (D.snippets[t]) li.appendChild(Object.assign(document.createElement("div"), { className: "cg-snippet", textContent: D.snippets[t] }));
+        li.addEventListener("click", () => {
+          view.ox = c + 0.5 - cw / 2 / view.s; view.oy = r + 0.5 - ch / 2 / view.s;
+          state.hoverDoc = t; draw();
+        });
+        frag.appendChild(li);
+      }
+      ol.appendChild(frag);
     }
 
     // ---- documents of a pinned cell (docs/map.md, "Pin a cell"): c_t(cell) = sum of
@@ -727,9 +804,17 @@
 
     // ---- search box (exact words, several separated by spaces; suggestions by prefix)
     const input = $("cg-search");
-    $("cg-search-form").addEventListener("submit", (e) => { e.preventDefault(); search(input.value); });
+    const mode = $("cg-search-mode");
+    if (!N) mode.querySelector('option[value="documents"]').disabled = true;
+    const runSearch = () => (mode.value === "documents" ? searchDocuments(input.value) : search(input.value));
+    mode.addEventListener("change", () => {
+      input.placeholder = mode.value === "documents" ? "Search titles and snippets\u2026" : "Search words\u2026";
+      if (input.value.trim()) runSearch();
+    });
+    $("cg-search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
     input.addEventListener("input", () => {
       if (!input.value.trim()) { search(""); return; }
+      if (mode.value === "documents") return;
       const last = input.value.split(/[\s,;]+/).pop().toLowerCase();
       const dl = $("cg-suggest");
       dl.textContent = "";
@@ -840,6 +925,8 @@
       flyToRegion,
       viewState,
       applyViewState,
+      searchDocuments(q) { mode.value = "documents"; input.value = q; return searchDocuments(q); },
+      documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
