@@ -4,21 +4,37 @@ generative embeddings built on grids (docs/counting_grids.md); :func:`visit_post
 :func:`window_loglik` are what the layers above (the map, the command line, metrics) read
 of a fitted grid."""
 from countgrid.grid._capacity import auto_extent
-from countgrid.grid._classifiers import (CountingGridClassifier, CountingGridRegressor,
-                                         GenerativeCountingGridClassifier)
+from countgrid.grid._classifiers import (
+                                         CountingGridClassifier,
+                                         CountingGridRegressor,
+                                         GenerativeCountingGridClassifier,
+)
 from countgrid.grid._counting_grid import CountingGrid
-from countgrid.grid._embeddings import CountingGridFESS, CountingGridPosterior, cg_fess_terms
-from countgrid.grid._label_embedding import (embed_labels, embedding_from_stats,
-                                             readout_matrix)
+from countgrid.grid._embeddings import (
+                                         CountingGridFESS,
+                                         CountingGridPosterior,
+                                         cg_fess_terms,
+)
+from countgrid.grid._groups import GroupComparison, compare_groups
+from countgrid.grid._label_embedding import (
+                                         embed_labels,
+                                         embedding_from_stats,
+                                         readout_matrix,
+)
 from countgrid.grid._posteriors import visit_posteriors, window_loglik
 from countgrid.grid._regions import region_words, regions
 from countgrid.grid._schedule import auto_window_schedule
-from countgrid.grid._words import (RELEVANCE_LAMBDA, word_marginal, word_relevance,
-                                   word_weights)
+from countgrid.grid._words import (
+                                         RELEVANCE_LAMBDA,
+                                         word_marginal,
+                                         word_relevance,
+                                         word_weights,
+)
 
 __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
            "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
-           "window_loglik", "regions", "region_words"]
+           "window_loglik", "regions", "region_words", "compare_groups",
+           "GroupComparison"]
