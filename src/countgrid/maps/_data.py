@@ -827,7 +827,10 @@ default="relevance"
                               "colors": level_colors(len(lev), name in lumped),
                               "values": np.ascontiguousarray(P.T).astype(np.float32),
                               "counts": np.bincount(values, minlength=len(lev))
-                              .astype(np.int64)})
+                              .astype(np.int64),
+                              # each cell's document mass (compare_groups' y summed over
+                              # the levels): level masses are values x mass
+                              "mass": (tot[0] / float(np.prod(window))).astype(np.float32)})
         else:
             mean = np.divide(C[0], C[1], out=np.full(L, np.nan), where=C[1] > 0)
             finite = mean[np.isfinite(mean)]

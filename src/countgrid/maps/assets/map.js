@@ -117,6 +117,11 @@
         }
         out[i] = rgb;
       }
+    } else if (col.kind === "difference") {
+      for (let i = 0; i < L; i++) {
+        const t = Math.max(-1, Math.min(1, col.values[i] / col.vmax));
+        out[i] = mix(WHITE, t >= 0 ? col.colorA : col.colorB, 0.08 + 0.62 * Math.abs(t));
+      }
     } else {
       const span = col.vmax - col.vmin;
       for (let i = 0; i < L; i++) {
@@ -243,6 +248,17 @@
           const r = mod(y, E1), py = (y - view.oy) * s;
           for (let x = x0; x < x1; x++) {
             if (state.highlight[r * E2 + mod(x, E2)]) ctx.fillRect((x - view.ox) * s, py, s, s);
+          }
+        }
+      }
+      // the cells where two groups differ (compare): outlined
+      if (state.colouring && state.colouring.kind === "difference") {
+        ctx.strokeStyle = "rgba(17, 24, 39, 0.85)";
+        ctx.lineWidth = Math.max(1, Math.min(2.5, s / 12));
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) {
+            if (state.colouring.marked[r * E2 + mod(x, E2)]) ctx.strokeRect((x - view.ox) * s + 1, py + 1, s - 2, s - 2);
           }
         }
       }
@@ -483,7 +499,7 @@
       if (state.pinned >= 0) p.set("pin", `${Math.floor(state.pinned / E2)},${state.pinned % E2}`);
       if (state.query.trim()) p.set("q", state.query.trim());
       if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
-      if (state.colouring) p.set("c", state.colouring.name);
+      if (state.colouring) p.set("c", state.colouring.base || state.colouring.name);
       return "#" + p.toString();
     }
     function applyViewState(hash) {
@@ -758,6 +774,7 @@
           rows.appendChild(row);
         });
         legend.appendChild(rows);
+        if (col.mass && N) legend.appendChild(compareControls(col));
       } else {
         legend.classList.remove("cg-wide");
         const bar = document.createElement("div");
@@ -773,6 +790,84 @@
       legend.hidden = false;
       draw();
       return true;
+    }
+    // ---- where two groups differ (docs/map.md, "Compare groups"): per cell the log-odds
+    // ratio of the groups' document mass with an informative Dirichlet prior and its
+    // standard error, as countgrid.grid.compare_groups (prior weight: the number of
+    // cells; 95 % intervals); cells whose interval excludes 0 are outlined.
+    const Z95 = 1.959963984540054;
+    function compareLevels(name, a, b) {
+      const col = D.colorings.find((c) => c.name === name && c.kind === "categorical" && c.mass);
+      if (!col) return null;
+      const C = col.levels.length, ia = col.levels.indexOf(a), ib = b === null || b === undefined ? -1 : col.levels.indexOf(b);
+      if (ia < 0 || (b !== null && b !== undefined && (ib < 0 || ib === ia))) return null;
+      const P = col.values, M = col.mass;
+      let na = col.counts[ia], nb = 0;
+      if (ib < 0) { for (let c = 0; c < C; c++) if (c !== ia) nb += col.counts[c]; } else nb = col.counts[ib];
+      if (!(na > 0 && nb > 0)) return null;
+      const ya = new Float64Array(L), yb = new Float64Array(L), delta = new Float64Array(L), std = new Float64Array(L);
+      let pooledSum = 0;
+      for (let i = 0; i < L; i++) {
+        ya[i] = P[i * C + ia] * M[i];
+        yb[i] = ib < 0 ? M[i] - ya[i] : P[i * C + ib] * M[i];
+        if (yb[i] < 0) yb[i] = 0;
+        pooledSum += (ya[i] + yb[i]) / (na + nb);
+      }
+      const alpha0 = L, marked = new Uint8Array(L);
+      let vmax = 0, nMarked = 0;
+      for (let i = 0; i < L; i++) {
+        const al = pooledSum > 0 ? alpha0 * ((ya[i] + yb[i]) / (na + nb)) / pooledSum : alpha0 / L;
+        delta[i] = Math.log(ya[i] + al) - Math.log(na + alpha0 - ya[i] - al) - Math.log(yb[i] + al) + Math.log(nb + alpha0 - yb[i] - al);
+        std[i] = Math.sqrt(1 / (ya[i] + al) + 1 / (yb[i] + al));
+        if (delta[i] - Z95 * std[i] > 0 || delta[i] + Z95 * std[i] < 0) { marked[i] = 1; nMarked++; }
+        vmax = Math.max(vmax, Math.abs(delta[i]));
+      }
+      return { name: `${name}: ${a} vs ${ib < 0 ? "the rest" : b}`, base: name, kind: "difference", a, b: ib < 0 ? null : b,
+        values: delta, std, marked, nMarked, vmax: vmax > 0 ? vmax : 1,
+        colorA: levelColor(col, ia), colorB: ib < 0 ? [90, 90, 90] : levelColor(col, ib) };
+    }
+    function showDifference(name, a, b) {
+      const diff = compareLevels(name, a, b);
+      if (!diff) return null;
+      state.colouring = diff;
+      state.cellRGB = colouringRGB(diff, L);
+      state.cellCSS = state.cellRGB.map(css);
+      const legend = $("cg-legend");
+      legend.textContent = "";
+      legend.classList.remove("cg-wide");
+      const head = Object.assign(document.createElement("div"), { className: "cg-legend-title", textContent: diff.name });
+      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
+      const bar = document.createElement("div");
+      bar.className = "cg-bar";
+      bar.style.background = `linear-gradient(to right,${css(mix(WHITE, diff.colorB, 0.7))},#fff,${css(mix(WHITE, diff.colorA, 0.7))})`;
+      const labels = document.createElement("div");
+      labels.className = "cg-bar-labels";
+      labels.append(Object.assign(document.createElement("span"), { textContent: `${diff.b === null ? "the rest" : diff.b} ${(-diff.vmax).toFixed(2)}` }),
+        Object.assign(document.createElement("span"), { textContent: `${diff.vmax.toFixed(2)} ${diff.a}` }));
+      const note = Object.assign(document.createElement("div"), { className: "cg-muted",
+        textContent: `log-odds of document mass; ${fmt(diff.nMarked)} outlined cell${diff.nMarked === 1 ? "" : "s"}: 95 % interval excludes 0` });
+      const back = Object.assign(document.createElement("button"), { type: "button", textContent: "back to " + diff.base });
+      back.addEventListener("click", () => colorBy(diff.base));
+      legend.append(head, bar, labels, note, back);
+      legend.hidden = false;
+      draw();
+      return { delta: Array.from(diff.values), std: Array.from(diff.std), marked: Array.from(diff.marked) };
+    }
+    function compareControls(col) {
+      const box = document.createElement("div");
+      box.className = "cg-compare";
+      const pick = (withRest) => {
+        const sel = document.createElement("select");
+        if (withRest) sel.appendChild(Object.assign(document.createElement("option"), { value: "", textContent: "the rest" }));
+        col.levels.forEach((lev) => sel.appendChild(Object.assign(document.createElement("option"), { value: lev, textContent: lev })));
+        return sel;
+      };
+      const sa = pick(false), sb = pick(true);
+      const go = Object.assign(document.createElement("button"), { type: "button", textContent: "Compare" });
+      go.addEventListener("click", () => showDifference(col.name, sa.value, sb.value === "" ? null : sb.value));
+      box.append(Object.assign(document.createElement("span"), { textContent: "Where" }), sa,
+        Object.assign(document.createElement("span"), { textContent: "differs from" }), sb, go);
+      return box;
     }
     select.addEventListener("change", () => colorBy(select.value === "" ? null : D.colorings[+select.value].name));
 
@@ -928,6 +1023,7 @@
       searchDocuments(q) { mode.value = "documents"; input.value = q; return searchDocuments(q); },
       documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
+      compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
       regionOf(i, n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev ? lev.labels[i] : null; },
