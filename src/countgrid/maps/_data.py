@@ -830,7 +830,9 @@ default="relevance"
                               .astype(np.int64),
                               # each cell's document mass (compare_groups' y summed over
                               # the levels): level masses are values x mass
-                              "mass": (tot[0] / float(np.prod(window))).astype(np.float32)})
+                              "mass": (tot[0] / float(np.prod(window))).astype(np.float32),
+                              "doc_levels": np.asarray(values).astype(
+                                  np.uint8 if len(lev) <= 256 else np.uint16)})
         else:
             mean = np.divide(C[0], C[1], out=np.full(L, np.nan), where=C[1] > 0)
             finite = mean[np.isfinite(mean)]

@@ -158,7 +158,7 @@
     const state = {
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
-      docResults: [],
+      docResults: [], selection: null, rubber: null,
     };
 
     // header
@@ -296,6 +296,20 @@
           }
         }
       }
+      // the selected cells and the rectangle being dragged
+      if (state.selection) {
+        ctx.fillStyle = "rgba(37, 99, 235, 0.16)";
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) if (state.selection[r * E2 + mod(x, E2)]) ctx.fillRect((x - view.ox) * s, py, s, s);
+        }
+      }
+      if (state.rubber) {
+        const [ax, ay, bx, by] = state.rubber;
+        ctx.strokeStyle = "#2563eb"; ctx.lineWidth = 1.5; ctx.setLineDash([5, 3]);
+        ctx.strokeRect(Math.min(ax, bx), Math.min(ay, by), Math.abs(bx - ax), Math.abs(by - ay));
+        ctx.setLineDash([]);
+      }
       // the pinned cell
       if (state.pinned >= 0) {
         const pr = Math.floor(state.pinned / E2), pc = state.pinned % E2;
@@ -312,6 +326,54 @@
           }
         }
       }
+    }
+
+    // ---- selection (docs/map.md, "Select cells"): shift-drag a rectangle (it may cross
+    // the seam: rows r0..r1 and columns c0..c1 of the unbounded view, taken modulo the
+    // extent); the documents whose most probable window is centred in a selected cell are
+    // listed with the mix of the shown categorical colouring, and exported as CSV.
+    function selectRect(r0, c0, r1, c1) {
+      const cells = new Uint8Array(L);
+      const h = Math.min(r1 - r0 + 1, E1), w = Math.min(c1 - c0 + 1, E2);
+      for (let a = 0; a < h; a++) for (let b = 0; b < w; b++) cells[mod(r0 + a, E1) * E2 + mod(c0 + b, E2)] = 1;
+      const docs = [];
+      for (let t = 0; t < N; t++) if (cells[windowCentre(t)]) docs.push(t);
+      state.selection = cells;
+      state.listed = docs.slice(0, D.list_length);
+      state.scores = state.listed.map(() => 1);
+      state.pinned = -1;
+      const info = $("cg-panel-info");
+      let mix = "";
+      const col = state.colouring && state.colouring.kind === "categorical" ? state.colouring : null;
+      if (col && docs.length) {
+        const byLevel = new Map();
+        for (const t of docs) { const v = col.doc_levels ? col.levels[col.doc_levels[t]] : null; if (v !== null) byLevel.set(v, (byLevel.get(v) || 0) + 1); }
+        mix = [...byLevel.entries()].sort((p, q) => q[1] - p[1]).slice(0, 6)
+          .map(([v, k]) => `${v} ${(100 * k / docs.length).toFixed(0)} %`).join(", ");
+      }
+      renderSelection(docs);
+      info.textContent = `${fmt(h * w)} cell${h * w === 1 ? "" : "s"} selected: ${fmt(docs.length)} document${docs.length === 1 ? "" : "s"} centred there` +
+        (state.listed.length < docs.length ? `, the first ${state.listed.length} listed` : "") + (mix ? ` · ${mix}` : "") + ". CSV exports the list.";
+      $("cg-csv").disabled = !state.listed.length;
+      draw();
+      return docs.map((t) => D.doc_index[t]);
+    }
+    function renderSelection(docs) {
+      const ol = $("cg-docs");
+      ol.textContent = "";
+      const frag = document.createDocumentFragment();
+      for (const t of docs.slice(0, D.list_length)) {
+        const li = document.createElement("li");
+        li.dataset.doc = String(t);
+        const i = windowCentre(t);
+        li.append(Object.assign(document.createElement("div"), { className: "cg-doc-title", textContent: D.titles[t] }),
+          Object.assign(document.createElement("div"), { className: "cg-doc-meta", textContent: `cell (${Math.floor(i / E2)}, ${i % E2}) · id ${D.ids[t]}` }));
+        if (D.snippets[t]) li.appendChild(Object.assign(document.createElement("div"), { className: "cg-snippet", textContent: D.snippets[t] }));
+        li.addEventListener("mouseenter", () => { state.hoverDoc = t; scheduleDraw(); });
+        li.addEventListener("mouseleave", () => { state.hoverDoc = -1; scheduleDraw(); });
+        frag.appendChild(li);
+      }
+      ol.appendChild(frag);
     }
 
     // Each cell shows its words in the order of the ranking (relevance by default: the
@@ -671,6 +733,7 @@
 
     function pin(r, c) {
       r = mod(Math.floor(r), E1); c = mod(Math.floor(c), E2);
+      state.selection = null;
       state.pinned = r * E2 + c;
       const [list, scores] = N ? rank(state.pinned) : [[], []];
       state.listed = list; state.scores = scores; state.hoverDoc = -1;
@@ -927,7 +990,7 @@
     // extent), a click without drag pins a cell, the wheel zooms about the pointer
     let drag = null;
     canvas.addEventListener("pointerdown", (e) => {
-      drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false };
+      drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false, select: e.shiftKey };
       canvas.setPointerCapture(e.pointerId);
     });
     canvas.addEventListener("pointermove", (e) => {
@@ -935,7 +998,11 @@
       if (drag) {
         const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
         if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; canvas.classList.add("cg-dragging"); }
-        if (drag.moved) { view.ox = drag.ox - dx / view.s; view.oy = drag.oy - dy / view.s; scheduleDraw(); }
+        if (drag.moved && drag.select) {           // shift-drag: a rectangle of cells
+          const x0 = drag.x - rect.left, y0 = drag.y - rect.top;
+          state.rubber = [x0, y0, e.clientX - rect.left, e.clientY - rect.top];
+          scheduleDraw();
+        } else if (drag.moved) { view.ox = drag.ox - dx / view.s; view.oy = drag.oy - dy / view.s; scheduleDraw(); }
         return;
       }
       const [r, c, i] = cellAt(e.clientX - rect.left, e.clientY - rect.top);
@@ -958,7 +1025,12 @@
       if (!drag.moved && e.type === "pointerup") {
         const [r, c] = cellAt(e.clientX - rect.left, e.clientY - rect.top);
         pin(r, c);
+      } else if (drag.select && state.rubber && e.type === "pointerup") {
+        const [ax, ay, bx, by] = state.rubber;
+        const wx = (px) => Math.floor(view.ox + px / view.s), wy = (py) => Math.floor(view.oy + py / view.s);
+        selectRect(Math.min(wy(ay), wy(by)), Math.min(wx(ax), wx(bx)), Math.max(wy(ay), wy(by)), Math.max(wx(ax), wx(bx)));
       }
+      state.rubber = null;
       drag = null;
       canvas.classList.remove("cg-dragging");
     };
@@ -1023,6 +1095,7 @@
       searchDocuments(q) { mode.value = "documents"; input.value = q; return searchDocuments(q); },
       documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
+      selectCells(r0, c0, r1, c1) { return selectRect(r0, c0, r1, c1); },
       compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
