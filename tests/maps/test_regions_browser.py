@@ -64,10 +64,17 @@ def test_names_by_zoom_without_overlap(open_map, big_grid, tmp_path):
                       [r * 32 + c, b["level"]]) == b["region"]
         return placed
 
-    assert pg("countgridMap.view().s") < 42
+    def zoom_to(s):
+        pg("s => countgridMap.zoom(s / countgridMap.view().s)", s)
+        assert pg("countgridMap.view().s") == pytest.approx(s)
+
+    zoom_to(30)       # the fine level's regions span 30 sqrt(1024 / 20) = 215 px >= 150
     first = labels_now()
     assert first and {b["level"] for b in first} == {20}
-    pg("countgridMap.zoom(0.5)")
+    pg("countgridMap.pan(32, -32)")      # a whole period: the same names in the same places
+    assert [(b["text"], round(b["x"], 3), round(b["y"], 3)) for b in labels_now()] == \
+        [(b["text"], round(b["x"], 3), round(b["y"], 3)) for b in first]
+    zoom_to(15)       # they span 107 px, the coarse level's 215
     coarse = labels_now()
     assert coarse and {b["level"] for b in coarse} == {5}
     assert {b["text"] for b in coarse} != {b["text"] for b in first}
