@@ -18,7 +18,8 @@ times.
 import contextlib
 import contextvars
 
-__all__ = ["listen", "report", "passes", "report_pass", "UPDATE_UNITS", "PASS_UNITS"]
+__all__ = ["listen", "report", "passes", "quiet_passes", "report_pass", "UPDATE_UNITS",
+           "PASS_UNITS"]
 
 #: Units of the updates of a fit: ``done`` goes up by one per event ("model": one of
 #: several models fitted in turn, countgrid._engine.per_class.fit_groups).
@@ -64,6 +65,17 @@ def passes(owner):
     """Report the passes of inference run inside the block (:func:`report_pass`) as
     ``owner`` (e.g. "map" for ``countgrid html``)."""
     token = _PASS_OWNER.set(owner)
+    try:
+        yield
+    finally:
+        _PASS_OWNER.reset(token)
+
+
+@contextlib.contextmanager
+def quiet_passes():
+    """Report no pass run inside the block (a short pass inside a longer one, such as
+    naming a map's regions, whose stage would read as the longer one's)."""
+    token = _PASS_OWNER.set(None)
     try:
         yield
     finally:

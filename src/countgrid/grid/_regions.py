@@ -19,6 +19,7 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._utils import progress as _progress
 from countgrid._utils.validation import check_is_fitted
 from countgrid.grid import _words
 from countgrid.grid._torus import check_grid, grid_size
@@ -305,6 +306,7 @@ default="relevance"
     indicator = sp.csr_matrix((1.0 / counts[flat], (flat, np.arange(flat.size))),
                               shape=(n_regions, flat.size))
     mean_pi = np.asarray(indicator @ pi.reshape(-1, Z).astype(np.float64))
-    return _words.top_words(mean_pi, n_words, grid._vocabulary(feature_names),
-                            weighting=weighting, X=X, prior=getattr(grid, "prior_", None),
-                            window=check_grid(extent, grid.window)[1], marginal_pi=pi)
+    with _progress.quiet_passes():          # a few regions: not a pass worth reporting
+        return _words.top_words(mean_pi, n_words, grid._vocabulary(feature_names),
+                                weighting=weighting, X=X, prior=getattr(grid, "prior_", None),
+                                window=check_grid(extent, grid.window)[1], marginal_pi=pi)
