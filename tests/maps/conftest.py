@@ -64,7 +64,7 @@ class Page:
                      if not r.url.startswith(("file:", "data:", "blob:")) else None)
         self.page.goto(path.as_uri())
         self.page.wait_for_function("window.countgridMap && 'ready' in window.countgridMap",
-                                    timeout=30000)
+                                    timeout=30000, polling=50)
         ready = self.page.evaluate("countgridMap.ready")
         assert ready, self.page.evaluate("countgridMap.error")
 

@@ -63,7 +63,7 @@ def test_the_search_mode_is_part_of_a_shared_view(browser, search_map):
     path, titles, snippets = search_map
     page = browser.new_page(viewport={"width": 1100, "height": 700})
     page.goto(path.as_uri() + "#q=apple%20pie&m=documents")
-    page.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000)
+    page.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000, polling=50)
     assert page.evaluate("countgridMap.documentResults()") == reference(titles, snippets,
                                                                        "apple pie")
     page.close()

@@ -75,7 +75,9 @@ def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_pa
     try:
         page.goto((tmp_path / "host.html").as_uri())
         inner = next(f for f in page.frames if f != page.main_frame)
-        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000)
+        # polled on a timer: headless Chromium at times runs no animation frame in the
+        # sandboxed frame, and Playwright polls on animation frames by default (CI at 62928ea)
+        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000, polling=50)
         size = inner.evaluate("(() => { const c = document.querySelector('canvas');"
                               " const r = c.getBoundingClientRect();"
                               " return [r.width, r.height]; })()")

@@ -20,7 +20,7 @@ def fresh_page(browser, url, width=1100, height=700):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url)
-    page.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000)
+    page.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000, polling=50)
     return page, errors
 
 
@@ -43,7 +43,7 @@ def test_a_copied_link_reopens_the_view(browser, map_path, fitted):
     page.evaluate("countgridMap.pin(4, 7)")
     page.evaluate("countgridMap.zoom(1.7)")
     page.evaluate("countgridMap.pan(3.25, -2.5)")
-    page.wait_for_function("location.hash === countgridMap.viewState()", timeout=5000)
+    page.wait_for_function("location.hash === countgridMap.viewState()", timeout=5000, polling=50)
     link = page.evaluate("location.href")
     before = snapshot(page)
     assert "#" in link and before["listed"] and before["highlighted"]
