@@ -35,14 +35,9 @@ int CG_FN2(cg_grid_accumulate_csc_topk)(int64_t n_features, const INDEX *indptr,
         return CG_ERR_INDEX;
     #pragma omp parallel for schedule(dynamic, 8) num_threads(cg_resolve_threads(num_threads))
     for (z = 0; z < n_features; z++) {
+        int64_t end, p = CG_FN2(cg_grid_block_column)(indptr, indices, nnz, cursor, z,
+                                                      row_start, row_end, &end, &bad);
         REAL *CG_RESTRICT nz = n + z * ld_n;
-        int64_t p = (int64_t)cursor[z];
-        const int64_t end = CG_FN2(cg_grid_block_column)(indptr, indices, nnz, cursor, z,
-                                                         row_start, row_end);
-        if (end < 0) {
-            cg_raise(&bad);
-            continue;
-        }
         for (; p < end; p++) {
             const int64_t t = (int64_t)indices[p] - row_start;
             const int32_t *CG_RESTRICT it = idx + t * ld_idx;

@@ -45,6 +45,17 @@ cdef int _rows(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows, Py_ssize_
     return 0
 
 
+cdef int _column_block(Py_ssize_t Z, Py_ssize_t cursor_len, Py_ssize_t row_start,
+                      Py_ssize_t row_end, Py_ssize_t n_rows, Py_ssize_t L) except -1:
+    """Check the arguments of the block-wise M-step (accumulate_csc, accumulate_csc_topk):
+    Z columns, one cursor entry per column, the rows [row_start, row_end), n (>= Z, L)."""
+    if Z < 0 or cursor_len != Z:
+        raise ValueError("cursor must have one entry per column")
+    if not 0 <= row_start <= row_end:
+        raise ValueError("invalid row range")
+    return _rows(n_rows, L, Z, L, "n")
+
+
 cdef int _per_cell(Py_ssize_t L, list arrays) except -1:
     """Check (name, rows, columns, least rows) of arrays with one row per grid (L cells)."""
     for name, rows, cols, want_rows in arrays:
@@ -149,12 +160,8 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
     cdef int status = 0
-    if Z < 0 or cursor.shape[0] != Z:
-        raise ValueError("cursor must have one entry per column")
+    _column_block(Z, cursor.shape[0], row_start, row_end, n.shape[0], L)
     csr_entries(indices, data, &ip, &dp)
-    if not 0 <= row_start <= row_end:
-        raise ValueError("invalid row range")
-    _rows(n.shape[0], n.shape[1], Z, L, "n")
     _rows(q.shape[0], q.shape[1], rows, L, "q")
     if Z == 0 or rows == 0:
         return
@@ -221,12 +228,8 @@ def accumulate_csc_topk(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const int32_t *xp = NULL
     cdef const floating *vp = NULL
     cdef int status = 0
-    if Z < 0 or cursor.shape[0] != Z:
-        raise ValueError("cursor must have one entry per column")
+    _column_block(Z, cursor.shape[0], row_start, row_end, n.shape[0], L)
     csr_entries(indices, data, &ip, &dp)
-    if not 0 <= row_start <= row_end:
-        raise ValueError("invalid row range")
-    _rows(n.shape[0], n.shape[1], Z, L, "n")
     _rows(idx.shape[0], idx.shape[1], rows, k, "idx")
     _rows(val.shape[0], val.shape[1], rows, k, "val")
     if L == 0:
