@@ -21,26 +21,30 @@ static inline float cg_bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); ret
 static inline uint32_t cg_f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
 /* The pieces of the exps, shared with the expm1 of kernels/itk_math.h.  Cody-Waite
- * reduction x = n ln 2 + r, |r| <= ln(2)/2: t = cg_exp_shift(x) holds the rounded n in its
- * low bits, r = cg_exp_rem(x, t), and cg_exp_scale(t, bias) is the power of two whose
- * exponent field is n + bias.  cg_exp_poly(p, r) is (e^r - 1) / r = 1 + r/2! + r^2/3! + ...
- * by Horner from the coefficient p of the highest power, so that e^r = poly * r + 1 and
- * e^r - 1 = poly * r. */
+ * reduction of x clamped to [lo, hi]: x = n ln 2 + r, |r| <= ln(2)/2, r = cg_exp_reduce(x,
+ * lo, hi, &t), where t holds the rounded n in its low bits; cg_exp_scale(t, bias) is the
+ * power of two whose exponent field is n + bias.  cg_exp_poly(p, r) is (e^r - 1) / r =
+ * 1 + r/2! + r^2/3! + ... by Horner from the coefficient p of the highest power, so that
+ * e^r = poly * r + 1 and e^r - 1 = poly * r. */
 #define CG_SHIFTER_F64 6755399441055744.0 /* 1.5 * 2^52: x + shifter rounds x */
 #define CG_SHIFTER_F32 12582912.0f        /* 1.5 * 2^23 */
 
-static inline double cg_exp_shift_f64(double xc) { return xc * 1.4426950408889634074 + CG_SHIFTER_F64; }
-static inline float cg_exp_shift_f32(float xc) { return xc * 1.44269504088896341f + CG_SHIFTER_F32; }
-
-static inline double cg_exp_rem_f64(double xc, double t)
+/* x clamped to [lo, hi] and reduced: returns r and stores t */
+static inline double cg_exp_reduce_f64(double x, double lo, double hi, double *t)
 {
-    const double n = t - CG_SHIFTER_F64;
+    const double xc = x < lo ? lo : (x > hi ? hi : x);
+    const double s = xc * 1.4426950408889634074 + CG_SHIFTER_F64;
+    const double n = s - CG_SHIFTER_F64;
+    *t = s;
     return (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
 }
 
-static inline float cg_exp_rem_f32(float xc, float t)
+static inline float cg_exp_reduce_f32(float x, float lo, float hi, float *t)
 {
-    const float n = t - CG_SHIFTER_F32;
+    const float xc = x < lo ? lo : (x > hi ? hi : x);
+    const float s = xc * 1.44269504088896341f + CG_SHIFTER_F32;
+    const float n = s - CG_SHIFTER_F32;
+    *t = s;
     return (xc - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
 }
 
@@ -77,12 +81,11 @@ static inline float cg_exp_poly_f32(float p, float r)
 
 static inline double cg_exp_f64(double x)
 {
-    const double xc = x < -708.0 ? -708.0 : (x > 709.7 ? 709.7 : x);
-    const double t = cg_exp_shift_f64(xc);
-    const double r = cg_exp_rem_f64(xc, t);
+    double t, y;
+    const double r = cg_exp_reduce_f64(x, -708.0, 709.7, &t);
     const double p = cg_exp_poly_f64(1.0 / 6227020800.0, r) * r + 1.0;
     /* 2^(n-1): n - 1 + 1023 stays in [1, 2046] */
-    double y = 2.0 * p * cg_exp_scale_f64(t, 1022u);
+    y = 2.0 * p * cg_exp_scale_f64(t, 1022u);
     y = x < -708.0 ? 0.0 : y;
     y = x > 709.7 ? HUGE_VAL : y;
     return x != x ? x : y;
@@ -90,11 +93,10 @@ static inline double cg_exp_f64(double x)
 
 static inline float cg_exp_f32(float x)
 {
-    const float xc = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float t = cg_exp_shift_f32(xc);
-    const float r = cg_exp_rem_f32(xc, t);
+    float t, y;
+    const float r = cg_exp_reduce_f32(x, -87.0f, 88.0f, &t);
     const float p = cg_exp_poly_f32(1.0f / 5040.0f, r) * r + 1.0f;
-    float y = 2.0f * p * cg_exp_scale_f32(t, 126u);
+    y = 2.0f * p * cg_exp_scale_f32(t, 126u);
     y = x < -87.0f ? 0.0f : y;
     y = x > 88.0f ? HUGE_VALF : y;
     return x != x ? x : y;

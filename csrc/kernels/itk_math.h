@@ -13,13 +13,12 @@
 
 static inline double cg_itk_expm1_f64(double x)
 {
-    const double xc = x < -40.0 ? -40.0 : (x > 709.0 ? 709.0 : x);
-    const double t = cg_exp_shift_f64(xc);
-    const double r = cg_exp_rem_f64(xc, t);
+    double t, y;
+    const double r = cg_exp_reduce_f64(x, -40.0, 709.0, &t);
     const double p = cg_exp_poly_f64(1.0 / 6227020800.0, r) * r;      /* e^r - 1 */
     /* n in [-58, 1023]: the exponent field of 2^n is n + 1023 */
     const double two_n = cg_exp_scale_f64(t, 1023u);
-    double y = two_n * p + (two_n - 1.0);
+    y = two_n * p + (two_n - 1.0);
     y = x < -40.0 ? -1.0 : y;                        /* expm1(-40) = -1 + 4e-18 */
     y = x > 709.0 ? HUGE_VAL : y;
     return x != x ? x : y;
@@ -27,13 +26,12 @@ static inline double cg_itk_expm1_f64(double x)
 
 static inline float cg_itk_expm1_f32(float x)
 {
-    const float xc = x < -20.0f ? -20.0f : (x > 88.0f ? 88.0f : x);
-    const float t = cg_exp_shift_f32(xc);
-    const float r = cg_exp_rem_f32(xc, t);
+    float t, y;
+    const float r = cg_exp_reduce_f32(x, -20.0f, 88.0f, &t);
     /* one degree more than cg_exp_f32: e^r - 1 is small, its relative error is not */
     const float p = cg_exp_poly_f32(1.0f / 40320.0f * r + 1.0f / 5040.0f, r) * r;
     const float two_n = cg_exp_scale_f32(t, 127u);  /* n in [-29, 127] */
-    float y = two_n * p + (two_n - 1.0f);
+    y = two_n * p + (two_n - 1.0f);
     y = x < -20.0f ? -1.0f : y;                      /* expm1(-20) = -1 + 2e-9 */
     y = x > 88.0f ? HUGE_VALF : y;
     return x != x ? x : y;
