@@ -215,13 +215,12 @@ def plot_word_map(grid, word, feature_names=None, ax=None, n_cells=5, cmap="viri
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_word_map
-    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 3))
+    >>> words = ["cat", "dog", "fish"]
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, len(words)))
     >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
-    >>> ax = plot_word_map(cg, "dog", ["cat", "dog", "fish"])
+    >>> ax = plot_word_map(cg, "dog", words)
     >>> ax.images[0].get_array().shape
     (6, 6)
     """
@@ -358,8 +357,6 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_label_embedding
     >>> rng = np.random.default_rng(0)
@@ -494,15 +491,14 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_positions
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    >>> labels = np.repeat(["news", "sport"], 20)
     >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
-    >>> ax = plot_positions(cg, X, labels=np.arange(40) % 2)
-    >>> len(ax.collections)
-    2
+    >>> ax = plot_positions(cg, X, labels)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['news', 'sport']
     """
     _mpl()
     g = _fitted_grid(grid)
@@ -628,8 +624,6 @@ GenerativeCountingGridClassifier (one curve per class), PLSA, ZIPGTM or Histogra
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_log_likelihood
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
@@ -692,8 +686,6 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_top_words
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
@@ -806,8 +798,6 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_zip_gtm_map
     >>> X = np.random.default_rng(0).poisson(0.5, size=(60, 30))
