@@ -92,7 +92,7 @@ def _label_codes(labels, n, name="labels"):
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(f"{name} must have one entry per document ({n}), got shape "
-                         f"{labels.shape}")
+                         f"{labels.shape}: give one label per document")
     try:
         classes, codes = np.unique(labels, return_inverse=True)
     except TypeError:
@@ -806,6 +806,16 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
     >>> len(ax.collections)
     3
     """
+    return _zip_gtm_map(zipgtm, X, labels, ax, label_names, colors, show_latent, size, legend,
+                        title)
+
+
+def _zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=None,
+                 show_latent=True, size=12.0, legend=True, title=None, labels_name="labels",
+                 **scatter_kw):
+    """The drawing of :func:`plot_zip_gtm_map`, also ``ZIPGTM.plot``'s (registered with
+    countgrid.gtm._display): ``labels_name`` is the argument that gave the labels, for the
+    messages; ``scatter_kw`` go to the documents' ``ax.scatter`` calls."""
     _mpl()
     if not isinstance(zipgtm, ZIPGTM):
         raise TypeError(f"zipgtm must be a fitted ZIPGTM, got {type(zipgtm).__name__}")
@@ -816,7 +826,7 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
         classes, codes = np.array(["documents"]), np.zeros(n, dtype=np.intp)
         names, cols = ["documents"], np.array([[0.1, 0.3, 0.6]])
     else:
-        classes, codes = _label_codes(labels, n)
+        classes, codes = _label_codes(labels, n, labels_name)
         names, cols = _names(label_names, classes), _colors(len(classes), colors)
     own = ax is None
     ax = _axes(ax, (6.4, 6.0))
@@ -828,9 +838,11 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
                    label="latent points (area = mixing weight)")
     for c in range(len(classes)):
         m = codes == c
-        ax.scatter(Zc[m, 0], Zc[m, 1], s=size, color=cols[c], alpha=0.75, zorder=3,
-                   marker=_MARKERS[c % len(_MARKERS)], edgecolors="white", linewidths=0.3,
-                   label=names[c])
+        kw = dict(s=size, color=cols[c], alpha=0.75, zorder=3, edgecolors="white",
+                  marker=_MARKERS[c % len(_MARKERS)], linewidths=0.3, label=names[c])
+        if "c" in scatter_kw:       # the caller's colours replace the label's
+            del kw["color"]
+        ax.scatter(Zc[m, 0], Zc[m, 1], **{**kw, **scatter_kw})
     ax.set_xlabel("latent coordinate 1")
     ax.set_ylabel("latent coordinate 2")
     ax.set_aspect("equal", adjustable="datalim")
