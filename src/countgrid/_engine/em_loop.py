@@ -22,8 +22,8 @@ from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import resolve_dtype
 from countgrid.exceptions import ConvergenceWarning
 
-__all__ = ["EMMonitor", "minibatch_rho", "STEP_SIZE_CONSTRAINTS", "STEP_SIZE_PARAMS_DOC",
-           "N_BATCH_ITER_DOC", "start_fit", "minibatch_inputs"]
+__all__ = ["N_BATCH_ITER_DOC", "STEP_SIZE_CONSTRAINTS", "STEP_SIZE_PARAMS_DOC", "EMMonitor",
+           "minibatch_inputs", "minibatch_rho", "start_fit"]
 
 
 class EMMonitor:

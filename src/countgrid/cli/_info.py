@@ -3,7 +3,6 @@ import argparse
 
 from countgrid._config import show_config
 
-
 NAME = "info"
 HELP = "print the build and runtime configuration"
 DESCRIPTION = ("Print the version, compiler, OpenMP, SIMD level, BLAS and thread settings "

@@ -838,8 +838,8 @@ def _zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=None,
                    label="latent points (area = mixing weight)")
     for c in range(len(classes)):
         m = codes == c
-        kw = dict(s=size, color=cols[c], alpha=0.75, zorder=3, edgecolors="white",
-                  marker=_MARKERS[c % len(_MARKERS)], linewidths=0.3, label=names[c])
+        kw = {"s": size, "color": cols[c], "alpha": 0.75, "zorder": 3, "edgecolors": "white",
+              "marker": _MARKERS[c % len(_MARKERS)], "linewidths": 0.3, "label": names[c]}
         if "c" in scatter_kw:       # the caller's colours replace the label's
             del kw["color"]
         ax.scatter(Zc[m, 0], Zc[m, 1], **{**kw, **scatter_kw})
