@@ -154,7 +154,8 @@ def _doctest_modules():
 
 @pytest.mark.parametrize("modname", _doctest_modules())
 def test_doctests(modname):
-    pytest.importorskip("matplotlib")
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")       # the plotting examples draw (no display needed)
     module = _import(modname)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     with warnings.catch_warnings():

@@ -20,15 +20,40 @@ static inline uint64_t cg_f64_to_bits(double d) { uint64_t u; memcpy(&u, &d, 8);
 static inline float cg_bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t cg_f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-static inline double cg_exp_f64(double x)
+/* The pieces of the exps, shared with the expm1 of kernels/itk_math.h.  Cody-Waite
+ * reduction of x clamped to [lo, hi]: x = n ln 2 + r, |r| <= ln(2)/2, r = cg_exp_reduce(x,
+ * lo, hi, &t), where t holds the rounded n in its low bits; cg_exp_scale(t, bias) is the
+ * power of two whose exponent field is n + bias.  cg_exp_poly(p, r) is (e^r - 1) / r =
+ * 1 + r/2! + r^2/3! + ... by Horner from the coefficient p of the highest power, so that
+ * e^r = poly * r + 1 and e^r - 1 = poly * r. */
+#define CG_SHIFTER_F64 6755399441055744.0 /* 1.5 * 2^52: x + shifter rounds x */
+#define CG_SHIFTER_F32 12582912.0f        /* 1.5 * 2^23 */
+
+/* x clamped to [lo, hi] and reduced: returns r and stores t */
+static inline double cg_exp_reduce_f64(double x, double lo, double hi, double *t)
 {
-    const double shifter = 6755399441055744.0; /* 1.5 * 2^52: x + shifter rounds x */
-    const double xc = x < -708.0 ? -708.0 : (x > 709.7 ? 709.7 : x);
-    const double t = xc * 1.4426950408889634074 + shifter;
-    const double n = t - shifter;
-    const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
-    double p = 1.0 / 6227020800.0;
-    double y;
+    const double xc = x < lo ? lo : (x > hi ? hi : x);
+    const double s = xc * 1.4426950408889634074 + CG_SHIFTER_F64;
+    const double n = s - CG_SHIFTER_F64;
+    *t = s;
+    return (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+}
+
+static inline float cg_exp_reduce_f32(float x, float lo, float hi, float *t)
+{
+    const float xc = x < lo ? lo : (x > hi ? hi : x);
+    const float s = xc * 1.44269504088896341f + CG_SHIFTER_F32;
+    const float n = s - CG_SHIFTER_F32;
+    *t = s;
+    return (xc - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
+}
+
+static inline double cg_exp_scale_f64(double t, uint64_t bias) { return cg_bits_to_f64((cg_f64_to_bits(t) + bias) << 52); }
+static inline float cg_exp_scale_f32(float t, uint32_t bias) { return cg_bits_to_f32((cg_f32_to_bits(t) + bias) << 23); }
+
+/* from p = 1/13! (cg_exp_f64, cg_itk_expm1_f64) */
+static inline double cg_exp_poly_f64(double p, double r)
+{
     p = p * r + 1.0 / 479001600.0;
     p = p * r + 1.0 / 39916800.0;
     p = p * r + 1.0 / 3628800.0;
@@ -40,10 +65,27 @@ static inline double cg_exp_f64(double x)
     p = p * r + 1.0 / 24.0;
     p = p * r + 1.0 / 6.0;
     p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    /* the low bits of t hold n: build 2^(n-1) (n - 1 + 1023 stays in [1, 2046]) */
-    y = 2.0 * p * cg_bits_to_f64((cg_f64_to_bits(t) + 1022u) << 52);
+    return p * r + 1.0;
+}
+
+/* from p = 1/7! (cg_exp_f32) or p = r/8! + 1/7! (cg_itk_expm1_f32) */
+static inline float cg_exp_poly_f32(float p, float r)
+{
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    return p * r + 1.0f;
+}
+
+static inline double cg_exp_f64(double x)
+{
+    double t, y;
+    const double r = cg_exp_reduce_f64(x, -708.0, 709.7, &t);
+    const double p = cg_exp_poly_f64(1.0 / 6227020800.0, r) * r + 1.0;
+    /* 2^(n-1): n - 1 + 1023 stays in [1, 2046] */
+    y = 2.0 * p * cg_exp_scale_f64(t, 1022u);
     y = x < -708.0 ? 0.0 : y;
     y = x > 709.7 ? HUGE_VAL : y;
     return x != x ? x : y;
@@ -51,21 +93,10 @@ static inline double cg_exp_f64(double x)
 
 static inline float cg_exp_f32(float x)
 {
-    const float shifter = 12582912.0f; /* 1.5 * 2^23 */
-    const float xc = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    const float t = xc * 1.44269504088896341f + shifter;
-    const float n = t - shifter;
-    const float r = (xc - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
-    float p = 1.0f / 5040.0f;
-    float y;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    y = 2.0f * p * cg_bits_to_f32((cg_f32_to_bits(t) + 126u) << 23);
+    float t, y;
+    const float r = cg_exp_reduce_f32(x, -87.0f, 88.0f, &t);
+    const float p = cg_exp_poly_f32(1.0f / 5040.0f, r) * r + 1.0f;
+    y = 2.0f * p * cg_exp_scale_f32(t, 126u);
     y = x < -87.0f ? 0.0f : y;
     y = x > 88.0f ? HUGE_VALF : y;
     return x != x ? x : y;
@@ -132,33 +163,24 @@ static inline float cg_log_f32(float x)
  * compiler vectorises them, and the result does not depend on threads. */
 #define CG_LANES 8
 
-static inline double cg_sum_f64(const double *x, int64_t n)
-{
-    double acc[CG_LANES] = {0, 0, 0, 0, 0, 0, 0, 0};
-    double s;
-    int64_t k = 0, j;
-    for (; k + CG_LANES <= n; k += CG_LANES)
-        for (j = 0; j < CG_LANES; j++)
-            acc[j] += x[k + j];
-    s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; k < n; k++)
-        s += x[k];
-    return s;
-}
-
-static inline double cg_sum_f32(const float *x, int64_t n)
-{
-    double acc[CG_LANES] = {0, 0, 0, 0, 0, 0, 0, 0};
-    double s;
-    int64_t k = 0, j;
-    for (; k + CG_LANES <= n; k += CG_LANES)
-        for (j = 0; j < CG_LANES; j++)
-            acc[j] += (double)x[k + j];
-    s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; k < n; k++)
-        s += (double)x[k];
-    return s;
-}
+#define CG_DEFINE_SUM(name, T)                                              \
+    static inline double name(const T *x, int64_t n)                        \
+    {                                                                       \
+        double acc[CG_LANES] = {0, 0, 0, 0, 0, 0, 0, 0};                    \
+        double s;                                                           \
+        int64_t k = 0, j;                                                   \
+        for (; k + CG_LANES <= n; k += CG_LANES)                            \
+            for (j = 0; j < CG_LANES; j++)                                  \
+                acc[j] += (double)x[k + j];                                 \
+        s = ((acc[0] + acc[1]) + (acc[2] + acc[3]))                         \
+            + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                      \
+        for (; k < n; k++)                                                  \
+            s += (double)x[k];                                              \
+        return s;                                                           \
+    }
+CG_DEFINE_SUM(cg_sum_f64, double)
+CG_DEFINE_SUM(cg_sum_f32, float)
+#undef CG_DEFINE_SUM
 
 #define CG_DEFINE_MAX(name, T)                                              \
     static inline T name(const T *x, int64_t n)                             \

@@ -1,6 +1,6 @@
 /* M-step statistics from sparse posteriors (cg_grid_topk_posterior): the sparse analogue
- * of accumulate_csc_impl.h, with the same cursor convention; included once per
- * (REAL, INDEX). */
+ * of accumulate_csc_impl.h, whose cg_grid_block_column (the cursor convention) it uses;
+ * included once per (REAL, INDEX), after accumulate_csc_impl.h. */
 
 int CG_FN2(cg_grid_accumulate_csc_topk)(int64_t n_features, const INDEX *indptr,
                                         const INDEX *indices, const REAL *data, int64_t nnz,
@@ -35,22 +35,9 @@ int CG_FN2(cg_grid_accumulate_csc_topk)(int64_t n_features, const INDEX *indptr,
         return CG_ERR_INDEX;
     #pragma omp parallel for schedule(dynamic, 8) num_threads(cg_resolve_threads(num_threads))
     for (z = 0; z < n_features; z++) {
+        int64_t end, p = CG_FN2(cg_grid_block_column)(indptr, indices, nnz, cursor, z,
+                                                      row_start, row_end, &end, &bad);
         REAL *CG_RESTRICT nz = n + z * ld_n;
-        int64_t p = (int64_t)cursor[z];
-        const int64_t col_start = (int64_t)indptr[z], col_end = (int64_t)indptr[z + 1];
-        int64_t end = p, prev = row_start;
-        int ok = col_start >= 0 && p >= col_start && p <= col_end && col_end <= nnz;
-        /* the rows of the block must be sorted and inside [row_start, row_end) */
-        while (ok && end < col_end && (int64_t)indices[end] < row_end) {
-            ok = (int64_t)indices[end] >= prev;
-            prev = (int64_t)indices[end];
-            end++;
-        }
-        if (!ok) {
-            cg_raise(&bad);
-            continue;
-        }
-        cursor[z] = (INDEX)end;
         for (; p < end; p++) {
             const int64_t t = (int64_t)indices[p] - row_start;
             const int32_t *CG_RESTRICT it = idx + t * ld_idx;

@@ -34,6 +34,7 @@ from countgrid.mixture import HistogramGMM
 from countgrid.retrieval import LSI, tfidf
 from countgrid import embeddings, kernels, metrics, text
 from countgrid import maps  # noqa: F401 - registers what CountingGrid.to_html draws with
+from countgrid import plotting  # noqa: F401 - registers what ZIPGTM.plot draws with
 
 __all__ = [
     "__version__",

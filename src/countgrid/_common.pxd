@@ -85,6 +85,16 @@ cdef inline int check_canonical_csr(const index_t[::1] indptr, const index_t[::1
     return 0
 
 
+cdef inline Py_ssize_t block_setting(object value, str name, Py_ssize_t current) except -1:
+    """A wrapper's blocking knob (``block_work``, set by tests): ``current`` when ``value``
+    is None, else ``value``, which must be >= 1."""
+    if value is None:
+        return current
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1")
+    return value
+
+
 cdef inline int check_interrupt() except -1:
     """Run pending signal handlers with the GIL held: Ctrl-C raises KeyboardInterrupt here.
 

@@ -272,14 +272,29 @@ class _Corrupt(ValueError):
     """A model file whose content contradicts itself or its class (named by ``load``)."""
 
 
-def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION, defer=False):
+def _entry_class(meta, prefix):
+    """``(name, class)`` of the model entry ``meta`` at ``prefix`` of a file's header, the
+    class looked up in the registry of saveable classes."""
     if not isinstance(meta, dict):
         raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
     name = meta.get("class")
     cls = _REGISTRY.get(name) if isinstance(name, str) else None
     if cls is None:
         hint = " (import the module that defines it first)" if "." in str(name) else ""
-        raise ValueError(f"unknown estimator class {name!r} in the file{hint}")
+        raise ValueError(f"unknown estimator class {str(name)[:80]!r} in the file{hint}")
+    return name, cls
+
+
+def _check_declared(name, cls, array_kinds, children):
+    """The arrays and children of an entry must be fitted attributes its class declares."""
+    undeclared = (set(array_kinds) - set(cls._fitted_arrays)) | (
+        set(children) - set(cls._fitted_estimators))
+    if undeclared:
+        raise _Corrupt(f"{name} has no fitted attributes {sorted(undeclared)[:5]}")
+
+
+def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION, defer=False):
+    name, cls = _entry_class(meta, prefix)
     params, array_kinds, children = meta.get("params"), meta.get("arrays"), meta.get("children")
     if not (isinstance(params, dict) and isinstance(array_kinds, dict)
             and isinstance(children, dict)):
@@ -294,10 +309,7 @@ def _restore(meta, prefix, arrays, used, version=FORMAT_VERSION, defer=False):
         est._validate_params()
     except (TypeError, ValueError) as exc:
         raise _Corrupt(f"invalid parameters of {name}: {exc}") from exc
-    undeclared = (set(array_kinds) - set(cls._fitted_arrays)) | (
-        set(children) - set(cls._fitted_estimators))
-    if undeclared:
-        raise _Corrupt(f"{name} has no fitted attributes {sorted(undeclared)}")
+    _check_declared(name, cls, array_kinds, children)
     for attr, kind in array_kinds.items():
         key = prefix + attr
         if key not in arrays:
@@ -447,20 +459,11 @@ def _read_header(archive, label):
 def _plan_model(meta, prefix, archive, planned):
     """Check one model entry of the header against its class's schema, from the ``.npy``
     headers alone (scalars are read: a few bytes each); add its members to ``planned``."""
-    if not isinstance(meta, dict):
-        raise _Corrupt(f"the model entry {prefix or '/'} is not an object")
-    name = meta.get("class")
-    cls = _REGISTRY.get(name) if isinstance(name, str) else None
-    if cls is None:
-        hint = " (import the module that defines it first)" if "." in str(name) else ""
-        raise ValueError(f"unknown estimator class {str(name)[:80]!r} in the file{hint}")
+    name, cls = _entry_class(meta, prefix)
     array_kinds, children = meta.get("arrays"), meta.get("children")
     if not (isinstance(array_kinds, dict) and isinstance(children, dict)):
         raise _Corrupt(f"the entry of {name} lacks its arrays or children")
-    undeclared = (set(array_kinds) - set(cls._fitted_arrays)) | (
-        set(children) - set(cls._fitted_estimators))
-    if undeclared:
-        raise _Corrupt(f"{name} has no fitted attributes {sorted(undeclared)[:5]}")
+    _check_declared(name, cls, array_kinds, children)
     schema = getattr(cls, "_fitted_schema", {})
     declared, values = {}, {}
     for attr, kind in array_kinds.items():

@@ -12,11 +12,18 @@ import os
 import sys
 import time
 import warnings
+from numbers import Integral, Real
+
+import numpy as np
 
 from countgrid._utils import progress as _progress
+from countgrid._utils.param_validation import Interval
+from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.validation import resolve_dtype
 from countgrid.exceptions import ConvergenceWarning
 
-__all__ = ["EMMonitor", "minibatch_rho"]
+__all__ = ["N_BATCH_ITER_DOC", "STEP_SIZE_CONSTRAINTS", "STEP_SIZE_PARAMS_DOC", "EMMonitor",
+           "minibatch_inputs", "minibatch_rho", "start_fit"]
 
 
 class EMMonitor:
@@ -106,3 +113,49 @@ def minibatch_rho(step, learning_offset, learning_decay):
     if step == 0:
         return 1.0
     return float(learning_offset + step) ** -float(learning_decay)
+
+
+# ------------------------------------------------------------------ stepwise (online) EM
+# The estimators that learn online (CountingGrid, PLSA) share the step size, its
+# parameters and their documentation, and how fit and partial_fit begin.
+
+#: Constraints of the step-size parameters of stepwise EM.
+STEP_SIZE_CONSTRAINTS = {
+    "learning_offset": [Interval(Real, 0, None, closed="neither")],
+    "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
+    "total_samples": [Interval(Integral, 1, None)],
+}
+
+#: Their documentation, a fragment of the estimators' Parameters sections (written as
+#: ``    """ + STEP_SIZE_PARAMS_DOC + """`` on a line of its own, as grid._classifiers does).
+STEP_SIZE_PARAMS_DOC = """learning_offset : float, default=10.0
+        ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
+    learning_decay : float in (0.5, 1], default=0.7
+        ``kappa`` of the step size.
+    total_samples : int, default=1_000_000
+        Corpus size the minibatch statistics of :meth:`partial_fit` are scaled to
+        (``fit`` uses the number of documents it sees)."""
+
+#: The documentation of the minibatch count (a fragment of the Attributes sections).
+N_BATCH_ITER_DOC = """n_batch_iter_ : int
+        Minibatch updates of online EM (``learning_method="online"`` or
+        :meth:`partial_fit`); 0 after batch EM."""
+
+
+def start_fit(est, X):
+    """The start of ``fit`` of an estimator that may also learn online: its parameters
+    validated, the minibatch count of earlier :meth:`partial_fit` calls dropped.  Returns
+    ``(dtype, num_threads)``, the working precision for ``X`` and the OpenMP threads."""
+    est._validate_params()
+    est.__dict__.pop("n_batch_iter_", None)
+    return resolve_dtype(est.dtype, X), effective_n_threads(est.num_threads)
+
+
+def minibatch_inputs(est, X, fitted):
+    """``(dtype, n_features)`` of the minibatch ``X`` of a ``partial_fit`` call: those of
+    ``X`` on the first call (``n_features`` None), then the dtype of the fitted attribute
+    ``fitted`` and ``n_features_in_``."""
+    model = getattr(est, fitted, None)
+    if model is None:
+        return resolve_dtype(est.dtype, X), None
+    return np.dtype(model.dtype), est.n_features_in_

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from countgrid._utils.sparse import to_checked_csr
-from countgrid._utils.validation import as_numeric_array, check_sizes
+from countgrid._utils.validation import as_numeric_array, check_real_dtype, check_sizes
 
 __all__ = ["Counts", "check_counts", "sorted_csc"]
 
@@ -59,10 +59,7 @@ def check_counts(X, dtype, n_features=None, name="X", owner=None):
     check_sizes; ``owner`` names the estimator in the feature-count message).
     """
     if sp.issparse(X):
-        if X.dtype.kind == "c":
-            raise ValueError(f"Complex data not supported: {name} has dtype {X.dtype}")
-        if X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        check_real_dtype(X.dtype, name)
         Xc = to_checked_csr(X, name)
         with np.errstate(over="ignore"):    # values too large for float32: named below
             raw, Xc.data = Xc.data, Xc.data.astype(dtype, copy=False)

@@ -48,6 +48,15 @@ def asarray_or_sparse(M, name):
         raise TypeError(f"{name} could not be converted to an array: {exc}") from None
 
 
+def check_real_dtype(dtype, name):
+    """Real numbers only, with scikit-learn's error conventions: complex numbers are a
+    ValueError ("Complex data not supported"), any other non-numeric dtype a TypeError."""
+    if dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {dtype}")
+    if dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {dtype}")
+
+
 def as_real_array(X, name):
     """``numpy.asarray(X)`` holding real numbers, of any shape (the dtype side of the input
     rules, with scikit-learn's error conventions).
@@ -68,10 +77,7 @@ def as_real_array(X, name):
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must hold real numbers: {exc}") from None
-    if arr.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    check_real_dtype(arr.dtype, name)
     return arr
 
 
@@ -114,10 +120,7 @@ def check_matrix(M, name, dtype=None, nonnegative=False):
     wrong shape, NaN or infinity, and (``nonnegative=True``) negative values.
     """
     if sp.issparse(M):
-        if M.dtype.kind == "c":
-            raise ValueError(f"Complex data not supported: {name} has dtype {M.dtype}")
-        if M.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {M.dtype}")
+        check_real_dtype(M.dtype, name)
         target = resolve_dtype(dtype, M)
         M = to_checked_csr(M, name)
         M.data = M.data.astype(target, copy=False)

@@ -112,45 +112,31 @@ class Parser(argparse.ArgumentParser):
                      f"(see '{self.prog} --help')\n")
 
 
-def integer(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+def _number_type(parse, kind, accept, requirement, name):
+    """An argparse ``type``: ``parse(text)`` ("must be {kind}" when it fails), then
+    ``accept(value)`` ("{requirement}, got {text}" when it does not hold)."""
+    def convert(text):
+        try:
+            v = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
+        if not accept(v):
+            raise argparse.ArgumentTypeError(f"{requirement}, got {text}")
+        return v
+
+    convert.__name__ = convert.__qualname__ = name
+    return convert
 
 
-def positive_int(text):
-    v = integer(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return v
-
-
-def nonnegative_int(text):
-    v = integer(text)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return v
-
-
-def positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return v
-
-
-def nonnegative_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not (v >= 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a non-negative number, got {text}")
-    return v
+integer = _number_type(int, "an integer", lambda v: True, "", "integer")
+positive_int = _number_type(int, "an integer", lambda v: v >= 1,
+                            "must be a positive integer", "positive_int")
+nonnegative_int = _number_type(int, "an integer", lambda v: v >= 0,
+                               "must be a non-negative integer", "nonnegative_int")
+nonnegative_float = _number_type(float, "a number", lambda v: v >= 0 and math.isfinite(v),
+                                 "must be a non-negative number", "nonnegative_float")
+fraction = _number_type(float, "a number", lambda v: 0 < v < 1,
+                        "must lie strictly between 0 and 1", "fraction")
 
 
 def threads(text):
@@ -158,16 +144,6 @@ def threads(text):
     if v == 0:
         raise argparse.ArgumentTypeError("must not be 0 (omit it to use all cores; -1 is all "
                                          "cores too)")
-    return v
-
-
-def fraction(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not (0 < v < 1):
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
     return v
 
 

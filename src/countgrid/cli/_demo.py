@@ -37,7 +37,6 @@ DEMO_VOCABULARY = dict(min_df=5, max_df=0.5, max_features=2500,
                        token_pattern=r"(?u)\b[a-z]{3,}\b")
 
 
-
 class _LegacyExtent(argparse.Action):
     """``--extent E1 E2`` of 0.2.0.dev0: the grid, and messages name ``--extent``."""
 
@@ -57,14 +56,15 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("demo", help="the whole workflow on bundled 20 Newsgroups posts",
-                       description="Vectorise 2,780 bundled posts from three 20 Newsgroups "
-                                   "groups (raw text, scikit-learn's CountVectorizer), learn a "
-                                   "counting grid on 80 %% of them, classify the others by "
-                                   "label embedding, and write the word grid (PNG) and the "
-                                   "interactive map of all posts (HTML).",
-                       epilog=EXAMPLE)
+NAME = "demo"
+HELP = "the whole workflow on bundled 20 Newsgroups posts"
+DESCRIPTION = ("Vectorise 2,780 bundled posts from three 20 Newsgroups groups (raw text, "
+               "scikit-learn's CountVectorizer), learn a counting grid on 80 %% of them, "
+               "classify the others by label embedding, and write the word grid (PNG) and the "
+               "interactive map of all posts (HTML).")
+
+
+def add_arguments(p):
     g = p.add_argument_group("counting grid (the defaults of CountingGridClassifier)")
     add_grid_options(g, CountingGridClassifier, window_tokens="many")
     add_dtype_option(g)
@@ -81,8 +81,6 @@ def add_parser(sub):
     p.add_argument("--test-size", type=fraction, default=0.2,
                    help="fraction of each group held out for the test (default 0.2)")
     add_common(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def _have(module):

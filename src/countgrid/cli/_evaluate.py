@@ -20,14 +20,15 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("evaluate", help="cross-validated accuracy given a label column",
-                       description="Stratified k-fold cross-validation of a counting-grid "
-                                   "classifier (label embedding, paper eq. 9, or one grid per "
-                                   "class) on labelled documents, with multinomial naive Bayes "
-                                   "on the same folds as a baseline (scikit-learn).  The "
-                                   "vocabulary is chosen without the labels.",
-                       epilog=EXAMPLE)
+NAME = "evaluate"
+HELP = "cross-validated accuracy given a label column"
+DESCRIPTION = ("Stratified k-fold cross-validation of a counting-grid classifier (label "
+               "embedding, paper eq. 9, or one grid per class) on labelled documents, with "
+               "multinomial naive Bayes on the same folds as a baseline (scikit-learn).  The "
+               "vocabulary is chosen without the labels.")
+
+
+def add_arguments(p):
     p.add_argument("input", metavar="INPUT", help=INPUT_HELP)
     p.add_argument("--label-col", required=True,
                    help="metadata column (CSV/TSV column, JSONL field, 'label' of a .npz "
@@ -46,8 +47,6 @@ def add_parser(sub):
     add_dtype_option(g)
     add_input_options(p)
     add_common(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def _has_columns(args):

@@ -18,19 +18,19 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("fit", help="learn a model from documents (raw text or counts)",
-                       description="Learn a counting grid (default), pLSA, RAP or ZIP-GTM from "
-                                   "documents and save it, with the corpus it was fitted on "
-                                   "(vocabulary, ids, titles, metadata), in one .npz file.",
-                       epilog=EXAMPLE)
+NAME = "fit"
+HELP = "learn a model from documents (raw text or counts)"
+DESCRIPTION = ("Learn a counting grid (default), pLSA, RAP or ZIP-GTM from documents and save "
+               "it, with the corpus it was fitted on (vocabulary, ids, titles, metadata), in one "
+               ".npz file.")
+
+
+def add_arguments(p):
     p.add_argument("input", metavar="INPUT", help=INPUT_HELP)
     p.add_argument("-o", "--output", required=True, help="the model file to write (.npz)")
     add_model_options(p)
     add_input_options(p)
     add_common(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args, out):

@@ -24,15 +24,15 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("html", help="write the interactive map of a counting grid (one "
-                                    "offline HTML file)",
-                       description="Write one self-contained HTML file (no network, no "
-                                   "server): the grid's words cell by cell, zoom and pan "
-                                   "around the torus, word search, click a cell for the "
-                                   "documents there, colour by a metadata column.  "
-                                   "docs/map.md explains how to read it.",
-                       epilog=EXAMPLE)
+NAME = "html"
+HELP = "write the interactive map of a counting grid (one offline HTML file)"
+DESCRIPTION = ("Write one self-contained HTML file (no network, no server): the grid's words "
+               "cell by cell, zoom and pan around the torus, word search, click a cell for the "
+               "documents there, colour by a metadata column.  docs/map.md explains how to read "
+               "it.")
+
+
+def add_arguments(p):
     p.add_argument("model", metavar="MODEL", help="a counting-grid model file written by "
                                                   "'countgrid fit'")
     p.add_argument("input", metavar="INPUT", nargs="?", default=None,
@@ -54,8 +54,6 @@ def add_parser(sub):
     add_input_options(p, vectorizer=False)
     add_load_options(p)
     add_common(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args, out):

@@ -16,7 +16,10 @@ from countgrid.cli import (_demo, _evaluate, _fit, _html, _info, _plot, _top_wor
                            _vectorize)
 from countgrid.cli._args import Parser, UsageError, cli_terms, one_line
 
-#: The verbs in the order ``countgrid --help`` lists them.
+#: The verbs in the order ``countgrid --help`` lists them.  Each module says what
+#: :func:`build_parser` makes of it: ``NAME``, ``HELP`` (its line in ``countgrid --help``),
+#: ``DESCRIPTION`` and ``EXAMPLE`` (the epilog), ``add_arguments(parser)`` and
+#: ``run(args, out)``, which returns the exit status.
 VERBS = (_vectorize, _fit, _transform, _top_words, _plot, _html, _evaluate, _demo, _info)
 
 DESCRIPTION = """\
@@ -46,7 +49,10 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for verb in VERBS:
-        verb.add_parser(sub)
+        p = sub.add_parser(verb.NAME, help=verb.HELP, description=verb.DESCRIPTION,
+                           epilog=verb.EXAMPLE)
+        verb.add_arguments(p)
+        p.set_defaults(func=verb.run)
     return parser
 
 

@@ -42,16 +42,16 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("plot", help="draw a picture of a model (PNG, SVG, PDF)",
-                       description="Draw a fitted model with matplotlib (pip install "
-                                   "countgrid[plot]).  Kinds: words (the word grid, default "
-                                   "for grids), labels (the label embedding as colours), "
-                                   "positions (documents over the grid), word (where one word "
-                                   "lives), likelihood (the log-likelihood curve), topics "
-                                   "(pLSA top words, default for pLSA), map (ZIP-GTM, default "
-                                   "for it).",
-                       epilog=EXAMPLE)
+NAME = "plot"
+HELP = "draw a picture of a model (PNG, SVG, PDF)"
+DESCRIPTION = ("Draw a fitted model with matplotlib (pip install countgrid[plot]).  Kinds: words "
+               "(the word grid, default for grids), labels (the label embedding as colours), "
+               "positions (documents over the grid), word (where one word lives), likelihood "
+               "(the log-likelihood curve), topics (pLSA top words, default for pLSA), map "
+               "(ZIP-GTM, default for it).")
+
+
+def add_arguments(p):
     p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
     p.add_argument("-o", "--output", required=True,
                    help="picture file (.png, .svg, .pdf or another matplotlib format)")
@@ -73,8 +73,6 @@ def add_parser(sub):
                    help=f"resolution of raster pictures (1 to {MAX_DPI}; default 110)")
     add_load_options(p)
     add_common(p, seed=False)
-    p.set_defaults(func=run)
-    return p
 
 
 def _picture_formats():

@@ -52,14 +52,15 @@ def weighting_of(args, X, name="--idf"):
     return args.weighting or "relevance"
 
 
-def add_parser(sub):
-    p = sub.add_parser("top-words", help="the best words of each cell/topic (TSV)",
-                       description="Write the top words of every cell of a counting grid "
-                                   "(0-based row, col of pi_; the most relevant words by "
-                                   "default, see --weighting), topic of pLSA, hidden unit "
-                                   "of RAP or node of a ZIP-GTM map (the most probable "
-                                   "words), as tab-separated values.",
-                       epilog=EXAMPLE)
+NAME = "top-words"
+HELP = "the best words of each cell/topic (TSV)"
+DESCRIPTION = ("Write the top words of every cell of a counting grid (0-based row, col of pi_; "
+               "the most relevant words by default, see --weighting), topic of pLSA, hidden unit "
+               "of RAP or node of a ZIP-GTM map (the most probable words), as tab-separated "
+               "values.")
+
+
+def add_arguments(p):
     p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
     p.add_argument("-n", "--n-words", type=positive_int, default=10,
                    help="words per row (default 10)")
@@ -74,8 +75,6 @@ def add_parser(sub):
     add_weighting_options(p, "the words of a grid's cells")
     add_load_options(p, table=True)
     add_common(p, threads_option=False, seed=False)
-    p.set_defaults(func=run)
-    return p
 
 
 def grid_table(grid, vocabulary, n_words, weighting, X=None):

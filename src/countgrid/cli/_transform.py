@@ -14,14 +14,14 @@ examples:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("transform", help="positions / topic proportions / codes of documents "
-                                         "(CSV)",
-                       description="Write one CSV row per document: for a counting grid the "
-                                   "window centre (row, col: 0-based cells of pi_) and the "
-                                   "log-likelihood; for pLSA the topic proportions; for RAP "
-                                   "the hidden coordinates; for ZIP-GTM the latent position.",
-                       epilog=EXAMPLE)
+NAME = "transform"
+HELP = "positions / topic proportions / codes of documents (CSV)"
+DESCRIPTION = ("Write one CSV row per document: for a counting grid the window centre (row, col: "
+               "0-based cells of pi_) and the log-likelihood; for pLSA the topic proportions; "
+               "for RAP the hidden coordinates; for ZIP-GTM the latent position.")
+
+
+def add_arguments(p):
     p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
     p.add_argument("input", metavar="INPUT", nargs="?", default=None,
                    help="documents to transform (default: those the model was fitted on); "
@@ -33,8 +33,6 @@ def add_parser(sub):
     add_input_options(p, vectorizer=False)
     add_load_options(p, table=True)
     add_common(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def documents_for(args, est, corpus):

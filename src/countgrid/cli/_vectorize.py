@@ -13,19 +13,17 @@ example:
 """
 
 
-def add_parser(sub):
-    p = sub.add_parser("vectorize", help="turn raw text into a corpus file (counts, vocabulary, "
-                                         "titles, metadata)",
-                       description="Tokenise documents (scikit-learn's CountVectorizer), keep "
-                                   "their ids, titles, snippets, links and metadata, and save "
-                                   "them as one .npz corpus file (no pickle).",
-                       epilog=EXAMPLE)
+NAME = "vectorize"
+HELP = "turn raw text into a corpus file (counts, vocabulary, titles, metadata)"
+DESCRIPTION = ("Tokenise documents (scikit-learn's CountVectorizer), keep their ids, titles, "
+               "snippets, links and metadata, and save them as one .npz corpus file (no pickle).")
+
+
+def add_arguments(p):
     p.add_argument("input", metavar="INPUT", help=INPUT_HELP)
     p.add_argument("-o", "--output", required=True, help="the corpus file to write (.npz)")
     add_input_options(p)
     add_common(p, threads_option=False)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args, out):

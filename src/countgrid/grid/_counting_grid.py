@@ -10,14 +10,16 @@ from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid.streaming._blocks import Blocks, is_dask_collection
 from countgrid.streaming._dask import DaskBlocks
 from countgrid.streaming._dask import transform as dask_transform
-from countgrid._engine.em_loop import EMMonitor, minibatch_rho
+from countgrid._engine.em_loop import (N_BATCH_ITER_DOC, STEP_SIZE_CONSTRAINTS,
+                                       STEP_SIZE_PARAMS_DOC, EMMonitor, minibatch_inputs,
+                                       minibatch_rho, start_fit)
 from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_bool,
                                fitted_distribution, fitted_int, fitted_real, scalar)
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import GridShape, Interval, Options
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import (as_real_array, check_is_fitted, check_random_state,
-                                   check_shape_tuple, resolve_dtype)
+                                   check_shape_tuple)
 from countgrid.grid import _display, _wrappers, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
@@ -52,9 +54,7 @@ GRID_PARAMETER_CONSTRAINTS = {
 LEARNING_CONSTRAINTS = {
     "learning_method": [Options("batch", "online")],
     "batch_size": [Options("auto"), Interval(Integral, 1, None)],
-    "learning_offset": [Interval(Real, 0, None, closed="neither")],
-    "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
-    "total_samples": [Interval(Integral, 1, None)],
+    **STEP_SIZE_CONSTRAINTS,
     "posterior_top_k": [None, Interval(Integral, 1, None)],
 }
 
@@ -80,7 +80,7 @@ def grid_init(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudoco
 
 
 class CountingGrid(TransformerMixin, BaseEstimator):
-    """Counting grid: a D-dimensional toroidal grid of distributions over features.
+    __doc__ = """Counting grid: a D-dimensional toroidal grid of distributions over features.
 
     Each cell ``i`` of a grid of shape ``extent`` holds a distribution
     ``pi_i(z)`` over the ``n_features`` features.  A bag of counts ``c`` is
@@ -168,13 +168,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         Documents per minibatch of online EM and :meth:`partial_fit`.  "auto" makes a
         minibatch's E-step cost about one M-step: ``40 n_features / (mean distinct words
         per document + 10)``, at least 256.
-    learning_offset : float, default=10.0
-        ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
-    learning_decay : float in (0.5, 1], default=0.7
-        ``kappa`` of the step size.
-    total_samples : int, default=1_000_000
-        Corpus size the minibatch statistics of :meth:`partial_fit` are scaled to
-        (``fit`` uses the number of documents it sees).
+    """ + STEP_SIZE_PARAMS_DOC + """
     posterior_top_k : int, optional
         Sparse posteriors: the M-step statistics keep only the ``posterior_top_k`` most
         probable window positions of each document, renormalised (sparse counts only;
@@ -200,9 +194,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     pseudocount_, posterior_floor_ : float
         The values used.
     n_features_in_ : int
-    n_batch_iter_ : int
-        Minibatch updates of online EM (``learning_method="online"`` or
-        :meth:`partial_fit`); 0 after batch EM.
+    """ + N_BATCH_ITER_DOC + """
 
     Examples
     --------
@@ -326,10 +318,7 @@ or dask array
         -------
         self
         """
-        self._validate_params()
-        dtype = resolve_dtype(self.dtype, X)
-        nt = effective_n_threads(self.num_threads)
-        self.__dict__.pop("n_batch_iter_", None)
+        dtype, nt = start_fit(self, X)
         distributed = is_dask_collection(X)
         if distributed:
             if self.learning_method == "online":
@@ -502,15 +491,10 @@ or dask array
         extent, window, _ = self._grid_and_schedule(
             int(self.total_samples) if first else None)
         nt = effective_n_threads(self.num_threads)
-        if first:
-            dtype = resolve_dtype(self.dtype, X)
-            n_features = None
-        else:
-            dtype = np.dtype(self.pi_.dtype)
-            n_features = self.n_features_in_
-            if tuple(self.pi_.shape[:-1]) != tuple(extent):
-                raise ValueError(f"extent {extent} differs from the fitted grid's "
-                                 f"{tuple(self.pi_.shape[:-1])}: refit with fit")
+        dtype, n_features = minibatch_inputs(self, X, "pi_")
+        if not first and tuple(self.pi_.shape[:-1]) != tuple(extent):
+            raise ValueError(f"extent {extent} differs from the fitted grid's "
+                             f"{tuple(self.pi_.shape[:-1])}: refit with fit")
         data = Blocks(X, lambda M, name, nf: grid_counts(
             M, dtype, n_features=n_features if nf is None else nf, name=name,
             owner=None if first else type(self).__name__))

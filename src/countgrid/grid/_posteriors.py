@@ -5,10 +5,17 @@ and countgrid.metrics use these instead of the grid's private methods."""
 import numpy as np
 
 from countgrid._utils.counts import check_counts
+from countgrid._utils.docs import fill_doc
 from countgrid._utils.validation import check_is_fitted
 from countgrid.grid._counting_grid import CountingGrid
 
 __all__ = ["visit_posteriors", "window_loglik"]
+
+#: The arguments both functions start with (countgrid._utils.docs).
+_GRID_AND_COUNTS_DOC = """grid : CountingGrid
+    A fitted grid.
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Non-negative counts over the grid's features."""
 
 
 def _fitted_grid(grid):
@@ -18,6 +25,7 @@ def _fitted_grid(grid):
     return grid
 
 
+@fill_doc(grid_and_counts=_GRID_AND_COUNTS_DOC)
 def visit_posteriors(grid, X, visit):
     """Call ``visit`` with the posteriors of the documents ``X``, one block of rows at a time.
 
@@ -28,10 +36,7 @@ def visit_posteriors(grid, X, visit):
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        Non-negative counts over the grid's features.
+    {grid_and_counts}
     visit : callable
         ``visit(t0, t1, q_block, loglik_block)`` for each block of rows ``t0:t1``:
         ``q_block`` of shape (t1 - t0, n_cells) holds the posteriors over window
@@ -58,6 +63,7 @@ def visit_posteriors(grid, X, visit):
     return _fitted_grid(grid)._visit_posteriors(X, visit)
 
 
+@fill_doc(grid_and_counts=_GRID_AND_COUNTS_DOC)
 def window_loglik(grid, X, windows):
     """Log-likelihood per token of each document in one window of the grid.
 
@@ -68,10 +74,7 @@ def window_loglik(grid, X, windows):
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        Non-negative counts over the grid's features.
+    {grid_and_counts}
     windows : array-like of int of shape (n_samples,)
         Flat (C-order) index of the window of each document, e.g. the most probable one.
 

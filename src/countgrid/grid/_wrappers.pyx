@@ -45,6 +45,26 @@ cdef int _rows(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t want_rows, Py_ssize_
     return 0
 
 
+cdef int _column_block(const index_t[::1] indptr, const index_t[::1] indices,
+                       const floating[::1] data, Py_ssize_t cursor_len, Py_ssize_t row_start,
+                       Py_ssize_t row_end, Py_ssize_t n_rows, Py_ssize_t L, list block_arrays,
+                       const index_t **ip, const floating **dp) except -1:
+    """Check the arguments of the block-wise M-step (accumulate_csc, accumulate_csc_topk):
+    one cursor entry per column of the CSC counts, their entries (pointed at by ip and
+    dp), the rows [row_start, row_end), n of shape (>= n_columns, L) and the arrays of the
+    block, (name, rows, columns, columns wanted), one row per row of the block at least."""
+    cdef Py_ssize_t Z = indptr.shape[0] - 1
+    if Z < 0 or cursor_len != Z:
+        raise ValueError("cursor must have one entry per column")
+    csr_entries(indices, data, ip, dp)
+    if not 0 <= row_start <= row_end:
+        raise ValueError("invalid row range")
+    _rows(n_rows, L, Z, L, "n")
+    for name, rows, cols, want_cols in block_arrays:
+        _rows(rows, cols, row_end - row_start, want_cols, name)
+    return 0
+
+
 cdef int _per_cell(Py_ssize_t L, list arrays) except -1:
     """Check (name, rows, columns, least rows) of arrays with one row per grid (L cells)."""
     for name, rows, cols, want_rows in arrays:
@@ -149,13 +169,8 @@ def accumulate_csc(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
     cdef int status = 0
-    if Z < 0 or cursor.shape[0] != Z:
-        raise ValueError("cursor must have one entry per column")
-    csr_entries(indices, data, &ip, &dp)
-    if not 0 <= row_start <= row_end:
-        raise ValueError("invalid row range")
-    _rows(n.shape[0], n.shape[1], Z, L, "n")
-    _rows(q.shape[0], q.shape[1], rows, L, "q")
+    _column_block(indptr, indices, data, cursor.shape[0], row_start, row_end, n.shape[0], L,
+                  [("q", q.shape[0], q.shape[1], L)], &ip, &dp)
     if Z == 0 or rows == 0:
         return
     with nogil:
@@ -218,24 +233,17 @@ def accumulate_csc_topk(const index_t[::1] indptr, const index_t[::1] indices,
     cdef Py_ssize_t k = idx.shape[1]
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
-    cdef const int32_t *xp = NULL
-    cdef const floating *vp = NULL
     cdef int status = 0
-    if Z < 0 or cursor.shape[0] != Z:
-        raise ValueError("cursor must have one entry per column")
-    csr_entries(indices, data, &ip, &dp)
-    if not 0 <= row_start <= row_end:
-        raise ValueError("invalid row range")
-    _rows(n.shape[0], n.shape[1], Z, L, "n")
-    _rows(idx.shape[0], idx.shape[1], rows, k, "idx")
-    _rows(val.shape[0], val.shape[1], rows, k, "val")
+    _column_block(indptr, indices, data, cursor.shape[0], row_start, row_end, n.shape[0], L,
+                  [("idx", idx.shape[0], idx.shape[1], k), ("val", val.shape[0], val.shape[1], k)],
+                  &ip, &dp)
     if L == 0:
         raise ValueError("n has no columns (the grid has no cells)")
     if Z == 0 or rows == 0:
         return
-    if k > 0:
-        xp = &idx[0, 0]
-        vp = &val[0, 0]
+    # the sparse posteriors, NULL when they hold no entries (k = 0)
+    cdef const int32_t *xp = &idx[0, 0] if k > 0 else NULL
+    cdef const floating *vp = &val[0, 0] if k > 0 else NULL
     with nogil:
         status = ck.accumulate_csc_topk(Z, &indptr[0], ip, dp, indices.shape[0], &cursor[0],
                                         row_start, row_end, k, xp, k, vp, k, L, &n[0, 0], L,

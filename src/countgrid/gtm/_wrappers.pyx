@@ -18,8 +18,8 @@ from cython cimport floating
 from libc.stdint cimport int64_t
 
 cimport countgrid.gtm._cdecl as ck
-from countgrid._common cimport (check_indptr, check_interrupt, check_status, csr_entries,
-                               index_t)
+from countgrid._common cimport (block_setting, check_indptr, check_interrupt, check_status,
+                               csr_entries, index_t)
 
 # multiply-adds per thread between two interrupt checks (about 10-50 ms)
 cdef Py_ssize_t _block_work = 1 << 24
@@ -30,10 +30,7 @@ def block_work(work=None):
     old value back."""
     global _block_work
     old = _block_work
-    if work is not None:
-        if work < 1:
-            raise ValueError("work must be >= 1")
-        _block_work = work
+    _block_work = block_setting(work, "work", _block_work)
     return old
 
 

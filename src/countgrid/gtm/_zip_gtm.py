@@ -18,7 +18,7 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import GridShape, Interval, Options
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
-from countgrid.gtm import _wrappers
+from countgrid.gtm import _display, _wrappers
 from countgrid.gtm._glm import (log_px_given_latent, logistic_glm_fun, newton_columns,
                                 poisson_glm_fun, softplus, zip_terms)
 
@@ -653,7 +653,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     def plot(self, X, y=None, ax=None, label_names=None, **scatter_kw):
         """Scatter the documents at their map coordinates, coloured by label.
 
-        Needs matplotlib (the optional ``plot`` extra).
+        The map of :func:`countgrid.plotting.plot_zip_gtm_map`, which draws it, without
+        the latent points: each document at ``transform(X)``, one colour and marker per
+        label, the legend right of the map.  Needs matplotlib (``pip install
+        countgrid[plot]``; an ImportError says so).
 
         Parameters
         ----------
@@ -661,44 +664,21 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         y : array-like of shape (n_samples,), optional
             Labels for the colours and the legend.
         ax : matplotlib Axes, optional
+            Draw on it (default: a new figure).
         label_names : sequence of str, optional
             Legend text for the sorted unique labels.
         **scatter_kw
-            Passed to ``ax.scatter`` (e.g. ``s``, ``cmap``).
+            Passed to ``ax.scatter`` (e.g. ``s``, ``alpha``), over the map's own settings.
 
         Returns
         -------
         ax : matplotlib Axes
+            One scatter collection per label (sorted), whose offsets are the
+            ``transform(X)`` of its documents.
         """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:
-            raise ImportError("ZIPGTM.plot needs matplotlib: pip install matplotlib") from exc
-        Z = self.transform(X)
-        if y is not None:
-            y = np.asarray(y)
-            if y.ndim != 1 or y.shape[0] != Z.shape[0]:
-                raise ValueError(f"y has shape {y.shape}; it needs one label per document "
-                                 f"({Z.shape[0]})")
-            if label_names is not None and len(label_names) != len(np.unique(y)):
-                raise ValueError(f"label_names has {len(label_names)} entries for "
-                                 f"{len(np.unique(y))} distinct labels")
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5.5, 5))
-        markers = "o^sDvP*X"
-        if y is None:
-            ax.scatter(Z[:, 0], Z[:, 1], s=12, **scatter_kw)
-        else:
-            for i, lab in enumerate(np.unique(y)):
-                name = label_names[i] if label_names is not None else str(lab)
-                m = y == lab
-                ax.scatter(Z[m, 0], Z[m, 1], s=12, marker=markers[i % len(markers)],
-                           label=name, alpha=0.7, **scatter_kw)
-            ax.legend(loc="best", fontsize=8)
-        ax.set_xlabel("latent 1")
-        ax.set_ylabel("latent 2")
-        ax.set_aspect("equal", adjustable="datalim")
-        return ax
+        return _display.draw_map(self, X, labels=y, ax=ax, label_names=label_names,
+                                 show_latent=False, legend=y is not None, labels_name="y",
+                                 **scatter_kw)
 
 
 class _Data:

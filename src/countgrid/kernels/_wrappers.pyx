@@ -41,6 +41,23 @@ def _check_tiles(Py_ssize_t tile_rows, Py_ssize_t tile_cols, bint symmetric):
         raise ValueError("a symmetric Gram matrix needs square tiles")
 
 
+def _tiles(Py_ssize_t n, Py_ssize_t m, Py_ssize_t tile_rows, Py_ssize_t tile_cols,
+           bint symmetric):
+    """The tiles ``(r0, r1, c0, c1)`` of an n x m Gram matrix, row by row; only those on
+    and above the diagonal when symmetric."""
+    cdef Py_ssize_t r0, c0
+    for r0 in range(0, n, tile_rows):
+        for c0 in range(r0 if symmetric else 0, m, tile_cols):
+            yield r0, min(n, r0 + tile_rows), c0, min(m, c0 + tile_cols)
+
+
+cdef int _tile_done(int status) except -1:
+    """After a tile's C call: its status as an exception, then Ctrl-C."""
+    check_status(status, _WHAT)
+    check_interrupt()
+    return 0
+
+
 def jt_gram_dense(const floating[:, ::1] X, const floating[:, ::1] Y, double q,
                   bint symmetric, int num_threads, Py_ssize_t tile_rows,
                   Py_ssize_t tile_cols):
@@ -56,22 +73,18 @@ def jt_gram_dense(const floating[:, ::1] X, const floating[:, ::1] Y, double q,
     if n == 0 or m == 0 or D == 0:
         return K
     cdef floating[:, ::1] k = K
-    for r0 in range(0, n, tile_rows):
-        r1 = min(n, r0 + tile_rows)
-        for c0 in range(r0 if symmetric else 0, m, tile_cols):
-            c1 = min(m, c0 + tile_cols)
-            with nogil:
-                if symmetric and c0 == r0:
-                    status = ck.jt_gram_dense(r1 - r0, r1 - r0, D, &X[r0, 0], D, NULL, D, q,
-                                              1, &k[r0, r0], m, num_threads)
-                elif symmetric:
-                    status = ck.jt_gram_dense(r1 - r0, c1 - c0, D, &X[r0, 0], D, &X[c0, 0],
-                                              D, q, 0, &k[r0, c0], m, num_threads)
-                else:
-                    status = ck.jt_gram_dense(r1 - r0, c1 - c0, D, &X[r0, 0], D, &Y[c0, 0],
-                                              D, q, 0, &k[r0, c0], m, num_threads)
-            check_status(status, _WHAT)
-            check_interrupt()
+    for r0, r1, c0, c1 in _tiles(n, m, tile_rows, tile_cols, symmetric):
+        with nogil:
+            if symmetric and c0 == r0:
+                status = ck.jt_gram_dense(r1 - r0, r1 - r0, D, &X[r0, 0], D, NULL, D, q,
+                                          1, &k[r0, r0], m, num_threads)
+            elif symmetric:
+                status = ck.jt_gram_dense(r1 - r0, c1 - c0, D, &X[r0, 0], D, &X[c0, 0],
+                                          D, q, 0, &k[r0, c0], m, num_threads)
+            else:
+                status = ck.jt_gram_dense(r1 - r0, c1 - c0, D, &X[r0, 0], D, &Y[c0, 0],
+                                          D, q, 0, &k[r0, c0], m, num_threads)
+        _tile_done(status)
     if symmetric:
         with nogil:
             _mirror(k, n)
@@ -112,20 +125,16 @@ def jt_gram_csr(const int64_t[::1] xptr, const int64_t[::1] xind, const floating
         if yind.shape[0] > 0:
             yi = &yind[0]
             yv = &yval[0]
-    for r0 in range(0, n, tile_rows):
-        r1 = min(n, r0 + tile_rows)
-        for c0 in range(r0 if symmetric else 0, m, tile_cols):
-            c1 = min(m, c0 + tile_cols)
-            with nogil:
-                if symmetric and c0 == r0:
-                    status = ck.jt_gram_csr(r1 - r0, r1 - r0, D, &xptr[r0], xi, xv, NULL,
-                                            NULL, <const floating *>NULL, q, 1, &k[r0, r0],
-                                            m, num_threads)
-                else:
-                    status = ck.jt_gram_csr(r1 - r0, c1 - c0, D, &xptr[r0], xi, xv, yp + c0,
-                                            yi, yv, q, 0, &k[r0, c0], m, num_threads)
-            check_status(status, _WHAT)
-            check_interrupt()
+    for r0, r1, c0, c1 in _tiles(n, m, tile_rows, tile_cols, symmetric):
+        with nogil:
+            if symmetric and c0 == r0:
+                status = ck.jt_gram_csr(r1 - r0, r1 - r0, D, &xptr[r0], xi, xv, NULL,
+                                        NULL, <const floating *>NULL, q, 1, &k[r0, r0],
+                                        m, num_threads)
+            else:
+                status = ck.jt_gram_csr(r1 - r0, c1 - c0, D, &xptr[r0], xi, xv, yp + c0,
+                                        yi, yv, q, 0, &k[r0, c0], m, num_threads)
+        _tile_done(status)
     if symmetric:
         with nogil:
             _mirror(k, n)

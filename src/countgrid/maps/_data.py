@@ -32,6 +32,7 @@ from numbers import Integral
 import numpy as np
 
 from countgrid._utils.counts import check_counts
+from countgrid._utils.docs import fill_doc
 from countgrid._utils.memory import check_memory
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._utils.validation import check_is_fitted, check_random_state
@@ -535,6 +536,21 @@ def _check_int(value, name, low, allow_none=False):
     return int(value)
 
 
+#: The arguments that give the documents and their words, documented once for map_data
+#: and write_html (countgrid._utils.docs).
+DOCUMENTS_DOC = """\
+X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+    The documents listed when a cell is clicked (usually the training data).
+corpus : object, optional
+    Fills X, feature_names, titles, snippets, links, ids and metadata (those not given)
+    from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
+    ``links``, ``ids`` and ``metadata``.
+feature_names : sequence of str, optional
+    The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``);
+    cut at :data:`MAX_WORD_CHARS` (50) characters."""
+
+
+@fill_doc(documents=DOCUMENTS_DOC)
 def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
              links=None, ids=None, metadata=None, color_by=None, levels=None, n_words=10,
              weighting="relevance", idf=False, max_docs=None, random_state=0,
@@ -546,15 +562,7 @@ def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snip
     grid : CountingGrid or CountingGridClassifier
         Fitted, 2-D.  A classifier's ``grid_`` is used and its label embedding ``gamma_``
         added as the colouring "label embedding".
-    X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
-        The documents listed when a cell is clicked (usually the training data).
-    corpus : object, optional
-        Fills X, feature_names, titles, snippets, links, ids and metadata (those not given)
-        from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
-        ``links``, ``ids`` and ``metadata``.
-    feature_names : sequence of str, optional
-        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``);
-        cut at :data:`MAX_WORD_CHARS` (50) characters.
+    {documents}
     titles, snippets, links, ids : sequence of str, optional
         One per document (defaults: "document i", none, none, the row index); they need
         X.  Texts the corpus may get from anyone (docs/map.md, "Untrusted corpora"):

@@ -20,7 +20,8 @@ from importlib import resources
 import numpy as np
 
 from countgrid._utils.atomic import atomic_write
-from countgrid.maps._data import map_data
+from countgrid._utils.docs import fill_doc
+from countgrid.maps._data import DOCUMENTS_DOC, map_data
 
 __all__ = ["write_html", "render_html", "encode_payload"]
 
@@ -158,6 +159,7 @@ def render_html(data, data_format="auto"):
                   lambda m: parts[m.group(0)], page)
 
 
+@fill_doc(documents=DOCUMENTS_DOC)
 def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=None,
                snippets=None, links=None, ids=None, metadata=None, color_by=None, levels=None,
                n_words=10, weighting="relevance", idf=False, max_docs=None, random_state=0,
@@ -184,15 +186,7 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
         ``gamma_`` offered as a colouring ("label embedding").
     path : str or path-like
         The file to write (``.html``).
-    X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
-        The documents listed when a cell is clicked (usually the training data).
-    corpus : object, optional
-        Fills X, feature_names, titles, snippets, links, ids and metadata (those not given)
-        from its attributes ``counts``, ``vocabulary``, ``titles``, ``snippets``,
-        ``links``, ``ids`` and ``metadata``.
-    feature_names : sequence of str, optional
-        The words (default: the grid's ``feature_names_in_`` if any, else ``f0, f1, ...``);
-        cut at :data:`MAX_WORD_CHARS` (50) characters.
+    {documents}
     titles, snippets, links, ids : sequence of str, optional
         One per document (defaults: "document i", none, none, the row index).  Titles
         are cut at :data:`MAX_TITLE_CHARS` (200) characters, ids at

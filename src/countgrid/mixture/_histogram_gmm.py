@@ -13,12 +13,19 @@ from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator
 from countgrid._engine.em_loop import EMMonitor
+from countgrid._utils.docs import fill_doc
 from countgrid._utils.fitted import array, fitted_array, fitted_bool, fitted_int, scalar
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options
 from countgrid._utils.validation import as_real_array, check_is_fitted, check_random_state
 
 _DOMAINS = ("euclidean", "symmetric", "circular")
+
+#: The parameters of the density methods (countgrid._utils.docs).
+_POINTS_PARAMETERS_DOC = """Parameters
+----------
+points : array-like of shape (..., n_dims)
+    Finite coordinates."""
 
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -27,6 +34,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 _DIRECT_LIMIT = 1e4
 
 
+@fill_doc(parameters=_POINTS_PARAMETERS_DOC)
 class HistogramGMM(BaseEstimator):
     """Gaussian mixture fitted by EM to a non-negative weighted histogram.
 
@@ -573,10 +581,7 @@ class HistogramGMM(BaseEstimator):
     def score_samples(self, points):
         """Log density ``log f(x)`` at arbitrary points.
 
-        Parameters
-        ----------
-        points : array-like of shape (..., n_dims)
-            Finite coordinates.
+        {parameters}
 
         Returns
         -------
@@ -590,10 +595,7 @@ class HistogramGMM(BaseEstimator):
     def pdf(self, points):
         """Mixture density ``f(x)`` at arbitrary points: ``exp`` of :meth:`score_samples`.
 
-        Parameters
-        ----------
-        points : array-like of shape (..., n_dims)
-            Finite coordinates.
+        {parameters}
 
         Returns
         -------

@@ -13,13 +13,19 @@ Every function draws on ``ax`` when given (a new figure otherwise) and returns w
 drew on.  Cell ``(i, j)`` of a grid is the square ``[j, j + 1] x [i, i + 1]`` of the axes
 (row ``i`` downwards): the 0-based indices of ``pi_``.  matplotlib is imported only when a
 picture is drawn (docs/counting_grids.md, "Pictures").
+
+Importing this package registers the drawing of ``ZIPGTM.plot`` (countgrid.gtm._display):
+the plotting layer sits above the models, which import nothing from it.
 """
-from countgrid.plotting._pictures import (plot_label_embedding, plot_log_likelihood,
-                                          plot_positions, plot_top_words, plot_word_map,
-                                          plot_zip_gtm_map)
+from countgrid.gtm._display import register_map
+from countgrid.plotting._pictures import (_zip_gtm_map, plot_label_embedding,
+                                          plot_log_likelihood, plot_positions, plot_top_words,
+                                          plot_word_map, plot_zip_gtm_map)
 from countgrid.plotting._word_grid import (_INSTALL_HINT, _PALETTE, _import_pyplot,  # noqa: F401
                                            _new_figure, _resolve, plot_word_grid,
                                            text_word_grid, word_grid_cells)
+
+register_map(_zip_gtm_map)
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells", "plot_word_map",
            "plot_label_embedding", "plot_positions", "plot_log_likelihood",

@@ -92,7 +92,7 @@ def _label_codes(labels, n, name="labels"):
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(f"{name} must have one entry per document ({n}), got shape "
-                         f"{labels.shape}")
+                         f"{labels.shape}: give one label per document")
     try:
         classes, codes = np.unique(labels, return_inverse=True)
     except TypeError:
@@ -215,13 +215,12 @@ def plot_word_map(grid, word, feature_names=None, ax=None, n_cells=5, cmap="viri
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_word_map
-    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 3))
+    >>> words = ["cat", "dog", "fish"]
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, len(words)))
     >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
-    >>> ax = plot_word_map(cg, "dog", ["cat", "dog", "fish"])
+    >>> ax = plot_word_map(cg, "dog", words)
     >>> ax.images[0].get_array().shape
     (6, 6)
     """
@@ -358,8 +357,6 @@ def plot_label_embedding(estimator, ax=None, gamma=None, label_names=None, color
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_label_embedding
     >>> rng = np.random.default_rng(0)
@@ -494,15 +491,14 @@ def plot_positions(grid, X, labels=None, ax=None, background="labels", feature_n
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_positions
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    >>> labels = np.repeat(["news", "sport"], 20)
     >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
-    >>> ax = plot_positions(cg, X, labels=np.arange(40) % 2)
-    >>> len(ax.collections)
-    2
+    >>> ax = plot_positions(cg, X, labels)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['news', 'sport']
     """
     _mpl()
     g = _fitted_grid(grid)
@@ -628,8 +624,6 @@ GenerativeCountingGridClassifier (one curve per class), PLSA, ZIPGTM or Histogra
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_log_likelihood
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
@@ -692,8 +686,6 @@ def plot_top_words(plsa, feature_names, n_words=10, topics=None, ax=None, ncols=
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_top_words
     >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
@@ -806,8 +798,6 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_zip_gtm_map
     >>> X = np.random.default_rng(0).poisson(0.5, size=(60, 30))
@@ -816,6 +806,16 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
     >>> len(ax.collections)
     3
     """
+    return _zip_gtm_map(zipgtm, X, labels, ax, label_names, colors, show_latent, size, legend,
+                        title)
+
+
+def _zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=None,
+                 show_latent=True, size=12.0, legend=True, title=None, labels_name="labels",
+                 **scatter_kw):
+    """The drawing of :func:`plot_zip_gtm_map`, also ``ZIPGTM.plot``'s (registered with
+    countgrid.gtm._display): ``labels_name`` is the argument that gave the labels, for the
+    messages; ``scatter_kw`` go to the documents' ``ax.scatter`` calls."""
     _mpl()
     if not isinstance(zipgtm, ZIPGTM):
         raise TypeError(f"zipgtm must be a fitted ZIPGTM, got {type(zipgtm).__name__}")
@@ -826,7 +826,7 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
         classes, codes = np.array(["documents"]), np.zeros(n, dtype=np.intp)
         names, cols = ["documents"], np.array([[0.1, 0.3, 0.6]])
     else:
-        classes, codes = _label_codes(labels, n)
+        classes, codes = _label_codes(labels, n, labels_name)
         names, cols = _names(label_names, classes), _colors(len(classes), colors)
     own = ax is None
     ax = _axes(ax, (6.4, 6.0))
@@ -838,9 +838,11 @@ def plot_zip_gtm_map(zipgtm, X, labels=None, ax=None, label_names=None, colors=N
                    label="latent points (area = mixing weight)")
     for c in range(len(classes)):
         m = codes == c
-        ax.scatter(Zc[m, 0], Zc[m, 1], s=size, color=cols[c], alpha=0.75, zorder=3,
-                   marker=_MARKERS[c % len(_MARKERS)], edgecolors="white", linewidths=0.3,
-                   label=names[c])
+        kw = {"s": size, "color": cols[c], "alpha": 0.75, "zorder": 3, "edgecolors": "white",
+              "marker": _MARKERS[c % len(_MARKERS)], "linewidths": 0.3, "label": names[c]}
+        if "c" in scatter_kw:       # the caller's colours replace the label's
+            del kw["color"]
+        ax.scatter(Zc[m, 0], Zc[m, 1], **{**kw, **scatter_kw})
     ax.set_xlabel("latent coordinate 1")
     ax.set_ylabel("latent coordinate 2")
     ax.set_aspect("equal", adjustable="datalim")

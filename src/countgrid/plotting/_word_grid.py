@@ -383,13 +383,12 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np, countgrid
     >>> from countgrid.plotting import plot_word_grid
-    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    >>> words = [f"w{i}" for i in range(12)]
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, len(words)))
     >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=3, random_state=0).fit(X)
-    >>> ax = plot_word_grid(cg, [f"w{i}" for i in range(12)], n_words=2)
+    >>> ax = plot_word_grid(cg, words, n_words=2)
     >>> ax.figure.savefig("grid.png")  # doctest: +SKIP
     """
     try:

@@ -10,6 +10,7 @@ from countgrid._utils import progress as _progress
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid.streaming._blocks import Blocks
 from countgrid._utils.counts import Counts
+from countgrid._utils.docs import fill_doc
 from countgrid._utils.fitted import array, scalar
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options, validate_params
@@ -41,6 +42,12 @@ MAX_CD_STEPS = 10_000
 #: make the CD gradient ``x h^T`` (eq. 10) overflow.  Every method taking counts refuses
 #: larger values with a ValueError (rescale the counts).
 MAX_COUNT = math.exp(MAX_LOGRATE)
+
+#: The parameters of the inference methods that take counts (countgrid._utils.docs).
+_COUNTS_PARAMETERS_DOC = """Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Non-negative counts, at most :data:`MAX_COUNT`."""
 
 _KEY_BATCH, _KEY_SHUFFLE, _KEY_SAMPLE = 0, 1, 2
 
@@ -101,6 +108,7 @@ def _sigmoid(u):
     return out
 
 
+@fill_doc(parameters=_COUNTS_PARAMETERS_DOC)
 class RAP(TransformerMixin, BaseEstimator):
     """Rate Adapting Poisson harmonium: Poisson visible, binomial hidden units.
 
@@ -667,10 +675,7 @@ class RAP(TransformerMixin, BaseEstimator):
 
         Compare them with the cosine (:func:`countgrid.metrics.cosine_similarity`).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts, at most :data:`MAX_COUNT`.
+        {parameters}
 
         Returns
         -------
@@ -690,10 +695,7 @@ class RAP(TransformerMixin, BaseEstimator):
     def expected_hidden(self, X):
         """``E[h | x] = M ⊙ sigmoid(X W - beta)`` (eq. 2).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts, at most :data:`MAX_COUNT`.
+        {parameters}
 
         Returns
         -------
@@ -729,10 +731,7 @@ class RAP(TransformerMixin, BaseEstimator):
     def free_energy(self, X):
         """Free energy ``F(x) = -score_samples(x)`` (``p(x) = exp(-F(x)) / Z``, eq. 6).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative counts, at most :data:`MAX_COUNT`.
+        {parameters}
 
         Returns
         -------

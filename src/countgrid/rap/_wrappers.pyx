@@ -25,7 +25,7 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
 cimport countgrid.rap._cdecl as ck
-from countgrid._common cimport check_interrupt, check_status, index_t
+from countgrid._common cimport block_setting, check_interrupt, check_status, index_t
 from countgrid.rap._cdecl cimport cg_dgemm_t, cg_sgemm_t
 
 max_lograte = ck.CG_RAP_MAX_LOGRATE
@@ -45,14 +45,8 @@ def block_work(work=None, entries=None):
     values back."""
     global _block_work, _block_entries
     old = (_block_work, _block_entries)
-    if work is not None:
-        if work < 1:
-            raise ValueError("work must be >= 1")
-        _block_work = work
-    if entries is not None:
-        if entries < 1:
-            raise ValueError("entries must be >= 1")
-        _block_entries = entries
+    _block_work = block_setting(work, "work", _block_work)
+    _block_entries = block_setting(entries, "entries", _block_entries)
     return old
 
 

@@ -13,7 +13,7 @@ from countgrid import io
 from countgrid._utils.atomic import atomic_files
 from countgrid._utils.npz import open_archive, resolve_max_bytes
 from countgrid._utils.sparse import to_checked_csr
-from countgrid._utils.validation import as_real_array
+from countgrid._utils.validation import as_real_array, check_real_dtype
 
 __all__ = ["ChunkSource", "CSRChunks", "NpzShards", "MemmapCSR", "write_memmap_csr",
            "write_npz_shards", "is_chunk_source"]
@@ -276,10 +276,7 @@ def _as_csr(chunk, name):
     its structure checked, its values not (the fits check them when they read them)."""
     if sp.issparse(chunk):
         X = to_checked_csr(chunk, name)
-        if X.dtype.kind == "c":
-            raise ValueError(f"Complex data not supported: {name} has dtype {X.dtype}")
-        if X.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
+        check_real_dtype(X.dtype, name)
     else:
         arr = as_real_array(chunk, name)
         if arr.ndim != 2:

@@ -738,6 +738,7 @@ class Corpus:
         Returns
         -------
         Corpus
+            The corpus those arrays describe.
 
         Raises
         ------
@@ -806,6 +807,8 @@ class Corpus:
         Returns
         -------
         Corpus
+            The corpus that was saved: counts, vocabulary, ids, titles, snippets, links
+            and metadata.
 
         Raises
         ------
@@ -854,13 +857,7 @@ def _check_members(members, read_small, label):
         if key in schema or key == HEADER_KEY:
             raise ValueError(f"{label} has a corrupt corpus header (metadata)")
         schema[key] = _METADATA_FIELD
-    names = set(members) - {HEADER_KEY}
-    missing, extra = set(schema) - names, names - set(schema)
-    if missing or extra:
-        raise ValueError(f"{label} is not a consistent corpus: "
-                         + (f"missing {sorted(missing)}" if missing else "")
-                         + ("; " if missing and extra else "")
-                         + (f"unexpected {sorted(extra)[:6]}" if extra else ""))
+    _check_entries(label, set(schema), set(members) - {HEADER_KEY})
     shape_member = members["counts_shape"]
     if shape_member.dtype.kind not in "iu" or shape_member.shape != (2,):
         raise ValueError(f"{label}: counts_shape must be two non-negative integers")
@@ -891,6 +888,16 @@ def _metadata_keys(header, label):
             for p in meta):
         raise ValueError(f"{label} has a corrupt corpus header (metadata)")
     return meta
+
+
+def _check_entries(label, expected, present):
+    """The entries of a corpus file or dictionary are exactly the ``expected`` ones."""
+    missing, extra = expected - present, present - expected
+    if missing or extra:
+        raise ValueError(f"{label} is not a consistent corpus: "
+                         + (f"missing {sorted(missing)}" if missing else "")
+                         + ("; " if missing and extra else "")
+                         + (f"unexpected {sorted(extra)[:6]}" if extra else ""))
 
 
 def _load_npz(path, label, max_bytes=None):
@@ -930,12 +937,7 @@ def _from_dict(d, label):
                 "vocabulary", "ids", "titles", "snippets"} | {key for _, key in meta}
     if header.get("links"):
         expected.add("links")
-    missing, extra = expected - set(arrays), set(arrays) - expected
-    if missing or extra:
-        raise ValueError(f"{label} is not a consistent corpus: "
-                         + (f"missing {sorted(missing)}" if missing else "")
-                         + ("; " if missing and extra else "")
-                         + (f"unexpected {sorted(extra)}" if extra else ""))
+    _check_entries(label, expected, set(arrays))
     shape = arrays["counts_shape"]
     if shape.dtype.kind not in "iu" or shape.shape != (2,) or shape.min() < 0:
         raise ValueError(f"{label}: counts_shape must be two non-negative integers")

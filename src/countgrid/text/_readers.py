@@ -660,6 +660,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     Returns
     -------
     Corpus
+        The documents' counts over the vocabulary, with their ids, titles, snippets, links
+        and metadata (those the format holds).
 
     Raises
     ------

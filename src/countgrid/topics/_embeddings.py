@@ -619,6 +619,20 @@ _SIGNED_PARAMS_DOC = """
         None: the raw signed vector (not for IT kernels).
 """ + _PLSA_PARAMS_DOC
 
+#: The attributes of TOP and LLR, whose ``log_priors_`` differ in use only.
+_SIGNED_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    models_ : list of PLSA
+        ``[+, -]`` models of every class pair (``2 n_blocks`` models).
+    classes_ : ndarray of shape (n_classes,)
+    log_priors_ : ndarray of shape (n_blocks, 2)
+        ``[ln P+, ln P-]`` of every class pair ({priors}).
+    shift_ : ndarray
+        Training minima per dimension (empty unless ``positivize="shift"``).
+    n_features_in_ : int
+    """
+
 
 class TOPEmbedding(_SignedEmbedding):
     __doc__ = """TOP features (Tsuda et al. 2002): ``[v, grad l(d; theta+), -grad l(d; theta-)]``.
@@ -627,18 +641,7 @@ class TOPEmbedding(_SignedEmbedding):
     labels); gradients w.r.t. ``P(w|z)`` as in :class:`FisherScore`.  Two classes: "+" is
     ``classes_[1]``.  More classes: one-vs-rest (class ``c`` against a pLSA of all other
     classes), one block per class, concatenated.
-    """ + _SIGNED_PARAMS_DOC + """
-    Attributes
-    ----------
-    models_ : list of PLSA
-        ``[+, -]`` models of every class pair (``2 n_blocks`` models).
-    classes_ : ndarray of shape (n_classes,)
-    log_priors_ : ndarray of shape (n_blocks, 2)
-        ``[ln P+, ln P-]`` of every class pair (training label frequencies).
-    shift_ : ndarray
-        Training minima per dimension (empty unless ``positivize="shift"``).
-    n_features_in_ : int
-    """
+    """ + _SIGNED_PARAMS_DOC + _SIGNED_ATTRIBUTES_DOC.format(priors="training label frequencies")
 
 
 class LLREmbedding(_SignedEmbedding):
@@ -646,18 +649,7 @@ class LLREmbedding(_SignedEmbedding):
 
     ``[l(d; theta+) - l(d; theta-), grad l(d; theta+), -grad l(d; theta-)]``: TOP without
     the class-prior term; same one-vs-rest construction for more than two classes.
-    """ + _SIGNED_PARAMS_DOC + """
-    Attributes
-    ----------
-    models_ : list of PLSA
-        ``[+, -]`` models of every class pair (``2 n_blocks`` models).
-    classes_ : ndarray of shape (n_classes,)
-    log_priors_ : ndarray of shape (n_blocks, 2)
-        ``[ln P+, ln P-]`` of every class pair (fitted as for TOP; not used by LLR).
-    shift_ : ndarray
-        Training minima per dimension (empty unless ``positivize="shift"``).
-    n_features_in_ : int
-    """
+    """ + _SIGNED_PARAMS_DOC + _SIGNED_ATTRIBUTES_DOC.format(priors="fitted as for TOP; not used by LLR")
 
     _use_priors = False
 

@@ -18,13 +18,15 @@ from countgrid._utils.counts import MAX_DOCUMENT_LENGTH, Counts, check_document_
 from countgrid.streaming._blocks import Blocks, is_dask_collection
 from countgrid.streaming._dask import DaskBlocks
 from countgrid.streaming._dask import transform as dask_transform
-from countgrid._engine.em_loop import EMMonitor, minibatch_rho
+from countgrid._engine.em_loop import (N_BATCH_ITER_DOC, STEP_SIZE_CONSTRAINTS,
+                                       STEP_SIZE_PARAMS_DOC, EMMonitor, minibatch_inputs,
+                                       minibatch_rho, start_fit)
 from countgrid._utils.fitted import (array, fitted_array, fitted_bool, fitted_distribution,
                                fitted_int, fitted_real, scalar)
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options
 from countgrid._utils.threads import effective_n_threads
-from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
+from countgrid._utils.validation import check_is_fitted, check_random_state
 from countgrid.topics import _wrappers
 
 __all__ = ["PLSA", "select_n_components_bic", "MAX_DOCUMENT_LENGTH"]
@@ -117,7 +119,7 @@ def _words_pass(counts, theta, phib, nt):
 
 
 class PLSA(TransformerMixin, BaseEstimator):
-    """Probabilistic latent semantic analysis, fitted by (tempered) EM.
+    __doc__ = """Probabilistic latent semantic analysis, fitted by (tempered) EM.
 
     Parameters
     ----------
@@ -180,13 +182,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         ``(learning_offset + t)^-learning_decay`` (docs/scale.md, "Online EM").
     batch_size : int, default=128
         Documents per minibatch of online EM and :meth:`partial_fit`.
-    learning_offset : float, default=10.0
-        ``tau_0 > 0`` of the step size (scikit-learn's LatentDirichletAllocation name).
-    learning_decay : float in (0.5, 1], default=0.7
-        ``kappa`` of the step size.
-    total_samples : int, default=1_000_000
-        Corpus size the minibatch statistics of :meth:`partial_fit` are scaled to
-        (``fit`` uses the number of documents it sees).
+    """ + STEP_SIZE_PARAMS_DOC + """
 
     Attributes
     ----------
@@ -206,9 +202,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         Whether the last phase met ``tol`` (else a ``ConvergenceWarning`` was issued).
     n_features_in_ : int
         Vocabulary size seen in ``fit``.
-    n_batch_iter_ : int
-        Minibatch updates of online EM (``learning_method="online"`` or
-        :meth:`partial_fit`); 0 after batch EM.
+    """ + N_BATCH_ITER_DOC + """
 
     Examples
     --------
@@ -237,9 +231,7 @@ class PLSA(TransformerMixin, BaseEstimator):
         "verbose": ["boolean", Interval(Integral, 0, None)],
         "learning_method": [Options("batch", "online")],
         "batch_size": [Interval(Integral, 1, None)],
-        "learning_offset": [Interval(Real, 0, None, closed="neither")],
-        "learning_decay": [Interval(Real, 0.5, 1, closed="right")],
-        "total_samples": [Interval(Integral, 1, None)],
+        **STEP_SIZE_CONSTRAINTS,
     }
     _fitted_schema = {"components_": array("float", "n_topics", "n_features"),
                       "doc_topic_": array("float", "n_documents", "n_topics"),
@@ -294,10 +286,7 @@ or dask array
         -------
         self
         """
-        self._validate_params()
-        dtype = resolve_dtype(self.dtype, X)
-        nt = effective_n_threads(self.num_threads)
-        self.__dict__.pop("n_batch_iter_", None)
+        dtype, nt = start_fit(self, X)
         # "auto": tempered EM where it is possible (batch EM on an in-memory X)
         auto = isinstance(self.tempered, str)
         asked = not auto and bool(self.tempered)
@@ -428,15 +417,10 @@ or dask array
         self._validate_params()
         first = not hasattr(self, "components_")
         nt = effective_n_threads(self.num_threads)
-        if first:
-            dtype = resolve_dtype(self.dtype, X)
-            n_features = None
-        else:
-            dtype = np.dtype(self.components_.dtype)
-            n_features = self.n_features_in_
-            if np.shape(self.components_)[0] != int(self.n_components):
-                raise ValueError(f"n_components is {self.n_components} but the model has "
-                                 f"{np.shape(self.components_)[0]} topics: refit with fit")
+        dtype, n_features = minibatch_inputs(self, X, "components_")
+        if not first and np.shape(self.components_)[0] != int(self.n_components):
+            raise ValueError(f"n_components is {self.n_components} but the model has "
+                             f"{np.shape(self.components_)[0]} topics: refit with fit")
         data = Blocks(X, lambda M, name, nf: check_document_lengths(Counts(
             M, dtype, n_features=n_features if nf is None else nf, name=name,
             owner=None if first else "PLSA"), name))
