@@ -239,11 +239,13 @@ def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
 
     Examples
     --------
-    >>> import numpy as np, countgrid
-    >>> from countgrid.grid import regions
-    >>> X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
-    >>> cg = countgrid.CountingGrid((6, 6), (2, 2), n_iter=5, random_state=0).fit(X)
-    >>> labels = regions(cg, [2, 5])
+    Two and five regions of a small grid (one partition per requested count):
+
+    >>> import numpy as np
+    >>> from countgrid.grid import CountingGrid, regions
+    >>> counts = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    >>> labels = regions(CountingGrid((6, 6), (2, 2), n_iter=5, random_state=0).fit(counts),
+    ...                  [2, 5])
     >>> labels.shape, sorted(np.unique(labels[1]).tolist())
     ((2, 6, 6), [0, 1, 2, 3, 4])
     """
