@@ -11,8 +11,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
 
 # A shell that starts pytest in the background (`pytest &`, nohup, some CI runners) leaves
 # SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the Ctrl-C tests
-# (tests/test_interrupts.py, the *_hardening.py interrupts, `countgrid demo` exiting 130,
-# whose child process inherits the ignored signal) would fail for the launcher's reason.
+# (tests/test_interrupts.py, the families' interrupts in their *_numerics.py, `countgrid
+# demo` exiting 130, whose child process inherits the ignored signal) would fail for the
+# launcher's reason.
 import signal  # noqa: E402
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:

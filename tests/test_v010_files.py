@@ -67,6 +67,8 @@ def test_v010_file_loads_and_predicts_as_0_1_0(name, tmp_path):
     path = os.path.join(FIXTURES, f"{name}.npz")
     est = countgrid.load(path)
     assert type(est).__name__ == meta["class"]
+    # load checks the restored state; the check passes on its own too
+    assert est._check_fitted_state() is None
     # every stored array comes back bit for bit
     stored = _load_all_arrays(path)
     header = json.loads(str(stored.pop("__countgrid__")))

@@ -1,4 +1,5 @@
-"""C/OpenMP kernels of ZIPGTM (csrc/gtm.c) against slow NumPy references."""
+"""C/OpenMP kernels of ZIPGTM (csrc/gtm.c) against slow NumPy references, in blocks of
+any size, and the wrappers' checks of what they hand to C."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -6,6 +7,13 @@ from scipy.special import logsumexp
 
 from countgrid.gtm import _wrappers
 from _reference.gtm import accumulate_reference, estep_reference
+
+
+def counts(n=40, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(rng.gamma(1.0, 1.5, size=(n, d))) * (rng.random((n, d)) < 0.4)
+    X[:, 0] += 1
+    return X.astype(np.float64)
 
 
 def _random_csr(rng, n, d, density, data_dtype, index_dtype):
@@ -102,3 +110,70 @@ def test_bad_arguments_raise():
                                np.zeros((3, K)), np.zeros((3, K)), 1)
     with pytest.raises(ValueError, match="out of range"):
         _wrappers.accumulate_csc(X.indptr, bad, X.data, np.zeros((2, K)), 1)
+
+
+def test_wrappers_refuse_inconsistent_arrays():
+    X = sp.csr_matrix(counts(6, 4))
+    K = 3
+    model = (np.zeros(K), np.zeros(K), np.zeros(6), np.zeros((4, K)), np.zeros((4, K)))
+    # decreasing, not from 0, past the entries, jumping out and back
+    for ptr in ([0, 2, 1, 4, 5, 6, 6], [1, 2, 3, 4, 5, 6, 6], [0, 1, 2, 3, 4, 5, 10**6],
+                [0, 10**6, 2, 3, 4, 5, 6]):
+        ptr = np.asarray(ptr, dtype=X.indptr.dtype)
+        with pytest.raises(ValueError, match="indptr"):
+            _wrappers.estep_csr(ptr, X.indices, X.data, 4, *model, 1)
+        csc_ptr = np.r_[ptr[:4], ptr[-1]].astype(ptr.dtype)
+        with pytest.raises(ValueError, match="indptr"):
+            _wrappers.accumulate_csc(csc_ptr, X.indices, X.data, np.zeros((6, K)), 1)
+    with pytest.raises(ValueError, match="log_fact"):
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K),
+                               np.zeros(5), np.zeros((4, K)), np.zeros((4, K)), 1)
+    with pytest.raises(ValueError, match="log_mix"):
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, np.zeros(K), np.zeros(K + 1),
+                               np.zeros(6), np.zeros((4, K)), np.zeros((4, K)), 1)
+    with pytest.raises(ValueError, match="etaT"):
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 4, *model[:4], np.zeros((4, 2)), 1)
+    with pytest.raises(ValueError, match="different lengths"):
+        _wrappers.estep_csr(X.indptr, X.indices[:-1], X.data, 4, *model, 1)
+    with pytest.raises(ValueError, match="out of range"):       # n_features below an index
+        _wrappers.estep_csr(X.indptr, X.indices, X.data, 2, *model[:3], np.zeros((2, K)),
+                               np.zeros((2, K)), 1)
+    C = X.tocsc()
+    with pytest.raises(ValueError, match="out of range"):       # resp with too few rows
+        _wrappers.accumulate_csc(C.indptr, C.indices, C.data, np.zeros((3, K)), 1)
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("data_dtype", [np.float32, np.float64])
+def test_blocked_kernels_match_reference_bit_for_bit(data_dtype, index_dtype, num_threads):
+    """One row (column) per block: the same bits as one call, and the references."""
+    rng = np.random.default_rng(3)
+    n, d, K = 29, 17, 7
+    X = sp.random(n, d, density=0.3, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.integers(1, 6, size=k).astype(np.float64))
+    X.data = X.data.astype(data_dtype)
+    X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    args = (rng.normal(size=K), np.log(rng.dirichlet(np.ones(K))), rng.uniform(0, 3, size=n),
+            rng.normal(size=(d, K)), rng.normal(size=(d, K)))
+    C = X.tocsc()
+    C.sort_indices()
+    C.indices, C.indptr = C.indices.astype(index_dtype), C.indptr.astype(index_dtype)
+    theta = rng.dirichlet(np.ones(K), size=n)
+    whole = (_wrappers.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
+             _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta, num_threads))
+    old = _wrappers.block_work(1)
+    try:
+        blocked = (_wrappers.estep_csr(X.indptr, X.indices, X.data, d, *args, num_threads),
+                   _wrappers.accumulate_csc(C.indptr, C.indices, C.data, theta,
+                                               num_threads))
+    finally:
+        _wrappers.block_work(old)
+    for a, b in zip(whole, blocked):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+    resp, ll = estep_reference(X, *args)
+    np.testing.assert_allclose(blocked[0][0], resp, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(blocked[0][1], ll, rtol=1e-12)
+    for got, want in zip(blocked[1], accumulate_reference(X, theta)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

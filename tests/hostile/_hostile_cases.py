@@ -5,8 +5,10 @@ a stranger controls, issue 30: _hostile_security.py).
 
 Each :class:`Case` states what it expects: ``"ok"`` (must succeed; its ``oracle`` checks the
 result), ``"raise"`` (must raise a clear error naming one of ``names``) or ``"either"``
-(a clear error naming one of ``names``, or a result that passes the oracle).  See
-_hostile_engine.py for the classification.
+(a clear error naming one of ``names``, or a result that passes the oracle).  A case may
+also pin the error down: ``error`` (its class, or a tuple of classes) and ``match`` (a
+regular expression its message must contain, as ``pytest.raises(match=)``); ``quiet``: a
+warning on the way fails the case.  See _hostile_engine.py for the classification.
 
 The ids are ``<entry>.<method>/<class>/<variant>``; the module builds the same list in the
 runner and in the workers (nothing here computes with countgrid until a case runs).
@@ -17,6 +19,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,17 +37,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # ============================================================================ the record
 class Case:
     __slots__ = ("id", "entry", "method", "klass", "expect", "run", "names", "oracle", "needs",
-                 "timeout", "canary", "recycle", "files", "classify", "cost")
+                 "timeout", "canary", "recycle", "files", "classify", "cost", "error", "match",
+                 "quiet")
 
     def __init__(self, entry, method, klass, variant, expect, run, names=(), oracle=None,
                  needs=(), timeout=20.0, canary=True, recycle=False, files=False,
-                 classify=None, cost=1.0):
+                 classify=None, cost=1.0, error=None, match=None, quiet=False):
         assert expect in ("ok", "raise", "either"), expect
+        assert expect != "ok" or (error is None and match is None), "an ok case raises nothing"
         self.id = f"{entry}.{method}/{klass}/{variant}" if method else f"{entry}/{klass}/{variant}"
         self.entry, self.method, self.klass, self.expect = entry, method, klass, expect
         self.run, self.names, self.oracle = run, tuple(names), oracle
         self.needs, self.timeout, self.canary = tuple(needs), timeout, canary
         self.recycle, self.files, self.classify, self.cost = recycle, files, classify, cost
+        self.error, self.match, self.quiet = error, match, quiet
 
 
 # ============================================================================ the worker side
@@ -376,6 +382,16 @@ def close(a, b, rtol, atol=1e-12, what="result"):
     err = float(np.max(np.abs(a64[both] - b64[both]))) if both.any() else 0.0
     if err > atol + rtol * scale:
         return f"{what} differs from the reference by {err:.3g} (scale {scale:.3g}, rtol {rtol:g})"
+    return None
+
+
+def allclose(a, b, rtol, atol=0.0, what="result"):
+    """Problem string unless ``|a - b| <= atol + rtol |b|`` entry by entry (as
+    numpy.testing.assert_allclose)."""
+    try:
+        np.testing.assert_allclose(_as_array(a), _as_array(b), rtol=rtol, atol=atol)
+    except AssertionError as exc:
+        return f"{what} differs from the reference: " + " ".join(str(exc).split())[:200]
     return None
 
 
@@ -783,13 +799,19 @@ VALID_UNUSUAL = [("csr:duplicate-entries", _duplicates), ("csr:unsorted-indices"
 
 
 def gen_corrupt():
+    """A share of the corrupt structures for each slot, and for every slot the decreasing
+    ``indptr`` (it corrupted the heap in 0.1.0): a ValueError saying ``<arg> is a corrupt
+    sparse matrix``."""
     out = []
     for i, s in enumerate(all_slots()):
         bad = pick(CORRUPT, s, i, 6, 3, 8)
+        if "csr:decreasing-indptr" not in bad:
+            bad = bad + ["csr:decreasing-indptr"]
         good = pick(VALID_UNUSUAL, s, i, 1, 1, 2)
         for kind in bad:
             out.append(slot_case(s, "corrupt-sparse", kind, "raise", _corrupt(kind),
-                                 recycle=True))
+                                 recycle=True, error=ValueError,
+                                 match=rf"\b{re.escape(s.arg)} is a corrupt sparse matrix"))
         for kind, build in good:
             out.append(slot_case(s, "corrupt-sparse", kind, "ok", build, cmp=True, rtol=1e-9,
                                  recycle=True))
@@ -948,6 +970,62 @@ def gen_shapes():
         elif i % 3 == 0 and s.method != "corpus_codes":
             add(slot_case(s, "shape", "3e9-rows", "either", _huge_rows,
                           extra_names=("rows", "samples", "n_samples"), rows=None))
+    return out + pinned_shapes()
+
+
+def pinned_shapes():
+    """Shapes and types refused in words scikit-learn's users know (the class of the error
+    and the message), beside the slots' share of them above."""
+    out = []
+    jt, prc, cos = (("countgrid.kernels.jensen_tsallis_kernel",),
+                    ("countgrid.metrics.precision_recall_curve_retrieval",),
+                    ("countgrid.metrics.cosine_similarity",))
+    ragged = [[1.0, 2.0], [3.0]]
+    # the Gram matrix of A alone (B=None)
+    for klass, variant, A, error, match in [
+            ("shape", "1-D", lambda: np.ones(3), ValueError, "Expected a 2-D array for A"),
+            ("shape", "3-D", lambda: np.ones((2, 2, 2)), ValueError,
+             "Expected a 2-D array for A"),
+            ("dtype", "complex-ones", lambda: np.ones((2, 2), dtype=complex), ValueError,
+             "Complex data not supported: A"),
+            ("dtype", "object-with-None", lambda: np.array([[None, 1]]), ValueError,
+             "A contains NaN"),
+            ("dtype", "object-with-dict", lambda: np.array([[{}, 1]]), TypeError,
+             "real numbers"),
+            ("dtype", "string", lambda: "abc", TypeError, "real numbers"),
+            ("shape", "ragged-list", lambda: ragged, TypeError, "A could not be converted")]:
+        out.append(Case("kernels.jensen_tsallis_kernel", "A-alone", klass, variant, "raise",
+                        lambda ctx, A=A: _k("jensen_tsallis_kernel")(A(), num_threads=1),
+                        ("A",), None, jt, error=error, match=match))
+    for entry, method, variant, run, names, error, match, need in [
+            ("metrics.precision_recall_curve_retrieval", "query_codes", "0-rows-0-labels",
+             lambda: cg.metrics.precision_recall_curve_retrieval(D.Xq[:0], D.X, D.yq[:0], D.y),
+             ("query_codes",), ValueError, "at least one document", prc),
+            ("metrics.precision_recall_curve_retrieval", "query_codes", "1-D-one-label",
+             lambda: cg.metrics.precision_recall_curve_retrieval(D.Xq[0], D.X, D.yq[:1], D.y),
+             ("query_codes",), ValueError, "Expected a 2-D array for query_codes", prc),
+            ("metrics.precision_recall_curve_retrieval", "query_codes", "ragged-list-2-labels",
+             lambda: cg.metrics.precision_recall_curve_retrieval(ragged, D.X, D.yq[:2], D.y),
+             ("query_codes",), TypeError, "query_codes could not be converted", prc),
+            ("metrics.cosine_similarity", "B", "ragged-list-of-2",
+             lambda: cg.metrics.cosine_similarity(D.X, ragged), ("B",), TypeError,
+             "B could not be converted", cos),
+            ("metrics.cosine_similarity", "B", "6-of-12-columns",
+             lambda: cg.metrics.cosine_similarity(D.X, D.X[:, :6]), ("A", "B"), ValueError,
+             "A has 12 columns and B has 6", cos),
+            ("LSI", "fit", "0-rows-of-12",
+             lambda: make("LSI").fit(D.X[:0]), ("X",), ValueError,
+             r"Found array with 0 sample\(s\)", _est_needs("LSI")),
+            ("LSI", "transform", "3-of-12-columns",
+             lambda: model("LSI").transform(D.X[:, :3]), ("X",), ValueError, "features",
+             _est_needs("LSI"))]:
+        out.append(Case(entry, method, "shape", variant, "raise", lambda ctx, run=run: run(),
+                        names, None, need, error=error, match=match))
+    # one query row against the whole corpus: one row of similarities
+    out.append(Case("metrics.cosine_similarity", "A", "shape", "1-row-against-40", "ok",
+                    lambda ctx: cg.metrics.cosine_similarity(D.X[:1], D.X), ("A",),
+                    lambda S: None if np.shape(S) == (1, 40) else f"shape {np.shape(S)}",
+                    cos))
     return out
 
 
@@ -979,7 +1057,10 @@ def gen_values():
             if real_valued and name.endswith("negative"):
                 out.append(slot_case(s, "values", name, "ok", build))
             else:
-                out.append(slot_case(s, "values", name, "raise", build))
+                what = "must be non-negative" if name.endswith("negative") \
+                    else "contains NaN or infinity"
+                out.append(slot_case(s, "values", name, "raise", build, error=ValueError,
+                                     match=rf"\b{re.escape(s.arg)} {what}"))
         extreme = [
             ("all-x1e300", lambda M: np.asarray(M) * 1e300, 1e-6),
             ("all-x1e307-row-sums-overflow", lambda M: np.asarray(M) * 1e307, 1e-6),
@@ -997,14 +1078,43 @@ def gen_values():
                 ("one-nonzero", _one_nonzero), ("int64-2**62", _int64_huge)]
         for name, build in pick(edge, s, i, 4, 2, 3):
             out.append(slot_case(s, "values", name, "either", build))
+    return out + pinned_values()
+
+
+def pinned_values():
+    """Values refused (the class of the error and the message), or computed exactly,
+    beside the slots' share of them above."""
+    lsi, prc = _est_needs("LSI"), ("countgrid.metrics.precision_recall_curve_retrieval",)
+    out = [
+        Case("LSI", "fit", "values", "NaN-above-2", "raise",
+             lambda ctx: make("LSI").fit(np.where(D.X > 2, np.nan, D.X)), ("X",), None, lsi,
+             error=ValueError, match="X contains NaN"),
+        Case("LSI", "fit", "values", "all-negative", "raise",
+             lambda ctx: make("LSI").fit(-D.X), ("X",), None, lsi, error=ValueError,
+             match="non-negative"),
+        Case("metrics.precision_recall_curve_retrieval", "query_codes", "values",
+             "inf-above-2", "raise",
+             lambda ctx: cg.metrics.precision_recall_curve_retrieval(
+                 np.where(D.X > 2, np.inf, D.X), D.X, D.y, D.y), ("query_codes",), None, prc,
+             error=ValueError, match="query_codes contains NaN"),
+    ]
+
+    def unscaled(T):      # LSI's tf-idf normalises the lengths: the scale is gone
+        return nonfinite(T) or allclose(T, model("LSI").transform(D.Xq), 1e-12)
+
+    out.append(Case("LSI", "transform", "values", "all-x1e300-as-unscaled", "ok",
+                    lambda ctx: model("LSI").transform(D.Xq * 1e300), ("X",), unscaled, lsi))
     return out
 
 
 # ============================================================================ threads
-THREAD_VALUES = [("10**6", 10**6, "either"), ("2**40", 2**40, "either"),
-                 ("2**63", 2**63, "either"), ("0", 0, "either"), ("-1", -1, "ok"),
-                 ("-10**6", -10**6, "either"), ("1.5", 1.5, "raise"), ("'2'", "2", "raise"),
-                 ("None", None, "ok"), ("True", True, "raise"), ("numpy.int64(2)", "np2", "ok")]
+# (label, value, expect, the class of the error where it must raise)
+THREAD_VALUES = [("10**6", 10**6, "either", None), ("2**40", 2**40, "either", None),
+                 ("2**63", 2**63, "either", None), ("0", 0, "raise", ValueError),
+                 ("-1", -1, "ok", None), ("-10**6", -10**6, "either", None),
+                 ("1.5", 1.5, "raise", TypeError), ("'2'", "2", "raise", TypeError),
+                 ("None", None, "ok", None), ("True", True, "raise", TypeError),
+                 ("numpy.int64(2)", "np2", "ok", None), ("7", 7, "ok", None)]
 
 
 def _thread_value(v):
@@ -1014,13 +1124,13 @@ def _thread_value(v):
 def gen_threads():
     out = []
     for name in THREADED:
-        for label, v, expect in THREAD_VALUES:
+        for label, v, expect, error in THREAD_VALUES:
             def run(ctx, name=name, v=v):
                 return outputs(name, fit(name, make(name, num_threads=_thread_value(v))))
             out.append(Case(name, "fit", "threads", f"num_threads={label}", expect, run,
                             ("num_threads",),
                             oracle_finite(ref=lambda name=name: ref_outputs(name), rtol=1e-9),
-                            _est_needs(name), cost=3.0))
+                            _est_needs(name), cost=3.0, error=error))
     funcs = [
         ("kernels.jensen_tsallis_kernel", "countgrid.kernels.jensen_tsallis_kernel",
          lambda nt: _k("jensen_tsallis_kernel")(D.A, D.B, q=1.5, num_threads=nt)),
@@ -1033,12 +1143,12 @@ def gen_threads():
                                                num_threads=nt)[1]),
     ]
     for entry, need, f in funcs:
-        for label, v, expect in THREAD_VALUES:
+        for label, v, expect, error in THREAD_VALUES:
             out.append(Case(entry, "", "threads", f"num_threads={label}", expect,
                             lambda ctx, f=f, v=v: f(_thread_value(v)), ("num_threads",),
                             oracle_finite(ref=lambda f=f: _cached(("threads", id(f)),
                                                                    lambda: f(1)), rtol=1e-9),
-                            (need,)))
+                            (need,), error=error))
     return out
 
 
@@ -1271,6 +1381,16 @@ def gen_labels():
              oracle_finite())]:
         out.append(Case("metrics.precision_recall_curve_retrieval", "", "labels", variant,
                         expect, curve(yq, yc), names, oracle, prc))
+    # labels that cannot be compared, a column vector of query labels (a classifier ravels
+    # it, a retrieval curve does not)
+    for variant, yq, yc, error, match in [
+            ("None-and-str", lambda: np.array([None] * 7, dtype=object),
+             lambda: np.array(["a"] * 40, dtype=object), TypeError, "comparable labels"),
+            ("query-column-vector", lambda: D.yq[:, None], lambda: D.y, ValueError,
+             "query_labels")]:
+        out.append(Case("metrics.precision_recall_curve_retrieval", "", "labels", variant,
+                        "raise", curve(yq, yc), ("query_labels", "corpus_labels"), None, prc,
+                        error=error, match=match))
     # cli.stratified_split
     ss = ("countgrid.cli.stratified_split",)
 
@@ -1701,8 +1821,9 @@ def gen_model_files():
             ("bad-parameter-value", _edit(_header(
                 lambda h, p=_first_param(name): h["model"]["params"].__setitem__(p, -5))),
              "either", (_first_param(name),)),
-            ("n_features-10**9", _edit(_scalar(10**9)), "either"),
-            ("n_features--1", _edit(_scalar(-1)), "either"),
+            # a feature count that contradicts the arrays, or is no count: refused at load
+            ("n_features-10**9", _edit(_scalar(10**9)), "raise"),
+            ("n_features--1", _edit(_scalar(-1)), "raise"),
             ("array0-nan", _edit(_change_array(0, "nan")), "either"),
         ]
         for k, how in ((0, "grow"), (0, "dtype"), (0, "transpose"), (1, "grow")):
@@ -1711,6 +1832,8 @@ def gen_model_files():
             variant, mutate, expect = item[:3]
             out.append(_file_case(name, variant, mutate, expect, item[3] if len(item) > 3
                                   else ()))
+            if variant.startswith("n_features"):
+                out[-1].error = ValueError
         out.append(_file_case(name, f"{other}.load", lambda p, c: None, "raise",
                               (name, other),
                               loader=lambda n, p, o=other: getattr(cg, o).load(p),
@@ -1833,17 +1956,24 @@ def gen_numeric():
         out.append(Case("kernels.log_q", "", "numeric-range", f"q=1{d:+g}", "ok",
                         lambda ctx, q=q: cg.kernels.log_q(x, q), ("q",),
                         lambda v, q=q: close(v, _expm1_log_q(x, q), 1e-7), lq))
-    for label, xv, qv, expect, names in (
-            ("x=-1", -1.0, 1.5, "raise", ("x",)), ("x=NaN", np.nan, 1.5, "raise", ("x",)),
-            ("q=NaN", 2.0, np.nan, "raise", ("q",)), ("q='1.5'", 2.0, "1.5", "raise", ("q",)),
-            ("q=None", 2.0, None, "raise", ("q",)), ("x='2'", "2", 1.5, "either", ("x",)),
-            ("x=0,q=0.5", 0.0, 0.5, "either", ("x",)), ("x=1e308,q=-1", 1e308, -1.0, "either",
-                                                       ("x", "q"))):
+    for label, xv, qv, expect, names, error, match in (
+            ("x=-1", -1.0, 1.5, "raise", ("x",), ValueError, "non-negative"),
+            ("x=-1,q=0.5", -1.0, 0.5, "raise", ("x",), ValueError, "non-negative"),
+            ("x=NaN", np.nan, 1.5, "raise", ("x",), ValueError, "non-negative"),
+            ("x=[1,NaN]", [1.0, np.nan], 0.5, "raise", ("x",), ValueError, "non-negative"),
+            ("q=NaN", 2.0, np.nan, "raise", ("q",), ValueError, "q must be finite"),
+            ("q=inf", 2.0, np.inf, "raise", ("q",), ValueError, "q must be finite"),
+            ("q='1.5'", 2.0, "1.5", "raise", ("q",), TypeError, "q must be a real"),
+            ("q='1'", 2.0, "1", "raise", ("q",), TypeError, "q must be a real"),
+            ("q=None", 2.0, None, "raise", ("q",), TypeError, "q must be a real"),
+            ("x='2'", "2", 1.5, "either", ("x",), None, None),
+            ("x=0,q=0.5", 0.0, 0.5, "either", ("x",), None, None),
+            ("x=1e308,q=-1", 1e308, -1.0, "either", ("x", "q"), None, None)):
         # beyond the float range (x=1e308, q=-1: 5e615) an infinity is the rounded value
         out.append(Case("kernels.log_q", "", "numeric-range", label, expect,
                         lambda ctx, xv=xv, qv=qv: cg.kernels.log_q(xv, qv), names,
                         lambda v: "NaN" if np.isnan(np.asarray(v, dtype=float)).any() else None,
-                        lq))
+                        lq, error=error, match=match))
     # ZIP-GTM on tiny latent grids
     for shape in ((1, 1), (1, 5), (2, 1)):
         out.append(Case("ZIPGTM", "fit", "numeric-range", f"grid_shape={shape}", "either",
@@ -1890,12 +2020,16 @@ def gen_numeric():
                         lambda ctx, pts=pts: model("HistogramGMM").score_samples(np.array(pts)),
                         ("points",), oracle_finite(allow_neg_inf=True), gm))
     for label, pts in (("NaN", [[np.nan, 0.0]]), ("inf", [[np.inf, 0.0]]),
-                       ("-inf+inf", [[-np.inf, np.inf]])):
-        for method in ("predict_proba", "score_samples"):
-            out.append(Case("HistogramGMM", method, "numeric-range", label, "either",
+                       ("-inf+inf", [[-np.inf, np.inf]]),
+                       ("NaN-second", [[0.0, 1.0], [np.nan, 0.0]]),
+                       ("inf-second", [[0.0, 1.0], [np.inf, 0.0]]),
+                       ("-inf-second", [[0.0, 1.0], [-np.inf, 0.0]])):
+        for method in ("predict_proba", "score_samples", "pdf", "predict"):
+            out.append(Case("HistogramGMM", method, "numeric-range", label, "raise",
                             lambda ctx, pts=pts, method=method: getattr(
                                 model("HistogramGMM"), method)(np.array(pts)),
-                            ("points", "X"), oracle_finite(), gm))
+                            ("points", "X"), None, gm, error=ValueError,
+                            match="points contains NaN or infinity"))
     for label, scale, rtol in (("weights-x1e300", 1e300, 1e-9), ("weights-x1e-320", 1e-320, 1e-2),
                                ("weights-max-1e308", "max", 1e-9)):
         out.append(Case("HistogramGMM", "fit", "numeric-range", label, "ok",
@@ -1911,25 +2045,45 @@ def gen_numeric():
             return outputs("HistogramGMM", est, centres()[0][:3, None].repeat(2, axis=1))
         out.append(Case("HistogramGMM", "fit", "numeric-range", label, "either", run,
                         ("bin_centers",), oracle_finite(allow_neg_inf=True), gm))
-    # the kernel classifier's own paths: NaN / inf / negative must not reach any kernel
+    # the kernel classifier's own paths (fit, predict, kernel_distances, and
+    # decision_function of the SVM): NaN / inf / negative entries and corrupt sparse
+    # matrices must not reach any kernel (the linear k-NN path accepted NaN)
     itk = _est_needs("ITKernelClassifier")
-    for kernel in ("linear", "js", "jt"):
+
+    def corrupt_index(M):
+        S = sp.csr_matrix(np.asarray(M))
+        S.indices[1] = S.shape[1] + 3
+        return S
+
+    nonfinite_x = "X contains NaN or infinity"
+    for kernel, kw in (("linear", {}), ("js", {}), ("jt", {}), ("jt-q=0.7", dict(q=0.7)),
+                       ("jt-q=1.5-weighted=B", dict(q=1.5, weighted="B"))):
         for clf in ("knn", "svm"):
-            for where, label, build in (("fit", "NaN", _set(1, 1, np.nan)),
-                                        ("fit", "inf", _set(1, 1, np.inf)),
-                                        ("predict", "NaN", _set(1, 1, np.nan)),
-                                        ("predict", "negative", _set(1, 1, -1.0))):
-                def run(ctx, kernel=kernel, clf=clf, where=where, build=build):
-                    est = cg.ITKernelClassifier(kernel=kernel, classifier=clf, num_threads=1)
+            paths = [("fit", "NaN", _set(1, 1, np.nan), nonfinite_x),
+                     ("fit", "inf", _set(1, 1, np.inf), nonfinite_x),
+                     ("fit", "corrupt", corrupt_index, "X is a corrupt sparse matrix")]
+            for method in ("predict", "kernel_distances") + (
+                    ("decision_function",) if clf == "svm" else ()):
+                paths += [(method, "inf", _set(1, 1, np.inf), nonfinite_x),
+                          (method, "corrupt", corrupt_index, "X is a corrupt sparse matrix")]
+            paths += [("predict", "NaN", _set(1, 1, np.nan), nonfinite_x),
+                      ("predict", "negative", _set(1, 1, -1.0), "X must be non-negative")]
+            for where, label, build, match in paths:
+                def run(ctx, kernel=kernel, kw=kw, clf=clf, where=where, build=build):
+                    est = cg.ITKernelClassifier(kernel=kernel.split("-")[0], classifier=clf,
+                                                num_threads=1, **kw)
                     if where == "fit":
                         return est.fit(build(D.X), D.y).predict(D.Xq)
-                    return est.fit(D.Xs, D.y).predict(build(D.Xq))
+                    return getattr(est.fit(D.Xs, D.y), where)(build(D.Xq))
                 # negative entries are fine for the linear kernel, not for the IT kernels
                 linear_neg = kernel == "linear" and label == "negative"
-                out.append(Case("ITKernelClassifier", where, "values",
+                out.append(Case("ITKernelClassifier", where,
+                                "corrupt-sparse" if label == "corrupt" else "values",
                                 f"kernel={kernel}-classifier={clf}-{label}",
                                 "either" if linear_neg else "raise", run, ("X",),
-                                oracle_finite() if linear_neg else None, itk))
+                                oracle_finite() if linear_neg else None, itk,
+                                error=None if linear_neg else ValueError,
+                                match=None if linear_neg else match))
     return out
 
 
@@ -1985,12 +2139,17 @@ def gen_histogram_inputs():
              lambda: [np.arange(3.0)] * 3, ("weights",))]:
         fit_case(klass, variant, expect, w, c, names)
 
-    def pts_case(klass, variant, expect, pts, rows):
+    def pts_case(klass, variant, expect, pts, rows, same=False):
         for method in ("predict_proba", "score_samples"):
+            def oracle(value, method=method):
+                p = oracle_finite(rows=rows)(value)
+                want = getattr(model("HistogramGMM"), method)(D.points)
+                if p or not same or np.array_equal(value, want):
+                    return p
+                return "the result differs from that of the float64 points"
             out.append(Case("HistogramGMM", method, klass, variant, expect,
                             lambda ctx, method=method: getattr(model("HistogramGMM"), method)(
-                                pts()), ("points", "X"),
-                            oracle_finite(rows=rows), gm))
+                                pts()), ("points", "X"), oracle, gm))
 
     for klass, variant, expect, pts, rows in [
             ("shape", "points-1-D", "either", lambda: np.array([0.0, 1.0]), None),
@@ -2004,8 +2163,56 @@ def gen_histogram_inputs():
             ("dtype", "points-float32", "ok", lambda: D.points.astype(np.float32), 3),
             ("dtype", "points-complex", "raise", lambda: D.points.astype(complex), None),
             ("dtype", "points-str", "raise", lambda: D.points.astype(str), None),
-            ("dtype", "points-object", "either", lambda: D.points.astype(object), 3)]:
-        pts_case(klass, variant, expect, pts, rows)
+            ("dtype", "points-object", "ok", lambda: D.points.astype(object), 3)]:
+        pts_case(klass, variant, expect, pts, rows, same=variant == "points-object")
+
+    # refused points and histograms: the policy's class and the words of the message
+    def points(klass, variant, pts, error, match):
+        out.append(Case("HistogramGMM", "predict_proba", klass, variant, "raise",
+                        lambda ctx: model("HistogramGMM").predict_proba(pts()), ("points",),
+                        None, gm, error=error, match=match))
+
+    points("dtype", "points-'ab'", lambda: "ab", TypeError, "points")
+    points("shape", "points-3-columns", lambda: np.ones((2, 3)), ValueError, "points")
+    points("shape", "points-0-D", lambda: np.array(1.0), ValueError, "points")
+    points("dtype", "points-complex-ones", lambda: np.ones((2, 2), dtype=complex), ValueError,
+           "points")
+    points("shape", "points-ragged", lambda: [[1.0, 2.0], [3.0]], TypeError, "points")
+
+    def histogram(klass, variant, w, c, error, match, names):
+        out.append(Case("HistogramGMM", "fit", klass, variant, "raise",
+                        lambda ctx: make("HistogramGMM", random_state=0).fit(
+                            w(), [np.arange(3.0), np.arange(3.0)] if c is None else c()),
+                        names, None, gm, error=error, match=match))
+
+    W3 = lambda: np.ones((3, 3))  # noqa: E731
+    for klass, variant, w, c, error, match, names in [
+            ("values", "3x3-all-zero", lambda: np.zeros((3, 3)), None, ValueError,
+             "positive sum", ("weights",)),
+            ("values", "3x3-negative", lambda: -np.ones((3, 3)), None, ValueError,
+             "non-negative", ("weights",)),
+            ("values", "3x3-NaN", lambda: np.full((3, 3), np.nan), None, ValueError, "NaN",
+             ("weights",)),
+            ("values", "3x3-inf", lambda: np.full((3, 3), np.inf), None, ValueError, "NaN",
+             ("weights",)),
+            ("shape", "centres-axis-1-too-short", W3, lambda: [np.arange(3.0), np.arange(2.0)],
+             ValueError, r"bin_centers\[1\]", ("bin_centers",)),
+            ("values", "centres-axis-1-NaN", W3, lambda: [np.arange(3.0), [0, np.nan, 1]],
+             ValueError, "bin_centers contains", ("bin_centers",)),
+            ("values", "centres-spread-1e300", W3,
+             lambda: [np.arange(3.0) * 1e300, np.arange(3.0)], ValueError,
+             "bin_centers spread .* reg_covar", ("bin_centers",)),
+            ("shape", "centres-0-dims", W3, lambda: np.zeros((3, 3, 0)), ValueError,
+             "bin_centers", ("bin_centers",)),
+            ("shape", "weights-0-D", lambda: np.ones(()), lambda: [np.zeros(1)], ValueError,
+             "weights", ("weights",)),
+            ("dtype", "weights-'abc'", lambda: "abc", None, TypeError, "weights",
+             ("weights",)),
+            ("shape", "weights-ragged", lambda: [[1.0, 2.0], [3.0]], None, TypeError,
+             "weights could not be converted", ("weights",)),
+            ("shape", "centres-axis-1-ragged", W3, lambda: [np.arange(3.0), [[0, 1], [2]]],
+             TypeError, r"bin_centers\[1\] could not", ("bin_centers",))]:
+        histogram(klass, variant, w, c, error, match, names)
     return out
 
 
@@ -2013,9 +2220,9 @@ def gen_histogram_inputs():
 def gen_function_params():
     out = []
 
-    def add(entry, variant, expect, f, names, need, oracle=None):
+    def add(entry, variant, expect, f, names, need, oracle=None, **kw):
         out.append(Case(entry, "", "params", variant, expect, lambda ctx, f=f: f(), names,
-                        oracle or oracle_finite(), (need,)))
+                        oracle or oracle_finite(), (need,), **kw))
 
     jt_e, jt_n = "kernels.jensen_tsallis_kernel", "countgrid.kernels.jensen_tsallis_kernel"
     js_e, js_n = "kernels.jensen_shannon_kernel", "countgrid.kernels.jensen_shannon_kernel"
@@ -2023,33 +2230,42 @@ def gen_function_params():
     def jt(**kw):
         return lambda: _k("jensen_tsallis_kernel")(D.A, D.B, **dict(dict(num_threads=1), **kw))
 
-    for v, expect in ((-0.5, "raise"), (2.5, "raise"), (np.nan, "raise"), (np.inf, "raise"),
-                      ("1.5", "raise"), (True, "raise"), (None, "raise"),
-                      (np.float32(1.5), "ok"), (1, "ok"), (0, "ok"), (2, "ok"),
-                      (np.float64(0.5), "ok")):
-        add(jt_e, f"q={v!r}", expect, jt(q=v), ("q",), jt_n)
-    for v in ("nope", 1, True, "b"):
-        add(jt_e, f"weighted={v!r}", "raise", jt(weighted=v), ("weighted",), jt_n)
-    add(jt_e, "exponentiated='no'", "raise", jt(exponentiated="no"), ("exponentiated",), jt_n)
-    add(jt_e, "exponentiated+weighted", "raise", jt(exponentiated=True, weighted="A"),
-        ("exponentiated", "weighted"), jt_n)
-    for v in (0.0, -1.0, np.nan, np.inf, "1", None):
-        add(jt_e, f"t={v!r}", "raise", jt(exponentiated=True, t=v), ("t",), jt_n)
-    for v, expect in (([5, 5], "raise"), ([0, 12], "raise"), ([2.5, 9.5], "raise"),
-                      ("abc", "raise"), ([-1, 13], "raise"), ([10**12], "raise"), ([], "raise"),
-                      ([12], "ok"), ([6, 6], "ok"), ((np.int64(4), 8), "ok")):
+    # a refused parameter of the kernels: the policy's class, before any warning
+    V_, T_ = dict(expect="raise", error=ValueError, quiet=True), \
+        dict(expect="raise", error=TypeError, quiet=True)
+    OK_ = dict(expect="ok")
+    for v, how in ((-0.5, V_), (2.5, V_), (np.nan, V_), (np.inf, V_), ("1.5", T_), ("1", T_),
+                   (True, T_), (None, T_), (np.float32(1.5), OK_), (1, OK_), (0, OK_),
+                   (2, OK_), (np.float64(0.5), OK_)):
+        add(jt_e, f"q={v!r}", f=jt(q=v), names=("q",), need=jt_n, **how)
+    for v, how in (("nope", V_), ("C", V_), (1, T_), (True, T_), ("b", V_)):
+        add(jt_e, f"weighted={v!r}", f=jt(weighted=v), names=("weighted",), need=jt_n, **how)
+    add(jt_e, "exponentiated='no'", f=jt(exponentiated="no"), names=("exponentiated",),
+        need=jt_n, **T_)
+    add(jt_e, "exponentiated+weighted", f=jt(exponentiated=True, weighted="A"),
+        names=("exponentiated", "weighted"), need=jt_n, **V_)
+    for v, how in ((0.0, V_), (-1.0, V_), (np.nan, V_), (np.inf, V_), ("1", T_), (None, T_)):
+        add(jt_e, f"t={v!r}", f=jt(exponentiated=True, t=v), names=("t",), need=jt_n, **how)
+    # t is checked whether or not the kernel is exponentiated
+    for v, how in ((-1.0, V_), (np.inf, V_), ("1", T_)):
+        add(jt_e, f"t={v!r}-not-exponentiated", f=jt(t=v), names=("t",), need=jt_n, **how)
+    for v, how in (([5, 5], V_), ([0, 12], V_), ([2.5, 9.5], T_), ("abc", T_), ([-1, 13], V_),
+                   ([10**12], V_), ([], V_), ([12], OK_), ([6, 6], OK_),
+                   ((np.int64(4), 8), OK_)):
         for entry, need, f in ((jt_e, jt_n, lambda b: jt(blocks=b)()),
                                (js_e, js_n, lambda b: _k("jensen_shannon_kernel")(
                                    D.A, D.B, blocks=b, num_threads=1))):
-            add(entry, f"blocks={v!r}", expect, lambda f=f, v=v: f(v), ("blocks",), need)
-    for v in ([np.nan, 1.0], [-1.0, 1.0], [1.0], "ab", [np.inf, 1.0]):
-        add(jt_e, f"block_weights={v!r}", "raise", jt(blocks=[6, 6], block_weights=v),
-            ("block_weights",), jt_n)
-    add(jt_e, "block_weights-without-blocks", "raise", jt(block_weights=[1.0]),
-        ("block_weights", "blocks"), jt_n)
-    add(js_e, "block_weights-without-blocks", "raise",
-        lambda: _k("jensen_shannon_kernel")(D.A, block_weights=[1.0], num_threads=1),
-        ("block_weights", "blocks"), js_n)
+            add(entry, f"blocks={v!r}", f=lambda f=f, v=v: f(v), names=("blocks",),
+                need=need, **how)
+    for v, how in (([np.nan, 1.0], V_), ([-1.0, 1.0], V_), ([1.0], V_), ("ab", T_),
+                   ([np.inf, 1.0], V_)):
+        add(jt_e, f"block_weights={v!r}", f=jt(blocks=[6, 6], block_weights=v),
+            names=("block_weights",), need=jt_n, **how)
+    add(jt_e, "block_weights-without-blocks", f=jt(block_weights=[1.0]),
+        names=("block_weights", "blocks"), need=jt_n, **V_)
+    add(js_e, "block_weights-without-blocks",
+        f=lambda: _k("jensen_shannon_kernel")(D.A, block_weights=[1.0], num_threads=1),
+        names=("block_weights", "blocks"), need=js_n, **V_)
     add(jt_e, "A-10**6-empty-rows-symmetric", "either",
         lambda: _k("jensen_tsallis_kernel")(sp.csr_matrix((10**6, 12)), num_threads=1),
         ("A", "samples", "rows"), jt_n)
@@ -2099,35 +2315,64 @@ def gen_function_params():
         ("n_components",), bic_n)
     # tfidf / idf
     tf_e, tf_n = "tfidf", "countgrid.tfidf"
-    for variant, expect, idf in [("idf-wrong-length", "raise", lambda: np.ones(11)),
-                                 ("idf-NaN", "raise", lambda: np.r_[np.nan, np.ones(11)]),
-                                 ("idf-negative", "either", lambda: -np.ones(12)),
-                                 ("idf-2-D", "raise", lambda: np.ones((1, 12))),
-                                 ("idf-str", "raise", lambda: "abc"),
-                                 ("idf-inf", "raise", lambda: np.r_[np.inf, np.ones(11)]),
-                                 ("idf-list", "ok", lambda: [1.0] * 12),
-                                 ("idf-int", "ok", lambda: np.ones(12, dtype=int))]:
-        add(tf_e, variant, expect, lambda idf=idf: _dense(cg.tfidf(D.Xq, idf=idf())), ("idf",),
-            tf_n)
+
+    def term_frequencies(value):       # idf = 1: the counts divided by the document lengths
+        return allclose(value, D.Xq / D.Xq.sum(axis=1, keepdims=True), 1e-7)
+
+    for variant, expect, idf, error, match in [
+            ("idf-wrong-length", "raise", lambda: np.ones(11), ValueError, "idf has shape"),
+            ("idf-NaN", "raise", lambda: np.r_[np.nan, np.ones(11)], ValueError,
+             "idf contains NaN"),
+            ("idf-all-NaN", "raise", lambda: np.full(12, np.nan), ValueError,
+             "idf contains NaN"),
+            ("idf-negative", "either", lambda: -np.ones(12), None, None),
+            ("idf-2-D", "raise", lambda: np.ones((1, 12)), ValueError, "idf has shape"),
+            ("idf-column", "raise", lambda: np.ones((12, 1)), ValueError, "idf has shape"),
+            ("idf-str", "raise", lambda: "abc", TypeError, "idf"),
+            ("idf-str-array", "raise", lambda: np.array(["a"] * 12), TypeError, "idf"),
+            ("idf-inf", "raise", lambda: np.r_[np.inf, np.ones(11)], ValueError,
+             "idf contains NaN"),
+            ("idf-list", "ok", lambda: [1.0] * 12, None, None),
+            ("idf-int", "ok", lambda: np.ones(12, dtype=int), None, None)]:
+        out.append(Case(tf_e, "", "params", variant, expect,
+                        lambda ctx, idf=idf: _dense(cg.tfidf(D.Xq, idf=idf())), ("idf",),
+                        term_frequencies if variant == "idf-int" else oracle_finite(),
+                        (tf_n,), error=error, match=match))
     # retrieval curve parameters
     pr_e, pr_n = "metrics.precision_recall_curve_retrieval", \
         "countgrid.metrics.precision_recall_curve_retrieval"
 
     def prc(**kw):
         return lambda: cg.metrics.precision_recall_curve_retrieval(D.Xq, D.X, D.yq, D.y, **kw)
-    for variant, expect, kw, names in [
-            ("metric='nope'", "raise", dict(metric="nope"), ("metric",)),
-            ("metric=None", "raise", dict(metric=None), ("metric",)),
-            ("metric='dot'", "ok", dict(metric="dot"), ("metric",)),
-            ("batch_size=0", "raise", dict(batch_size=0), ("batch_size",)),
-            ("batch_size=-1", "raise", dict(batch_size=-1), ("batch_size",)),
-            ("batch_size=2.7", "raise", dict(batch_size=2.7), ("batch_size",)),
-            ("batch_size=True", "raise", dict(batch_size=True), ("batch_size",)),
-            ("batch_size='2'", "raise", dict(batch_size="2"), ("batch_size",)),
-            ("batch_size=10**12", "ok", dict(batch_size=10**12), ("batch_size",)),
-            ("batch_size=1", "ok", dict(batch_size=1), ("batch_size",)),
-            ("batch_size=numpy.int64(3)", "ok", dict(batch_size=np.int64(3)), ("batch_size",))]:
-        add(pr_e, variant, expect, prc(**kw), names, pr_n)
+    def same_curve(curve):      # a batch beyond the queries: the curve of the default batch
+        want = _cached("prc_ref", lambda: cg.metrics.precision_recall_curve_retrieval(
+            D.Xq, D.X, D.yq, D.y))
+        if not (np.array_equal(curve.precision, want.precision)
+                and np.array_equal(curve.recall, want.recall) and curve.auc == want.auc):
+            return "the curve differs from the one in the default batches"
+        return None
+
+    for variant, expect, kw, names, error in [
+            ("metric='nope'", "raise", dict(metric="nope"), ("metric",), ValueError),
+            ("metric='l2'", "raise", dict(metric="l2"), ("metric",), ValueError),
+            ("metric=None", "raise", dict(metric=None), ("metric",), ValueError),
+            ("metric=3", "raise", dict(metric=3), ("metric",), ValueError),
+            ("metric='dot'", "ok", dict(metric="dot"), ("metric",), None),
+            ("batch_size=0", "raise", dict(batch_size=0), ("batch_size",), ValueError),
+            ("batch_size=-1", "raise", dict(batch_size=-1), ("batch_size",), ValueError),
+            ("batch_size=2.7", "raise", dict(batch_size=2.7), ("batch_size",), TypeError),
+            ("batch_size=2.0", "raise", dict(batch_size=2.0), ("batch_size",), TypeError),
+            ("batch_size=True", "raise", dict(batch_size=True), ("batch_size",), TypeError),
+            ("batch_size='2'", "raise", dict(batch_size="2"), ("batch_size",), TypeError),
+            ("batch_size=10**12", "ok", dict(batch_size=10**12), ("batch_size",), None),
+            ("batch_size=2**62", "ok", dict(batch_size=2**62), ("batch_size",), None),
+            ("batch_size=1", "ok", dict(batch_size=1), ("batch_size",), None),
+            ("batch_size=numpy.int64(3)", "ok", dict(batch_size=np.int64(3)), ("batch_size",),
+             None)]:
+        oracle = same_curve if variant in ("batch_size=10**12", "batch_size=2**62") else None
+        out.append(Case(pr_e, "", "params", variant, expect, lambda ctx, kw=kw: prc(**kw)(),
+                        names, oracle or oracle_finite(), (pr_n,), error=error,
+                        match=names[0] if error else None))
     # term selection
     sb_e, sb_n = "text.select_by_resolving_power", "countgrid.text.select_by_resolving_power"
     for variant, expect, args, names in [
@@ -2187,6 +2432,39 @@ def gen_function_params():
     add("embeddings.cg_fess_terms", "reduce='nope'", "raise",
         lambda: cg.embeddings.cg_fess_terms(model("CountingGrid"), D.Xq, reduce="nope"),
         ("reduce",), cf)
+    # the Poisson IRLS of ZIP-GTM's M-step, a public function of countgrid.gtm
+    ir_e, ir_n = "gtm.irls_poisson", "countgrid.gtm.irls_poisson"
+
+    def irls(phi=None, r=None, s=None, **kw):
+        def call():
+            Phi = np.c_[np.random.default_rng(0).normal(size=(10, 2)), np.ones(10)]
+            R, S = np.ones((10, 3)), np.ones((10, 3))
+            return cg.gtm.irls_poisson(Phi if phi is None else phi(Phi), R if r is None
+                                       else r(R), S if s is None else s(S), **kw)
+        return call
+
+    for variant, f, names, error, match in [
+            ("R-9-rows", irls(r=lambda R: np.ones((9, 3))), ("R", "S"), ValueError, "R and S"),
+            ("S-2-columns", irls(s=lambda S: np.ones((10, 2))), ("R", "S"), ValueError,
+             "R and S"),
+            ("S-NaN", irls(s=lambda S: S * np.nan), ("S",), ValueError, "S contains NaN"),
+            ("S-negative", irls(s=lambda S: -S), ("S",), ValueError,
+             "S must be non-negative"),
+            ("R-negative", irls(r=lambda R: -R), ("R",), ValueError,
+             "R must be non-negative"),
+            ("alpha=-1.0", irls(alpha=-1.0), ("alpha",), ValueError, "alpha"),
+            ("n_steps=0", irls(n_steps=0), ("n_steps",), ValueError, "n_steps"),
+            ("n_steps=2.5", irls(n_steps=2.5), ("n_steps",), TypeError, "n_steps"),
+            ("coef-2-rows", irls(coef=np.zeros((2, 3))), ("coef",), ValueError, "coef"),
+            ("Phi-1-D", irls(phi=lambda P: np.ones(10)), ("Phi",), ValueError, "Phi"),
+            ("Phi-'abc'", irls(phi=lambda P: "abc"), ("Phi",), TypeError, "Phi")]:
+        add(ir_e, variant, f=f, names=names, need=ir_n, expect="raise", error=error,
+            match=match)
+    add(ir_e, "lists", f=irls(phi=lambda P: P.tolist(), r=lambda R: R.tolist(),
+                              s=lambda S: S.tolist(), n_steps=5),
+        names=("Phi",), need=ir_n, expect="ok",
+        oracle=lambda C: nonfinite(C) or (None if np.shape(C) == (3, 3)
+                                          else f"coef has shape {np.shape(C)}, not (3, 3)"))
     # cli.stratified_split
     ss = "countgrid.cli.stratified_split"
     for v in (0, 1, -0.1, np.nan, "0.2", True, None, 1.5):

@@ -15,10 +15,13 @@ Each case is classified as
 ``ok``            returned and its oracle holds (shape, finite values, reference);
 ``clear-error``   raised ValueError / TypeError / MemoryError / NotFittedError (or, for
                   file cases, an OSError such as FileNotFoundError) whose message names
-                  one of the arguments the case declares;
+                  one of the arguments the case declares (and, where the case says so,
+                  of the class ``case.error`` with a message that matches ``case.match``);
 ``refused``       raised such a clear error on an input the case says must be accepted;
 ``unclear-error`` raised anything else (IndexError, ZeroDivisionError, OverflowError,
-                  ARPACK errors, ...) or a message that names no declared argument;
+                  ARPACK errors, ...) or a message that names no declared argument
+                  (or is not of ``case.error``, or does not match ``case.match``); also a
+                  ``quiet`` case that passed but warned on the way;
 ``silent-wrong``  returned, but the oracle fails (NaN/inf, wrong shape, wrong value,
                   labels of the wrong type) or the case must have raised;
 ``crash``         the worker died (signal, abort, heap corruption; also a canary
@@ -92,6 +95,14 @@ def is_clear(exc, case, extra_names=()):
         return False, f"{type(exc).__name__} is not a designed error"
     if not names_in(message, names):
         return False, f"message names none of {list(names)}"
+    error = getattr(case, "error", None)
+    if error is not None and not isinstance(exc, error):
+        want = error if isinstance(error, tuple) else (error,)
+        expected = " or ".join(e.__name__ for e in want)
+        return False, f"{type(exc).__name__}, not the {expected} the case expects"
+    match = getattr(case, "match", None)
+    if match is not None and not re.search(match, message):
+        return False, f"message does not match {match!r}"
     return True, ""
 
 
@@ -209,6 +220,9 @@ def run_case(case, cases_module, expected_canary):
             except BaseException as e:  # noqa: BLE001 - every exception is classified
                 exc = e
             outcome, detail = classify(case, value, exc, ctx.extra_names)
+            if getattr(case, "quiet", False) and outcome in PASSING and caught:
+                outcome, detail = "unclear-error", \
+                    f"warned on the way: {caught[0].category.__name__}: {caught[0].message}"
     except BaseException as e:  # noqa: BLE001 - a failing oracle is the harness's bug
         outcome, detail = "unclear-error", f"harness: {type(e).__name__}: {e}"
     finally:

@@ -396,7 +396,7 @@ def _generator(name):
 
 def _crafted_load_case(name, variant, build, names=(), loader=None, needs=()):
     """Load the crafted file ``build(ctx, path)`` of estimator ``name`` (through
-    ``countgrid.load`` or ``loader(path)``): a clear error, nothing else changed."""
+    ``countgrid.load`` or ``loader(path)``): a clear ValueError, nothing else changed."""
     def run(ctx):
         path = ctx.path("model.npz")
         build(ctx, path)
@@ -404,7 +404,7 @@ def _crafted_load_case(name, variant, build, names=(), loader=None, needs=()):
 
     return _case(name, "load", "crafted-file", variant, "raise", run,
                  ("model.npz",) + tuple(names), None, H._est_needs(name) + tuple(needs),
-                 recycle=True)
+                 recycle=True, error=ValueError)
 
 
 def _header_change(name, fn):

@@ -2,6 +2,7 @@
 import ctypes
 import os
 import time
+import warnings
 
 from _hostile_cases import Case
 
@@ -41,6 +42,11 @@ def _damage(ctx):
     return 1.0
 
 
+def _warn(ctx):
+    warnings.warn("x is deprecated", DeprecationWarning)
+    return 1.0
+
+
 def build_cases():
     c = [
         Case("self", "", "engine", "ok", "ok", lambda ctx: 1.0, ("x",), lambda v: None),
@@ -65,5 +71,15 @@ def build_cases():
              needs=("missing.thing",)),
         Case("self", "", "engine", "file-error", "raise",
              _raise(FileNotFoundError(2, "No such file", "m.npz")), ("m.npz",), files=True),
+        # an error pinned down by its class and message (pytest.raises(error, match=))
+        Case("self", "", "engine", "pinned", "raise", _raise(ValueError("x must be > 0")),
+             ("x",), error=ValueError, match=r"must be > \d"),
+        Case("self", "", "engine", "other-class", "raise", _raise(ValueError("x must be > 0")),
+             ("x",), error=TypeError),
+        Case("self", "", "engine", "other-message", "raise",
+             _raise(ValueError("x must be > 0")), ("x",), error=ValueError, match="finite"),
+        Case("self", "", "engine", "quiet", "ok", lambda ctx: 1.0, ("x",), lambda v: None,
+             quiet=True),
+        Case("self", "", "engine", "warned", "ok", _warn, ("x",), lambda v: None, quiet=True),
     ]
     return c

@@ -27,6 +27,8 @@ def test_engine_classifies_every_outcome():
         "index-error": "unclear-error", "refused": "refused", "accepted": "silent-wrong",
         "nan": "silent-wrong", "segfault": "crash", "abort": "crash", "hang": "hang",
         "damage": "crash", "after-damage": "ok", "missing": "n/a", "file-error": "clear-error",
+        "pinned": "clear-error", "other-class": "unclear-error",
+        "other-message": "unclear-error", "quiet": "ok", "warned": "unclear-error",
     }, got
     crash = next(r for r in results if r["id"].endswith("/segfault"))
     assert "SIGSEGV" in crash["detail"]

@@ -1,7 +1,8 @@
-"""Hostile input for the IT kernels (issue 13): corrupt and unusual sparse matrices, mixed
-sparse/dense pairs, the numerical range (rows of any finite magnitude, q near 1, results
-beyond the float range), interrupts during large Gram matrices, memory estimates, thread
-counts, dtypes and shapes."""
+"""The IT kernels at the edges (issue 13): every sparse format and mixed sparse/dense pairs
+against the dense result, the numerical range (rows of any finite magnitude, q near 1,
+results beyond the float range), tiles and interrupts during large Gram matrices, memory
+estimates, capped thread counts, dtypes and the smallest shapes.  Their answers to hostile
+arguments (corrupt sparse structure, NaN, bad parameters, shapes and types): tests/hostile."""
 import os
 import signal
 import threading
@@ -26,41 +27,7 @@ def random_rows(rng, n, d, zeros=0.3, dtype=np.float64):
     return X.astype(dtype)
 
 
-def corrupt(kind, M):
-    """A sparse copy of M whose index arrays scipy would trust and misuse."""
-    if kind == "csr-index":
-        S = sp.csr_matrix(M)
-        S.indices[0] = M.shape[1] + 5
-    elif kind == "csc-index":
-        S = sp.csc_matrix(M)
-        S.indices[-1] = -3
-    elif kind == "csr-indptr":
-        S = sp.csr_matrix(M)
-        S.indptr[1], S.indptr[2] = S.indptr[2], S.indptr[1] - 1
-    else:  # coo
-        S = sp.coo_matrix(M)
-        S.row[0] = M.shape[0] + 2
-    return S
-
-
-CORRUPT = ["csr-index", "csc-index", "csr-indptr", "coo"]
-
-
-# ---------------------------------------------------------------- sparse structure
-@pytest.mark.parametrize("kind", CORRUPT)
-@pytest.mark.parametrize("where", ["A", "B"])
-def test_corrupt_sparse_input_is_named(kind, where):
-    rng = np.random.default_rng(0)
-    M = random_rows(rng, 6, 5, zeros=0.2)
-    M[:, 0] = 1.0
-    bad = corrupt(kind, M)
-    args = (bad, M) if where == "A" else (M, bad)
-    with pytest.raises(ValueError, match=f"{where} is a corrupt sparse matrix"):
-        jensen_tsallis_kernel(*args, q=0.7)
-    with pytest.raises(ValueError, match=f"{where} is a corrupt sparse matrix"):
-        jensen_shannon_kernel(*args)
-
-
+# ---------------------------------------------------------------- sparse formats
 @pytest.mark.parametrize("fmt", FORMATS + ["csr_array", "coo_array"])
 @pytest.mark.parametrize("q", [0.0, 0.6, 1.0, 2.0])
 def test_every_sparse_format_equals_dense(fmt, q):
@@ -105,19 +72,6 @@ def test_mixed_sparse_dense_pairs_equal_the_dense_result(q, weighted, dtype, mon
 
 
 # ---------------------------------------------------------------- values
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1.0])
-@pytest.mark.parametrize("sparse", [False, True])
-def test_nan_inf_negative_rejected(bad, sparse):
-    X = np.ones((3, 4))
-    X[1, 2] = bad
-    M = sp.csr_matrix(X) if sparse else X
-    match = "non-negative" if bad == -1.0 else "NaN or infinity"
-    with pytest.raises(ValueError, match=f"A .*{match}|A contains {match}"):
-        jensen_tsallis_kernel(M)
-    with pytest.raises(ValueError, match=f"B .*{match}|B contains {match}"):
-        jensen_tsallis_kernel(np.ones((2, 4)), M)
-
-
 @pytest.mark.parametrize("scale", [1e300, 1e308 / 3, 1e-300, 1e-320, 2.0 ** -1074 * 5])
 @pytest.mark.parametrize("q", [0.0, 0.3, 1.0, 1.5, 2.0])
 @pytest.mark.parametrize("sparse", [False, True])
@@ -228,14 +182,6 @@ def test_log_q_near_one_and_edges():
         assert log_q(2.0, q) == pytest.approx(float(exact), rel=1e-15)
     assert log_q(2.0, 1.0) == np.log(2.0)
     assert log_q(0.0, 0.5) == -2.0 and log_q(0.0, 1.5) == -np.inf
-    with pytest.raises(ValueError, match="non-negative"):
-        log_q(-1.0, 0.5)
-    with pytest.raises(ValueError, match="non-negative"):
-        log_q([1.0, np.nan], 0.5)
-    with pytest.raises(TypeError, match="q must be a real"):
-        log_q(2.0, "1")
-    with pytest.raises(ValueError, match="q must be finite"):
-        log_q(2.0, np.inf)
 
 
 # ---------------------------------------------------------------- tiles and interrupts
@@ -328,17 +274,7 @@ def test_densifying_a_sparse_partner_checks_memory(monkeypatch):
 
 
 # ---------------------------------------------------------------- threads, dtypes, shapes
-@pytest.mark.parametrize("nt,exc", [(0, ValueError), (1.5, TypeError), ("2", TypeError),
-                                    (True, TypeError), (None, None), (-1, None), (7, None)])
-def test_thread_counts(nt, exc):
-    X = np.ones((3, 4))
-    if exc is None:
-        np.testing.assert_allclose(jensen_shannon_kernel(X, num_threads=nt), np.log(2))
-    else:
-        with pytest.raises(exc, match="num_threads"):
-            jensen_shannon_kernel(X, num_threads=nt)
-
-
+# (refused thread counts, shapes and types: tests/hostile)
 @pytest.mark.parametrize("nt", [10 ** 6, 2 ** 40])
 def test_absurd_thread_counts_are_capped(nt):
     rng = np.random.default_rng(10)
@@ -361,20 +297,6 @@ def test_dtypes(dtype, out):
     assert jensen_tsallis_kernel(X.astype(np.float32), X.astype(np.float64)).dtype == np.float64
 
 
-@pytest.mark.parametrize("bad,exc,match", [
-    (np.ones(3), ValueError, "Expected a 2-D array for A"),
-    (np.ones((2, 2, 2)), ValueError, "Expected a 2-D array for A"),
-    (np.ones((2, 2), dtype=complex), ValueError, "Complex data not supported: A"),
-    (np.array([[None, 1]]), ValueError, "A contains NaN"),
-    (np.array([[{}, 1]]), TypeError, "real numbers"),
-    ("abc", TypeError, "real numbers"),
-    ([[1.0, 2.0], [3.0]], TypeError, "A could not be converted"),
-])
-def test_bad_shapes_and_types(bad, exc, match):
-    with pytest.raises(exc, match=match):
-        jensen_tsallis_kernel(bad)
-
-
 def test_small_shapes():
     assert jensen_shannon_kernel(np.zeros((0, 3))).shape == (0, 0)
     assert jensen_shannon_kernel(sp.csr_matrix((0, 3))).shape == (0, 0)
@@ -385,17 +307,3 @@ def test_small_shapes():
                                [[(8 ** 1.5 - 3 ** 1.5 - 5 ** 1.5) / 0.5]], rtol=1e-14)
     with pytest.raises(ValueError, match="A has 3 features but B has 2"):
         jensen_shannon_kernel(np.ones((1, 3)), np.ones((1, 2)))
-
-
-@pytest.mark.parametrize("kw,exc", [
-    (dict(q="1"), TypeError), (dict(q=np.nan), ValueError), (dict(q=2.5), ValueError),
-    (dict(q=True), TypeError), (dict(weighted="C"), ValueError), (dict(weighted=1), TypeError),
-    (dict(exponentiated="no"), TypeError), (dict(t=-1.0), ValueError),
-    (dict(t=np.inf), ValueError), (dict(t="1"), TypeError),
-    (dict(blocks="ab"), TypeError), (dict(blocks=(2, 2), block_weights="ab"), TypeError),
-])
-def test_parameters_follow_the_error_policy(kw, exc):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(exc):
-            jensen_tsallis_kernel(np.ones((2, 4)), **kw)
