@@ -166,14 +166,7 @@ def test_x_of_the_wrong_shape_is_refused_in_scikit_learns_words(name, data):
         fit(CASES[name][0](), name, four, np.ones(4))
 
 
-_NAMES_ITS_GRID = pytest.mark.xfail(
-    strict=True, reason="the message names the CountingGrid inside (\"but CountingGrid is "
-    "expecting 12 features\"), not the estimator called: src/countgrid/grid, not fixed here")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=_NAMES_ITS_GRID)
-    if n in ("CountingGridClassifier", "CountingGridRegressor") else n for n in _ON_X])
+@pytest.mark.parametrize("name", _ON_X)
 def test_a_wrong_number_of_features_is_named_with_the_estimator(name, data):
     est = fit(CASES[name][0](), name, data)
     X = data["X"].toarray()

@@ -106,7 +106,8 @@ class _EmbeddingReadout(_GridEstimator):
         scale = power_of_two_scale(gamma, 64 if self.grid_.pi_.dtype == np.float32 else 500)
         G = readout_matrix(gamma * scale, extent, window, effective_n_threads(self.num_threads))
         parts = []
-        self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)))
+        self.grid_._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(qb @ G.astype(qb.dtype)),
+                                     owner=type(self).__name__)
         return np.concatenate(parts).astype(np.float64) / scale
 
     def _check_fitted_state(self):

@@ -697,8 +697,9 @@ or dask array
         fitted_real(self, "pseudocount_", 0)
         fitted_real(self, "posterior_floor_", 0, 1)
 
-    def _counts(self, X, dtype):
-        return grid_counts(X, dtype, n_features=self.n_features_in_, owner=type(self).__name__)
+    def _counts(self, X, dtype, owner=None):
+        return grid_counts(X, dtype, n_features=self.n_features_in_,
+                           owner=owner or type(self).__name__)
 
     def transform(self, X):
         """Posterior over window positions for each document.
@@ -905,15 +906,16 @@ default="relevance"
     def _vocabulary(self, feature_names):
         return getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
 
-    def _visit_posteriors(self, X, visit):
+    def _visit_posteriors(self, X, visit, owner=None):
         """Posteriors of X block by block: visit(t0, t1, q_block, loglik_block); the
-        public name is :func:`countgrid.grid.visit_posteriors`.
+        public name is :func:`countgrid.grid.visit_posteriors`.  ``owner``: the estimator
+        named in messages about X (an estimator built on this grid; default the grid).
 
         Memory stays O(block * L) whatever the number of documents.  Inside
         :func:`countgrid._utils.progress.passes`, the pass is reported (stage " posteriors",
         unit "document") when it starts and after every block."""
         dtype, logh, log_prior = self._model()
-        counts = self._counts(X, dtype)
+        counts = self._counts(X, dtype, owner)
         nt = effective_n_threads(self.num_threads)
         n = counts.n_samples
         _progress.report_pass(" posteriors", 0, n, "document")
