@@ -51,7 +51,7 @@ def _write_folder(root, data, idx):
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory):
     """posts/ (a folder per group), new_posts/, other_posts/, my_posts/, posts.csv (id,
-    title, group, body), reviews.csv (id, title, stars, body), news.npz (counts)."""
+    title, group, date, body), reviews.csv (id, title, stars, body), news.npz (counts)."""
     root = tmp_path_factory.mktemp("examples")
     data = load_news20_3class_texts()
     picks = [np.flatnonzero(data.y == g) for g in range(len(data.label_names))]
@@ -63,10 +63,11 @@ def sandbox(tmp_path_factory):
     _write_folder(root / "other_posts", data, other)
     with open(root / "posts.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["id", "title", "group", "body"])
-        for i in main:
+        w.writerow(["id", "title", "group", "date", "body"])
+        for k, i in enumerate(main):
             w.writerow([f"p{i}", " ".join(data.texts[i].split()[:6]),
-                        data.label_names[data.y[i]], data.texts[i]])
+                        data.label_names[data.y[i]], f"2024-{1 + k % 12:02d}-{1 + k % 28:02d}",
+                        data.texts[i]])
     with open(root / "reviews.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["id", "title", "stars", "body"])

@@ -12,7 +12,7 @@ from countgrid.cli._progress import show_progress
 EXAMPLE = """\
 examples:
   countgrid fit posts/ -o model.npz                # a grid sized to the posts, window 4x4
-  countgrid fit posts.csv --text-col body --meta-cols group -o model.npz --seed 1
+  countgrid fit posts.csv --text-col body --meta-cols group,date -o model.npz --seed 1
   countgrid fit posts/ -o big.npz --grid 48x48 --window 5x5 --tol 1e-6
   countgrid fit posts.npz -o topics.npz --model plsa -k 50
 """

@@ -5,6 +5,7 @@ import numpy as np
 
 from countgrid import maps
 from countgrid._utils import progress as _progress
+from countgrid._utils.dates import parse_dates, period_codes
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, positive_int,
                                  printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
@@ -20,6 +21,7 @@ examples:
   countgrid html model.npz -o map.html --color-by group --idf
   countgrid html model.npz -o map.html --color-by group --levels sci.space,alt.atheism
   countgrid html model.npz -o map.html --weighting probability   # most probable words
+  countgrid html model.npz -o map.html --time-col date   # a time slider over the dates
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
 """
 
@@ -46,6 +48,12 @@ def add_arguments(p):
                    help="comma-separated levels of --color-by that get a colour of their "
                         "own (the rest: 'other'); default: every level up to 50, else the "
                         "49 most frequent")
+    p.add_argument("--time-col", default=None,
+                   help="metadata column of dates (ISO 8601 or Unix timestamps): a time "
+                        "slider, the map of each period and each region's share over time")
+    p.add_argument("--period", default="auto", choices=["auto", "day", "week", "month", "year"],
+                   help="the periods of --time-col (default auto: the finest giving at "
+                        "most 60 periods)")
     add_weighting_options(p, "the words of the cells")
     p.add_argument("--n-words", type=positive_int, default=None,
                    help="words stored per cell (default: the map's own)")
@@ -75,6 +83,21 @@ def run(args, out):
         have = [] if docs is None else list(docs.metadata)
         raise UsageError(f"argument --color-by: the documents have no column "
                          f"{args.color_by!r} (they have: {', '.join(have) or 'none'})")
+    if args.time_col is not None:
+        if docs is None or args.time_col not in docs.metadata:
+            have = [] if docs is None else list(docs.metadata)
+            raise UsageError(f"argument --time-col: the documents have no column "
+                             f"{args.time_col!r} (they have: {', '.join(have) or 'none'})")
+        if args.color_by == args.time_col:
+            raise UsageError(f"argument --color-by: {args.time_col!r} is the --time-col "
+                             "(the time slider colours the map by the dates)")
+        try:
+            period_codes(parse_dates(docs.metadata[args.time_col], "--time-col"),
+                         args.period, "--period")
+        except ValueError as exc:
+            raise UsageError(f"argument {exc}") from None
+    elif args.period != "auto":
+        raise UsageError("argument --period: choose the periods of a --time-col column")
     levels = None
     if args.levels is not None:
         if args.color_by is None:
@@ -86,6 +109,7 @@ def run(args, out):
             raise UsageError(f"argument --levels: {', '.join(map(repr, missing)) or 'nothing'} "
                              f"is not a level of --color-by {args.color_by!r}")
     options = dict(color_by=args.color_by, levels=levels, random_state=args.seed,
+                   time=args.time_col, period=args.period,
                    max_docs=args.max_docs,
                    weighting=weighting_of(args, None if docs is None else docs.counts))
     if args.n_words:

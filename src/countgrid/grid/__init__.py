@@ -24,6 +24,7 @@ from countgrid.grid._label_embedding import (
 from countgrid.grid._posteriors import visit_posteriors, window_loglik
 from countgrid.grid._regions import region_words, regions
 from countgrid.grid._schedule import auto_window_schedule
+from countgrid.grid._time import PeriodShares, shares_by_period
 from countgrid.grid._words import (
                                          RELEVANCE_LAMBDA,
                                          word_marginal,
@@ -37,4 +38,4 @@ __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matr
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
            "window_loglik", "regions", "region_words", "compare_groups",
-           "GroupComparison"]
+           "GroupComparison", "shares_by_period", "PeriodShares"]

@@ -32,6 +32,7 @@ from numbers import Integral
 import numpy as np
 
 from countgrid._utils.counts import check_counts
+from countgrid._utils.dates import parse_dates, period_codes
 from countgrid._utils.docs import fill_doc
 from countgrid._utils.memory import check_memory
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
@@ -554,7 +555,7 @@ feature_names : sequence of str, optional
 def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
              links=None, ids=None, metadata=None, color_by=None, levels=None, n_words=10,
              weighting="relevance", idf=False, max_docs=None, random_state=0,
-             title="countgrid map", escape_formulas=True):
+             title="countgrid map", escape_formulas=True, time=None, period="auto"):
     """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
 
     Parameters
@@ -605,6 +606,14 @@ default="relevance"
         written with a leading apostrophe ``'`` (spreadsheet formula injection; the
         computed numbers rank, index and score are not text).  Carried in the data
         (``"escape_formulas"``).
+    time : str or array-like of shape (n_documents,), optional
+        The documents' dates, for the time slider (docs/map.md, "Time"): the name of a
+        metadata column (then not a colouring) or one date per document (ISO 8601
+        strings, Unix timestamps in seconds, ``datetime``/``datetime64`` values; missing
+        dates leave a document out of the periods).  Needs X.
+    period : {"auto", "day", "week", "month", "year"}, default="auto"
+        The slider's periods (:func:`countgrid.grid.shares_by_period`; "auto": the finest
+        giving at most 60 periods).
 
     Returns
     -------
@@ -700,6 +709,29 @@ default="relevance"
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata must be a dict name -> 1-D array, got "
                         f"{type(metadata).__name__}")
+    time_name, dates = None, None
+    if time is not None:
+        if X is None:
+            raise ValueError("time gives the documents' dates: pass X (or corpus=) too")
+        if isinstance(time, str):
+            have = [] if metadata is None else [str(k) for k in metadata]
+            if time not in have:
+                raise ValueError(f"time={truncate_text(time, MAX_NAME_CHARS)!r} is not a "
+                                 f"metadata column (the columns: {have[:20]})")
+            key = next(k for k in metadata if str(k) == time)
+            time_name, raw_dates = time, metadata[key]
+            metadata = {k: v for k, v in metadata.items() if k is not key} or None
+        else:
+            time_name, raw_dates = "date", time
+        raw_dates = np.asarray(raw_dates) if not isinstance(raw_dates, np.ndarray) \
+            else raw_dates
+        if raw_dates.ndim == 1 and raw_dates.shape[0] != n_total:
+            raise ValueError(f"time must hold one date per document ({n_total}), got "
+                             f"{raw_dates.shape[0]}")
+        dates = parse_dates(pick(raw_dates) if raw_dates.ndim == 1 else raw_dates, "time")
+        period_name, period_of, period_labels, _ = period_codes(dates, period, "period")
+    elif not (isinstance(period, str) and period == "auto"):
+        raise ValueError(f"period={period!r} chooses the periods of time=: pass time too")
     lumped = set()
     raw_names = [] if metadata is None else [str(k) for k in metadata]
     shown_names = _truncate_all(raw_names, MAX_NAME_CHARS, distinct=True)
@@ -738,6 +770,7 @@ default="relevance"
             stats[name] = np.zeros((len(lev), L))
         else:
             stats[name] = np.zeros((2, L))
+    time_stats = None if dates is None else np.zeros((len(period_labels), L))
     if n:
         check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
                      "pass max_docs= to sample the documents")
@@ -774,6 +807,10 @@ default="relevance"
                     ok = np.isfinite(v)
                     stats[name][0] += np.where(ok, v, 0.0) @ qb64
                     stats[name][1] += ok.astype(np.float64) @ qb64
+            if time_stats is not None:       # each period's document mass (per corner)
+                codes = period_of[t0:t1]
+                for p in np.unique(codes[codes >= 0]):
+                    time_stats[p] += qb64[codes == p].sum(axis=0)
 
         visit_posteriors(model, Xc, visit)
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -848,6 +885,19 @@ default="relevance"
                               "values": mean.astype(np.float32),
                               "vmin": float(finite.min()) if finite.size else 0.0,
                               "vmax": float(finite.max()) if finite.size else 1.0})
+    time_data = None
+    if dates is not None:
+        # countgrid.grid.shares_by_period's mass: each corner's mass spread over its window
+        mass = window_coverage(time_stats, extent, window) / float(np.prod(window)) \
+            if len(period_labels) else np.zeros((0, L))
+        time_data = {"name": truncate_text(time_name, MAX_NAME_CHARS), "period": period_name,
+                     "labels": period_labels,
+                     "counts": np.bincount(period_of[period_of >= 0],
+                                           minlength=len(period_labels)).astype(np.int64),
+                     "n_undated": int((period_of < 0).sum()),
+                     "doc_periods": period_of.astype(np.int16 if len(period_labels) < 32767
+                                                     else np.int32),
+                     "mass": np.ascontiguousarray(mass).astype(np.float32)}
     names = [c["name"] for c in colorings]
     if color_by is not None and color_by not in names:
         raise ValueError(f"color_by={color_by!r} is not a colouring of this map; choose one "
@@ -891,4 +941,5 @@ default="relevance"
         "regions": region_levels(model, vocabulary, "probability" if f is None else f,
                                  window_centre_cells(doc_map, extent, window)),
         "color_by": color_by,
+        "time": time_data,
     }

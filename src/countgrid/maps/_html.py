@@ -163,7 +163,8 @@ def render_html(data, data_format="auto"):
 def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=None,
                snippets=None, links=None, ids=None, metadata=None, color_by=None, levels=None,
                n_words=10, weighting="relevance", idf=False, max_docs=None, random_state=0,
-               title="countgrid map", data_format="auto", escape_formulas=True):
+               title="countgrid map", data_format="auto", escape_formulas=True, time=None,
+               period="auto"):
     """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
 
     The page opens from ``file://`` with no network (no CDN, no server): each cell shows
@@ -231,6 +232,13 @@ default="relevance"
         is one of ``= + - @``, tab or carriage return with a leading apostrophe ``'``, so
         that a spreadsheet does not run it as a formula (OWASP "CSV Injection"); False
         exports the texts as they are.
+    time : str or array-like of shape (n_documents,), optional
+        The documents' dates for the time slider (docs/map.md, "Time"): a metadata
+        column's name (then not a colouring) or one date per document (ISO 8601 strings,
+        Unix timestamps in seconds, ``datetime``/``datetime64``; missing dates are left
+        out of the periods).
+    period : {"auto", "day", "week", "month", "year"}, default="auto"
+        The slider's periods ("auto": the finest giving at most 60 periods).
 
     Returns
     -------
@@ -247,7 +255,7 @@ default="relevance"
                     color_by=color_by, levels=levels, n_words=n_words, weighting=weighting,
                     idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title,
-                    escape_formulas=escape_formulas)
+                    escape_formulas=escape_formulas, time=time, period=period)
     page = render_html(data, data_format)
     with atomic_write(path, "w", encoding="utf-8") as fh:     # docs/security.md, "Writing"
         fh.write(page)

@@ -117,6 +117,8 @@
         }
         out[i] = rgb;
       }
+    } else if (col.kind === "time") {
+      for (let i = 0; i < L; i++) out[i] = mix(WHITE, rampColor(col.values[i] / col.vmax), 0.12 + 0.6 * Math.min(1, col.values[i] / col.vmax));
     } else if (col.kind === "difference") {
       for (let i = 0; i < L; i++) {
         const t = Math.max(-1, Math.min(1, col.values[i] / col.vmax));
@@ -159,7 +161,9 @@
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
       docResults: [], selection: null, rubber: null,
+      docFilter: null,        // Uint8Array: 1 for the documents shown (the time range); null: all
     };
+    const shown = (t) => state.docFilter === null || state.docFilter[t] === 1;
 
     // header
     const fmt = (x) => x.toLocaleString("en-US");
@@ -337,7 +341,7 @@
       const h = Math.min(r1 - r0 + 1, E1), w = Math.min(c1 - c0 + 1, E2);
       for (let a = 0; a < h; a++) for (let b = 0; b < w; b++) cells[mod(r0 + a, E1) * E2 + mod(c0 + b, E2)] = 1;
       const docs = [];
-      for (let t = 0; t < N; t++) if (cells[windowCentre(t)]) docs.push(t);
+      for (let t = 0; t < N; t++) if (cells[windowCentre(t)] && shown(t)) docs.push(t);
       state.selection = cells;
       state.listed = docs.slice(0, D.list_length);
       state.scores = state.listed.map(() => 1);
@@ -352,7 +356,7 @@
           .map(([v, k]) => `${v} ${(100 * k / docs.length).toFixed(0)} %`).join(", ");
       }
       renderSelection(docs);
-      info.textContent = `${fmt(h * w)} cell${h * w === 1 ? "" : "s"} selected: ${fmt(docs.length)} document${docs.length === 1 ? "" : "s"} centred there` +
+      info.textContent = `${fmt(h * w)} cell${h * w === 1 ? "" : "s"} selected: ${fmt(docs.length)} document${docs.length === 1 ? "" : "s"}${time.on ? " of " + rangeName(time.p0, time.p1) : ""} centred there` +
         (state.listed.length < docs.length ? `, the first ${state.listed.length} listed` : "") + (mix ? ` · ${mix}` : "") + ". CSV exports the list.";
       $("cg-csv").disabled = !state.listed.length;
       draw();
@@ -460,13 +464,15 @@
       const lev = LEVELS[0], ol = $("cg-regions");
       const sizes = new Array(lev.n_regions).fill(0);
       for (let i = 0; i < L; i++) sizes[lev.labels[i]]++;
-      $("cg-regions-info").textContent = `${lev.n_regions}, largest first`;
+      $("cg-regions-info").textContent = `${lev.n_regions}, largest first` + (T && P > 1 ? `; their share of each ${T.period}` : "");
+      const shares = T && P > 1 ? regionShares(lev) : null;
       for (let k = 0; k < lev.n_regions; k++) {
         const li = document.createElement("li");
         li.dataset.region = String(k);
         const share = lev.doc_share ? `${(100 * lev.doc_share[k]).toFixed(1)} % of documents · ` : "";
         li.append(Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] }),
           Object.assign(document.createElement("span"), { className: "cg-region-share", textContent: `${share}${fmt(sizes[k])} cells` }));
+        if (T && P > 1) li.appendChild(sparkline(k, shares));
         li.addEventListener("click", () => { flyToRegion(k); });
         ol.appendChild(li);
       }
@@ -561,7 +567,8 @@
       if (state.pinned >= 0) p.set("pin", `${Math.floor(state.pinned / E2)},${state.pinned % E2}`);
       if (state.query.trim()) p.set("q", state.query.trim());
       if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
-      if (state.colouring) p.set("c", state.colouring.base || state.colouring.name);
+      if (state.colouring && state.colouring.kind !== "time") p.set("c", state.colouring.base || state.colouring.name);
+      if (time.on) p.set("t", `${time.p0}-${time.p1}`);
       return "#" + p.toString();
     }
     function applyViewState(hash) {
@@ -574,6 +581,8 @@
         input.value = q.slice(0, 500);
         if (p.get("m") === "documents" && N) { mode.value = "documents"; searchDocuments(input.value); } else search(input.value);
       }
+      const range = /^(\d{1,6})-(\d{1,6})$/.exec(p.get("t") || "");
+      if (range && T) setTime(Number(range[1]), Number(range[2]));
       const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(p.get("pin") || "");
       if (pinned) pin(Number(pinned[1]), Number(pinned[2]));
       const z = num("z"), x = num("x"), y = num("y");
@@ -664,7 +673,7 @@
         hits = hits === null ? set : new Set([...hits].filter((t) => set.has(t)));
       });
       const inTitle = (t) => { const tt = tokens(D.titles[t]); return terms.filter((w, j) => tt.some((x) => (j === terms.length - 1 ? x.startsWith(w) : x === w))).length; };
-      const list = [...hits].map((t) => [t, inTitle(t)]).sort((a, b) => b[1] - a[1] || a[0] - b[0]).map((p) => p[0]);
+      const list = [...hits].filter(shown).map((t) => [t, inTitle(t)]).sort((a, b) => b[1] - a[1] || a[0] - b[0]).map((p) => p[0]);
       state.docResults = list;
       const hl = new Uint8Array(L);
       for (const t of list) hl[windowCentre(t)] = 1;
@@ -719,6 +728,7 @@
       const off = D.doc_offsets, pos = D.doc_positions, q = D.doc_posteriors;
       const scores = new Float64Array(N), keys = new Float64Array(N), cand = [];
       for (let t = 0; t < N; t++) {
+        if (!shown(t)) continue;
         let sc = 0;
         for (let j = off[t]; j < off[t + 1]; j++) { const d = depth[pos[j]]; if (d > 0) sc += q[j] * d; }
         scores[t] = sc;
@@ -748,7 +758,7 @@
       const words = [];
       for (let j = 0; j < Math.min(K, 5); j++) if (D.top_weights[state.pinned * K + j] > 0) words.push(vocab[D.top_words[state.pinned * K + j]]);
       $("cg-panel-info").textContent = !N ? `Cell (${r}, ${c}): ${words.join(", ")}. This map has no documents.`
-        : `Cell (${r}, ${c}): ${words.join(", ")} — ${fmt(covered)} document${covered === 1 ? "" : "s"} cover it` +
+        : `Cell (${r}, ${c}): ${words.join(", ")} — ${fmt(covered)} document${covered === 1 ? "" : "s"}${time.on ? " of " + rangeName(time.p0, time.p1) : ""} cover it` +
           (state.listed.length < covered ? `; the ${state.listed.length} most central are listed` : "") +
           " (score: how central the cell is in the document's window, 100 % = at its centre for sure).";
       $("cg-csv").disabled = !state.listed.length;
@@ -801,6 +811,7 @@
       select.appendChild(o);
     });
     function colorBy(name) {
+      if (time.on) endTime();
       const k = D.colorings.findIndex((c) => c.name === name);
       const legend = $("cg-legend");
       if (k < 0) {
@@ -934,6 +945,141 @@
     }
     select.addEventListener("change", () => colorBy(select.value === "" ? null : D.colorings[+select.value].name));
 
+    // ---- time (docs/map.md, "Time"): a range of periods of the date column; the map shows
+    // where its documents sit (each cell's share of their mass, as
+    // countgrid.grid.shares_by_period's density), the document lists keep its documents,
+    // and each region's sparkline marks it.  A one-period range plays through the periods.
+    const T = D.time || null, P = T ? T.labels.length : 0;
+    const time = { on: false, p0: 0, p1: Math.max(0, P - 1), timer: null };
+    const fromInput = $("cg-time-from"), toInput = $("cg-time-to"), play = $("cg-time-play");
+    function timeDensity(p0, p1) {
+      const out = new Float64Array(L);
+      let n = 0;
+      for (let p = p0; p <= p1; p++) {
+        n += T.counts[p];
+        for (let i = 0; i < L; i++) out[i] += T.mass[p * L + i];
+      }
+      if (n > 0) for (let i = 0; i < L; i++) out[i] /= n;
+      return [out, n];
+    }
+    const rangeName = (p0, p1) => (p0 === p1 ? T.labels[p0] : `${T.labels[p0]} – ${T.labels[p1]}`);
+    function setTime(p0, p1) {
+      if (!T || !P) return null;
+      p0 = Math.max(0, Math.min(P - 1, Math.floor(Number(p0)) || 0));
+      p1 = Math.max(0, Math.min(P - 1, Math.floor(Number(p1)) || 0));
+      if (p1 < p0) [p0, p1] = [p1, p0];
+      const [density, n] = timeDensity(p0, p1);
+      let vmax = 0;
+      for (let i = 0; i < L; i++) vmax = Math.max(vmax, density[i]);
+      Object.assign(time, { on: true, p0, p1 });
+      const range = rangeName(p0, p1);
+      const col = { name: `${T.name}: ${range}`, kind: "time", values: density, vmax: vmax > 0 ? vmax : 1, range };
+      state.colouring = col;
+      state.cellRGB = colouringRGB(col, L);
+      state.cellCSS = state.cellRGB.map(css);
+      select.value = "";
+      state.docFilter = new Uint8Array(N);
+      for (let t = 0; t < N; t++) { const q = T.doc_periods[t]; if (q >= p0 && q <= p1) state.docFilter[t] = 1; }
+      fromInput.value = String(p0); toInput.value = String(p1);
+      $("cg-time-info").textContent = `${range} · ${fmt(n)} document${n === 1 ? "" : "s"}`;
+      const legend = $("cg-legend");
+      legend.textContent = "";
+      legend.classList.remove("cg-wide");
+      const head = Object.assign(document.createElement("div"), { className: "cg-legend-title", textContent: col.name });
+      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
+      const bar = document.createElement("div");
+      bar.className = "cg-bar";
+      bar.style.background = "linear-gradient(to right," + [0, 0.25, 0.5, 0.75, 1].map((x) => css(mix(WHITE, rampColor(x), 0.12 + 0.6 * x))).join(",") + ")";
+      const labels = document.createElement("div");
+      labels.className = "cg-bar-labels";
+      labels.append(Object.assign(document.createElement("span"), { textContent: "0" }),
+        Object.assign(document.createElement("span"), { textContent: `${(100 * col.vmax).toPrecision(2)} %` }));
+      const note = Object.assign(document.createElement("div"), { className: "cg-muted",
+        textContent: `each cell's share of the ${fmt(n)} documents of the period` });
+      legend.append(head, bar, labels, note);
+      legend.hidden = false;
+      markSparklines();
+      refreshLists();
+      draw();
+      return Array.from(density);
+    }
+    function endTime() {
+      stopPlay();
+      time.on = false;
+      state.docFilter = null;
+      state.colouring = null; state.cellRGB = null; state.cellCSS = null;
+      $("cg-legend").hidden = true;
+      if (T) {
+        fromInput.value = "0"; toInput.value = String(P - 1);
+        $("cg-time-info").textContent = `all ${fmt(P)} ${T.period}s · ${fmt(N)} documents` +
+          (T.n_undated ? ` (${fmt(T.n_undated)} without a date)` : "");
+      }
+      markSparklines();
+    }
+    // the lists follow the documents kept: the pinned cell's, the selection's, the search's
+    function refreshLists() {
+      if (state.pinned >= 0) pin(Math.floor(state.pinned / E2), state.pinned % E2);
+      else if (state.docResults.length || (mode.value === "documents" && state.query.trim())) searchDocuments(state.query);
+    }
+    function stopPlay() {
+      if (time.timer !== null) { clearInterval(time.timer); time.timer = null; }
+      play.innerHTML = "&#9654;"; play.setAttribute("aria-label", "Play");
+    }
+    function startPlay() {
+      let p = time.on && time.p0 === time.p1 && time.p0 < P - 1 ? time.p0 + 1 : 0;
+      setTime(p, p);
+      play.innerHTML = "&#10074;&#10074;"; play.setAttribute("aria-label", "Pause");
+      time.timer = setInterval(() => {
+        p += 1;
+        if (p >= P) { stopPlay(); return; }
+        setTime(p, p);
+      }, 900);
+    }
+    // a region's share of each period's documents (the sum of the density over its cells)
+    function regionShares(lev) {
+      const out = [];
+      for (let p = 0; p < P; p++) {
+        const row = new Float64Array(lev.n_regions);
+        if (T.counts[p] > 0) for (let i = 0; i < L; i++) row[lev.labels[i]] += T.mass[p * L + i] / T.counts[p];
+        out.push(row);
+      }
+      return out;
+    }
+    const sparks = [];
+    function sparkline(k, shares) {
+      const c = Object.assign(document.createElement("canvas"), { className: "cg-spark", width: 128, height: 32 });
+      c.title = "share of each " + T.period + "'s documents: " + shares.map((row, p) => `${T.labels[p]} ${(100 * row[k]).toFixed(1)} %`).join(", ");
+      sparks.push([c, k, shares]);
+      return c;
+    }
+    function markSparklines() {
+      for (const [c, k, shares] of sparks) {
+        const g = c.getContext("2d"), w = c.width, h = c.height;
+        g.clearRect(0, 0, w, h);
+        let top = 0;
+        for (const row of shares) top = Math.max(top, row[k]);
+        const x = (p) => (P === 1 ? w / 2 : (p / (P - 1)) * (w - 4) + 2);
+        if (time.on) {
+          g.fillStyle = "rgba(37, 99, 235, 0.16)";
+          g.fillRect(x(time.p0) - 2, 0, x(time.p1) - x(time.p0) + 4, h);
+        }
+        g.strokeStyle = "#374151"; g.lineWidth = 2;
+        g.beginPath();
+        shares.forEach((row, p) => { const y = h - 3 - (top > 0 ? row[k] / top : 0) * (h - 6); if (p) g.lineTo(x(p), y); else g.moveTo(x(p), y); });
+        g.stroke();
+      }
+    }
+    if (T && P) {
+      $("cg-time-name").textContent = T.name;
+      fromInput.max = toInput.max = String(P - 1);
+      fromInput.addEventListener("input", () => { stopPlay(); setTime(+fromInput.value, Math.max(+fromInput.value, +toInput.value)); });
+      toInput.addEventListener("input", () => { stopPlay(); setTime(Math.min(+fromInput.value, +toInput.value), +toInput.value); });
+      play.addEventListener("click", () => (time.timer === null ? startPlay() : stopPlay()));
+      $("cg-time-all").addEventListener("click", () => { endTime(); refreshLists(); draw(); });
+      endTime();
+      $("cg-time").hidden = false;
+    }
+
     // ---- exports
     // rank, index and score are numbers the page computes; id, title, link and snippet are
     // texts of the corpus, neutralised as formulas unless the map was written with
@@ -1015,7 +1161,8 @@
           let best = 0;
           for (let k = 1; k < col.levels.length; k++) if (col.values[i * col.levels.length + k] > col.values[i * col.levels.length + best]) best = k;
           extra = ` · ${col.name}: ${col.levels[best]} ${(100 * col.values[i * col.levels.length + best]).toFixed(0)} %`;
-        } else extra = ` · ${col.name}: ${(+col.values[i].toPrecision(4))}`;
+        } else if (col.kind === "time") extra = ` · ${(100 * col.values[i]).toFixed(2)} % of the documents of ${col.range}`;
+        else extra = ` · ${col.name}: ${(+col.values[i].toPrecision(4))}`;
       }
       $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}`;
     });
@@ -1057,6 +1204,7 @@
 
     resize();
     renderRegions();
+    markSparklines();
     if (D.color_by) colorBy(D.color_by);
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
     ready = true;
@@ -1096,6 +1244,12 @@
       documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
       selectCells(r0, c0, r1, c1) { return selectRect(r0, c0, r1, c1); },
+      setTime(p0, p1) { return p0 === null ? (endTime(), refreshLists(), draw(), null) : setTime(p0, p1); },
+      timeRange() { return time.on ? [time.p0, time.p1] : null; },
+      timeLabels() { return T ? T.labels.slice() : []; },
+      regionShares(n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev && T ? regionShares(lev).map((r) => Array.from(r)) : null; },
+      playing() { return time.timer !== null; },
+      play() { if (time.timer === null && P) startPlay(); },
       compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
