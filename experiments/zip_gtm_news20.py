@@ -20,6 +20,7 @@ variable COUNTGRID_DATA_DIR.
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -29,6 +30,11 @@ import scipy.sparse as sp
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "data"))
 from repo_data import data_path  # data/repo_data.py
+
+#: The maps, as printed and as --only names them.
+MAPS = ("ZIP-GTM (sinh, grid)", "ZIP-GTM (rbf, grid)", "ZIP-GTM (sinh, random latent)",
+        "Poisson-GTM (sinh, grid)", "Poisson-GTM (rbf, grid)",
+        "Gaussian GTM (ugtm, log1p counts)", "PCA (log1p counts)", "PCA (raw counts)")
 
 
 def load_sample(per_class, seed):
@@ -98,7 +104,11 @@ def main(argv=None):
     ap.add_argument("--no-timing", action="store_true",
                     help="skip the seconds-per-EM-iteration measurement")
     args = ap.parse_args(argv)
-    only = None if args.only is None else {n.strip() for n in args.only.split(",")}
+    # the names hold commas themselves: split at the commas outside parentheses
+    only = (None if args.only is None
+            else {n.strip() for n in re.split(r",(?![^()]*\))", args.only) if n.strip()})
+    if only is not None and only - set(MAPS):
+        ap.error(f"--only: no map {sorted(only - set(MAPS))} (maps: {', '.join(MAPS)})")
 
     def wanted(name):
         return only is None or name in only
