@@ -61,8 +61,9 @@ def draw_maps(clfs, names, path):
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    heights = [1.0 if len(c.grid_.pi_.shape) == 2 else 3.2 for _, c, _ in clfs]
-    fig = plt.figure(figsize=(11, sum(heights) + 0.8))
+    # inches per panel: a strip (1-D), an image (2-D), a row of slices (3-D)
+    heights = [{2: 1.3, 3: 3.4}.get(len(c.grid_.pi_.shape), 1.7) for _, c, _ in clfs]
+    fig = plt.figure(figsize=(11, sum(heights) + 0.5), layout="constrained")
     subs = fig.subfigures(len(clfs), 1, height_ratios=heights)
     for sub, (label, clf, acc) in zip(np.atleast_1d(subs), clfs):
         rgb = label_rgb(clf.gamma_)
@@ -87,7 +88,7 @@ def draw_maps(clfs, names, path):
                 ax.set_title(f"slice {k}", fontsize=7)
         sub.suptitle(title, fontsize=9)
     handles = [Patch(color=c, label=str(n)) for c, n in zip("rgb", names)]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     fig.savefig(path, dpi=72)
     print(f"wrote {path}")
 
