@@ -3,8 +3,8 @@
 docs/results.md records experiment results, each table with the command that produces it
 (experiments/README.md).  No test runs ``experiments/``, so its tables went stale when the
 code changed.  This tool reruns a stated subset of rows, those whose command takes seconds
-(2.5 to 3 minutes in all on 2 shared cores, one command at a time), and compares every figure with the number
-written in docs/results.md.
+(2.5 to 3 minutes in all on 2 shared cores, one command at a time), and compares every
+figure with the number written in docs/results.md.
 
 The documented number is read from docs/results.md itself.  A checked figure carries an
 HTML comment right after it (invisible on GitHub and in the documentation site)::
