@@ -4,7 +4,8 @@ The three ways of classifying with counting grids of the draft journal version
 (../docs/counting_grids.md; Jojic & Perina, UAI 2011, section 2.3 and section 3), and the
 LDA comparison of the paper (topic proportions, 3-NN with the KL divergence, section 3.1):
 
-* label embedding, inductive: ``countgrid.CountingGridClassifier`` on the training fold;
+* label embedding, inductive: ``countgrid.grid.CountingGridClassifier`` on the training
+  fold;
 * label embedding, transductive (the paper's section 3 protocol): one grid learned on all
   samples without labels, gamma (eq. 9) estimated from the training samples' posteriors and
   read out under each test posterior (``transductive_label_embedding``);
@@ -21,7 +22,7 @@ import time
 import numpy as np
 from sklearn.decomposition import LatentDirichletAllocation
 
-import countgrid
+from countgrid.grid import CountingGrid, embed_labels
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,8 +63,8 @@ def brief_schedule(extent, window, iters=15):
     """Coarse-to-fine schedule used until the package has its own default: a window of
     about E/4 per side for ``iters`` iterations, then one midway, then the target.  Stages
     that would not be larger than the target are dropped (small grids get none)."""
-    first = tuple(max(w, int(round(e / 4))) for e, w in zip(extent, window))
-    mid = tuple(int(round((f + w) / 2)) for f, w in zip(first, window))
+    first = tuple(max(w, round(e / 4)) for e, w in zip(extent, window))
+    mid = tuple(round((f + w) / 2) for f, w in zip(first, window))
     stages = []
     for win in (first, mid):
         if win != tuple(window) and all(a >= b for a, b in zip(win, window)) \
@@ -72,11 +73,13 @@ def brief_schedule(extent, window, iters=15):
     return stages or None
 
 
-def grid_kwargs(extent, window, schedule, n_iter, seed, threads):
+def grid_kwargs(extent, window, schedule, n_iter, seed, threads, dtype="float64"):
     """Keyword arguments for every grid estimator.  ``schedule``: "default" (the package
-    default: the parameter is not passed), "none" (no schedule) or "brief"."""
-    kw = dict(extent=tuple(extent), window=tuple(window), n_iter=n_iter, random_state=seed,
-              num_threads=threads)
+    default: the parameter is not passed), "none" (no schedule) or "brief".  ``dtype``:
+    the grids' precision, float64 by default (the grids' default when the tables of
+    docs/results.md were made; the package default is float32 since issue 22)."""
+    kw = {"extent": tuple(extent), "window": tuple(window), "n_iter": n_iter,
+          "random_state": seed, "num_threads": threads, "dtype": np.dtype(dtype).type}
     if schedule == "none":
         kw["window_schedule"] = None
     elif schedule == "brief":
@@ -97,8 +100,8 @@ def window_mean(gamma, extent, window):
 
 def label_embedding_readout(Q_train, y_train, Q_test, extent, window, classes):
     """Paper eq. 9 from the training posteriors, read out under the test posteriors as
-    countgrid.CountingGridClassifier does (expected window mean of gamma)."""
-    gamma = countgrid.embed_labels(Q_train, y_train, extent, window, classes=classes)
+    countgrid.grid.CountingGridClassifier does (expected window mean of gamma)."""
+    gamma = embed_labels(Q_train, y_train, extent, window, classes=classes)
     G = window_mean(gamma, extent, window).reshape(-1, len(classes))
     P = Q_test @ G
     return P / P.sum(axis=1, keepdims=True)
@@ -114,10 +117,10 @@ def torus_1nn(pos_train, y_train, pos_test, extent):
     return y_train[np.argmin(D, axis=1)]
 
 
-def fit_grid(X, extent, window, schedule, n_iter, seed, threads):
+def fit_grid(X, extent, window, schedule, n_iter, seed, threads, dtype="float64"):
     t = time.perf_counter()
-    cg = countgrid.CountingGrid(**grid_kwargs(extent, window, schedule, n_iter, seed,
-                                              threads)).fit(X)
+    cg = CountingGrid(**grid_kwargs(extent, window, schedule, n_iter, seed, threads,
+                                    dtype)).fit(X)
     return cg, time.perf_counter() - t
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """How the counting-grid classifiers' defaults do against tuned recipes and baselines
 (issue 12, "Defaults"; docs/results.md, "Counting grids — defaults").
 
@@ -18,7 +17,9 @@ changing them); ``auto`` is ``CountingGridClassifier(window=window)`` (the grid 
 default); ``double`` one stage with a window twice as large for 10 iterations; ``eK`` the
 default with extent K x K (e.g. ``e16``); ``generative`` one grid per class; ``mnb``
 multinomial naive Bayes; ``lda`` LDA topic proportions (scikit-learn, K = 20) + 3-NN
-(Hellinger distance, as the paper's LDA + kNN).
+(Hellinger distance, as the paper's LDA + kNN).  ``--dtype float64`` gives every grid
+float64, the grids' default until issue 22 (float32 since): the tables of
+docs/results.md, "Counting grids — defaults", were made with it.
 
     python experiments/grid_defaults.py --datasets news20_same,convention2012 \\
         --variants default,none,mnb,lda --folds 5 --json /tmp/defaults.json
@@ -40,10 +41,11 @@ from sklearn.naive_bayes import MultinomialNB
 from sklearn.neighbors import KNeighborsClassifier
 
 import countgrid
+from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "data"))
-from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+from repo_data import data_path  # data/repo_data.py
 
 TEXT = ("news20_same", "news20_different", "reuters_r8", "convention2012")
 MICROARRAY = ("colon_alon1999", "pomeroy_medulloblastoma")
@@ -105,23 +107,25 @@ class LDAkNN:
         return self.knn.predict(np.sqrt(self.lda.transform(X)))
 
 
-def make(variant, extent, window, seed, threads):
-    common = dict(random_state=seed, num_threads=threads)
+def make(variant, extent, window, seed, threads, dtype="default"):
+    common = {"random_state": seed, "num_threads": threads}
+    if dtype != "default":
+        common["dtype"] = np.dtype(dtype).type
     if variant == "default":
-        return countgrid.CountingGridClassifier(extent, window, **common)
+        return CountingGridClassifier(extent, window, **common)
     if variant == "auto":
-        return countgrid.CountingGridClassifier(window=window, **common)
+        return CountingGridClassifier(window=window, **common)
     if variant == "none":
-        return countgrid.CountingGridClassifier(extent, window, window_schedule=None, **common)
+        return CountingGridClassifier(extent, window, window_schedule=None, **common)
     if variant == "double":
         coarse = tuple(min(2 * w, e) for w, e in zip(window, extent))
-        return countgrid.CountingGridClassifier(extent, window,
-                                                window_schedule=[(coarse, 10)], **common)
+        return CountingGridClassifier(extent, window, window_schedule=[(coarse, 10)],
+                                      **common)
     if variant.startswith("e") and variant[1:].isdigit():
         e = int(variant[1:])
-        return countgrid.CountingGridClassifier((e,) * len(extent), window, **common)
+        return CountingGridClassifier((e,) * len(extent), window, **common)
     if variant == "generative":
-        return countgrid.GenerativeCountingGridClassifier(extent, window, **common)
+        return GenerativeCountingGridClassifier(extent, window, **common)
     if variant == "mnb":
         return MultinomialNB()
     if variant == "lda":
@@ -142,6 +146,9 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--train-size", type=int, default=None,
                    help="learn on a stratified sample of this many training documents")
+    p.add_argument("--dtype", choices=["default", "float64", "float32"], default="default",
+                   help="precision of the grids (default: the package default, float32; "
+                        "float64 for the tables of docs/results.md made before issue 22)")
     p.add_argument("--json", default=None, help="append one JSON line per fold result")
     a = p.parse_args(argv)
     extent = tuple(int(v) for v in a.extent.split("x"))
@@ -163,16 +170,16 @@ def main(argv=None):
                 f.fit(X[tr], y[tr])
                 Xtr, Xte = f.transform(X[tr]), f.transform(X[te])
                 keep = np.asarray(Xtr.sum(axis=1)).ravel() > 0
-                est = make(variant, extent, window, a.seed, a.threads)
+                est = make(variant, extent, window, a.seed, a.threads, a.dtype)
                 est.fit(Xtr[keep], y[tr][keep])
                 acc = float(np.mean(est.predict(Xte) == y[te]))
                 accs.append(acc)
                 if a.json:
                     with open(a.json, "a") as fh:
-                        fh.write(json.dumps(dict(dataset=name, variant=variant, fold=k,
-                                                 train_size=len(tr),
-                                                 extent=extent, window=window, acc=acc,
-                                                 version=countgrid.__version__)) + "\n")
+                        fh.write(json.dumps({"dataset": name, "variant": variant, "fold": k,
+                                             "train_size": len(tr),
+                                             "extent": extent, "window": window, "acc": acc,
+                                             "version": countgrid.__version__}) + "\n")
             print(f"{name:24s} {variant:10s} {np.mean(accs):.4f} ± {np.std(accs, ddof=1):.4f}"
                   f"  ({' '.join(f'{v:.3f}' for v in accs)})  {time.perf_counter() - t0:.0f} s",
                   flush=True)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Generative embeddings x information-theoretic kernels x {SVM, k-NN} (Bicego et al.,
 Neurocomputing 2013; definitions in docs/topics.md and docs/kernels.md, protocol and results
 in docs/results.md), with the counting-grid classifiers on the same folds.
@@ -54,17 +53,58 @@ from sklearn.feature_selection import SelectKBest, chi2
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-import countgrid
+from countgrid.grid import (
+    CountingGridClassifier,
+    CountingGridFESS,
+    CountingGridPosterior,
+    GenerativeCountingGridClassifier,
+)
 from countgrid.kernels import jensen_tsallis_kernel
+from countgrid.topics import (
+    FisherScore,
+    FreeEnergyScoreSpace,
+    LLREmbedding,
+    MixtureOfTopics,
+    PosteriorDivergence,
+    TOPEmbedding,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "data"))
-from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+from repo_data import data_path  # data/repo_data.py
 
-KERNELS = {"linear": None, "JS": 1.0, "JT q=0.5": 0.5, "JT q=1.5": 1.5}
+#: The kernels of the tables: name -> keyword arguments of jensen_tsallis_kernel (None:
+#: linear).  ``--kernels`` replaces them (kernel_spec).
+KERNELS = {"linear": None, "JS": {"q": 1.0}, "JT q=0.5": {"q": 0.5}, "JT q=1.5": {"q": 1.5}}
 C_GRID = [1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4]
 K_GRID = [1, 3, 5, 7]
 DEFAULT_Z = {"colon": 5, "news20": 10}
+
+
+def kernel_spec(token):
+    """One ``--kernels`` entry -> (table name, jensen_tsallis_kernel arguments or None).
+
+    ``linear``; ``JS``; ``JT:q`` (Jensen-Tsallis on the L1-normalised embedding);
+    ``JT-A:q`` and ``JT-B:q`` (the weighted kernels k^A_q and k^B_q on the unnormalised
+    embedding, docs/kernels.md "Weighted kernels"); ``expJT:q:t`` and ``expJS:t`` (the
+    exponentiated kernels exp(-t T_q), docs/kernels.md "Exponentiated kernels")."""
+    parts = token.strip().split(":")
+    kind, vals = parts[0], [float(v) for v in parts[1:]]
+    if kind == "linear" and not vals:
+        return "linear", None
+    if kind == "JS" and not vals:
+        return "JS", {"q": 1.0}
+    if kind == "JT" and len(vals) == 1:
+        return ("JS" if vals[0] == 1.0 else f"JT q={vals[0]:g}"), {"q": vals[0]}
+    if kind in ("JT-A", "JT-B") and len(vals) == 1:
+        return f"{kind} q={vals[0]:g}", {"q": vals[0], "weighted": kind[-1]}
+    if kind == "expJT" and len(vals) == 2:
+        return (f"exp JT q={vals[0]:g} t={vals[1]:g}",
+                {"q": vals[0], "exponentiated": True, "t": vals[1]})
+    if kind == "expJS" and len(vals) == 1:
+        return f"exp JS t={vals[0]:g}", {"q": 1.0, "exponentiated": True, "t": vals[0]}
+    raise ValueError(f"--kernels: cannot read {token!r} (linear, JS, JT:q, JT-A:q, JT-B:q, "
+                     "expJT:q:t, expJS:t)")
 
 
 def load(name):
@@ -75,27 +115,26 @@ def load(name):
 
 
 def embeddings(dataset, Z, seed, threads):
-    kw = dict(n_components=Z, n_iter=100, random_state=seed, num_threads=threads)
+    kw = {"n_components": Z, "n_iter": 100, "random_state": seed, "num_threads": threads}
     # word-topic blocks are kept whole on colon (2000 genes); summed over words on news20
     red = "none" if dataset == "colon" else "topics"
-    grid = dict(extent=(10, 10), window=(3, 3), n_iter=50, random_state=seed,
-                num_threads=threads)
-    E = countgrid
+    grid = {"extent": (10, 10), "window": (3, 3), "n_iter": 50, "random_state": seed,
+                "num_threads": threads}
     return {
-        "MT-1": E.MixtureOfTopics(mode="1", **kw), "MT-2": E.MixtureOfTopics(mode="2", **kw),
-        "FS-1": E.FisherScore(mode="1", reduce=red, **kw),
-        "FS-2": E.FisherScore(mode="2", reduce=red, **kw),
-        "FS+P(z)-1": E.FisherScore(mode="1", reduce=red, include_topic_prior=True, **kw),
-        "TOP-1": E.TOPEmbedding(mode="1", reduce="topics", **kw),
-        "LLR-1": E.LLREmbedding(mode="1", reduce="topics", **kw),
-        "FESS-1": E.FreeEnergyScoreSpace(mode="1", reduce=red, **kw),
-        "FESS-2": E.FreeEnergyScoreSpace(mode="2", reduce=red, **kw),
-        "PD-1": E.PosteriorDivergence(mode="1", **kw),
-        "PD-2": E.PosteriorDivergence(mode="2", **kw),
-        "CG posterior-1": E.CountingGridPosterior(mode="1", **grid),
-        "CG posterior-2": E.CountingGridPosterior(mode="2", **grid),
-        "CG FESS-1": E.CountingGridFESS(mode="1", reduce="features", **grid),
-        "CG FESS-2": E.CountingGridFESS(mode="2", reduce="features", **grid),
+        "MT-1": MixtureOfTopics(mode="1", **kw), "MT-2": MixtureOfTopics(mode="2", **kw),
+        "FS-1": FisherScore(mode="1", reduce=red, **kw),
+        "FS-2": FisherScore(mode="2", reduce=red, **kw),
+        "FS+P(z)-1": FisherScore(mode="1", reduce=red, include_topic_prior=True, **kw),
+        "TOP-1": TOPEmbedding(mode="1", reduce="topics", **kw),
+        "LLR-1": LLREmbedding(mode="1", reduce="topics", **kw),
+        "FESS-1": FreeEnergyScoreSpace(mode="1", reduce=red, **kw),
+        "FESS-2": FreeEnergyScoreSpace(mode="2", reduce=red, **kw),
+        "PD-1": PosteriorDivergence(mode="1", **kw),
+        "PD-2": PosteriorDivergence(mode="2", **kw),
+        "CG posterior-1": CountingGridPosterior(mode="1", **grid),
+        "CG posterior-2": CountingGridPosterior(mode="2", **grid),
+        "CG FESS-1": CountingGridFESS(mode="1", reduce="features", **grid),
+        "CG FESS-2": CountingGridFESS(mode="2", reduce="features", **grid),
     }
 
 
@@ -106,14 +145,15 @@ def dense_if_full(M):
     return M
 
 
-def gram(A, B, q, threads, blocks=None):
-    """Gram matrix; ``blocks``: the per-block kernel sum of docs/topics.md (None: one kernel)."""
-    if q is None:  # linear: the block sum equals the kernel of the concatenation
+def gram(A, B, kernel, threads, blocks=None):
+    """Gram matrix; ``kernel``: jensen_tsallis_kernel arguments (None: linear);
+    ``blocks``: the per-block kernel sum of docs/topics.md (None: one kernel)."""
+    if kernel is None:  # linear: the block sum equals the kernel of the concatenation
         K = A @ (A if B is None else B).T
         K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
         return (K + K.T) / 2 if B is None else K
-    return np.asarray(jensen_tsallis_kernel(A, B, q=q, blocks=blocks, num_threads=threads),
-                      dtype=np.float64)
+    return np.asarray(jensen_tsallis_kernel(A, B, **kernel, blocks=blocks,
+                                            num_threads=threads), dtype=np.float64)
 
 
 def knn_predict(D, ytr, k):
@@ -146,10 +186,10 @@ def inner_select(Ktr, ytr, dtr, seed):
         max(K_GRID, key=lambda k: (knn_acc[k], -k))
 
 
-def evaluate(Etr, Ete, ytr, yte, q, threads, seed, blocks=None):
-    Ktr = gram(Etr, None, q, threads, blocks)
-    Kte = gram(Ete, Etr, q, threads, blocks)
-    dte = np.diag(gram(Ete, None, q, threads, blocks))
+def evaluate(Etr, Ete, ytr, yte, kernel, threads, seed, blocks=None):
+    Ktr = gram(Etr, None, kernel, threads, blocks)
+    Kte = gram(Ete, Etr, kernel, threads, blocks)
+    dte = np.diag(gram(Ete, None, kernel, threads, blocks))
     # centre in feature space with the training mean (SVM and kernel distances unchanged
     # in exact arithmetic; libsvm cycles on the nearly constant raw IT-kernel matrices of
     # some embeddings), then divide by the mean training variance so that one C grid
@@ -213,12 +253,13 @@ def print_table(out):
     done = [k for k in range(len(w)) if all(v[k] is not None for v in out["results"].values())]
     print(f"\n{args.dataset}: {len(done)} of {len(w)} folds complete ({split}), "
           f"Z = {out.get('n_components') or DEFAULT_Z[args.dataset]}\n")
-    print("| embedding | " + " | ".join(f"{k} SVM | {k} k-NN" for k in KERNELS) + " |")
-    print("|---" * (1 + 2 * len(KERNELS)) + "|")
+    kernels = out.get("kernels", list(KERNELS))
+    print("| embedding | " + " | ".join(f"{k} SVM | {k} k-NN" for k in kernels) + " |")
+    print("|---" * (1 + 2 * len(kernels)) + "|")
     rows = dict.fromkeys(key.split("|")[0] for key in out["results"] if "|" in key)
     for row in rows:
         cells = []
-        for kname in KERNELS:
+        for kname in kernels:
             r = [out["results"][f"{row}|{kname}"][k] for k in done]
             cells += [cell([x[c] for x in r]) for c in ("svm", "knn")]
         print(f"| {row} | " + " | ".join(cells) + " |")
@@ -254,6 +295,13 @@ def main(argv=None):
     ap.add_argument("--c-grid", default=None,
                     help="comma-separated SVM C values (default 1e-2..1e4 on colon, "
                          "0.1,1,10,100 on news20: libsvm is slow at large C on 2,600 documents)")
+    ap.add_argument("--kernels", default=None,
+                    help="comma-separated kernels (kernel_spec: linear, JS, JT:q, JT-A:q, "
+                         "JT-B:q, expJT:q:t, expJS:t); default linear,JS,JT:0.5,JT:1.5")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                    help="precision of the counting-grid classifiers (the embeddings' grids "
+                         "are float64 whatever this says); float64, the grids' default "
+                         "when the tables of docs/results.md were first made")
     ap.add_argument("--json", default=None)
     ap.add_argument("--table-from", default=None, metavar="JSON",
                     help="only print the table of an earlier (possibly unfinished) run")
@@ -296,14 +344,18 @@ def main(argv=None):
             repeat_of += [r] * args.folds
     n_max = args.max_folds or len(folds)
     folds, repeat_of = folds[:n_max], repeat_of[:n_max]
+    kernels = (dict(kernel_spec(t) for t in args.kernels.split(",")) if args.kernels
+               else dict(KERNELS))
     names = list(embeddings(args.dataset, Z, 0, 1))
     if args.only:
         names = [n for n in names if n in args.only.split(",")]
     head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
+                          check=False,
                           text=True).stdout.strip()
     out = {"dataset": args.dataset, "args": vars(args), "git_head": head, "n_folds_run": len(folds),
            "loadavg": os.getloadavg(), "results": {}, "fold_sizes": [len(te) for _, te in folds],
-           "repeat_of_fold": repeat_of, "seconds": {}, "n_components": Z}
+           "repeat_of_fold": repeat_of, "seconds": {}, "n_components": Z,
+           "kernels": list(kernels)}
 
     def record(key, fold, value):
         out["results"].setdefault(key, [None] * len(folds))[fold] = value
@@ -341,23 +393,25 @@ def main(argv=None):
                 variants.append((name + " Σ", blocks))
             for row, blk in variants:
                 t1 = time.perf_counter()
-                for kname, q in KERNELS.items():
-                    if q is None and blk is not None and (name, None) in variants:
+                for kname, kern in kernels.items():
+                    if kern is None and blk is not None and (name, None) in variants:
                         res = out["results"][f"{name}|{kname}"][f]  # linear: identical
                     else:
-                        svm, knn, C, k = evaluate(Etr, Ete, ytr, yte, q, args.threads, seed, blk)
+                        svm, knn, C, k = evaluate(Etr, Ete, ytr, yte, kern, args.threads,
+                                                  seed, blk)
                         res = {"svm": svm, "knn": knn, "C": C, "k": k}
                     record(f"{row}|{kname}", f, res)
                 out["seconds"].setdefault(row, []).append(t_emb + time.perf_counter() - t1)
                 print(f"fold {f} {row:17s} dims {Etr.shape[1]:6d} embed {t_emb:6.1f}s  " +
                       "  ".join(f"{kn}: {out['results'][f'{row}|{kn}'][f]['svm']:.3f}/"
                                 f"{out['results'][f'{row}|{kn}'][f]['knn']:.3f}"
-                                for kn in KERNELS), flush=True)
-        for cname, cls in (("CG generative", countgrid.GenerativeCountingGridClassifier),
-                           ("CG label embedding", countgrid.CountingGridClassifier)):
+                                for kn in kernels), flush=True)
+        for cname, cls in (("CG generative", GenerativeCountingGridClassifier),
+                           ("CG label embedding", CountingGridClassifier)):
             if args.only and cname not in args.only.split(","):
                 continue
-            clf = cls((10, 10), (3, 3), n_iter=50, random_state=seed, num_threads=args.threads)
+            clf = cls((10, 10), (3, 3), n_iter=50, random_state=seed, num_threads=args.threads,
+                      dtype=np.dtype(args.dtype).type)
             acc = float(np.mean(clf.fit(Xtr, ytr).predict(Xte) == yte))
             record(cname, f, {"acc": acc})
             print(f"fold {f} {cname}: {acc:.3f}", flush=True)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Counting grids on the E. coli promoters, leave-one-out (Jojic & Perina, UAI 2011,
 section 3.4: 83.01 % for CGs, HMM 67.3 %, Fisher kernel 79.2 %; results and discussion in
 docs/results.md).
@@ -55,14 +54,25 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import MultinomialNB
 
 import countgrid
+from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
-from _cg_protocols import (brief_schedule, fit_grid, git_head, grid_kwargs,  # noqa: E402
-                           grid_name, kappa, knn_predict, label_embedding_readout, lda_topics,
-                           parse_grid, torus_1nn)
-from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+from _cg_protocols import (
+    brief_schedule,
+    fit_grid,
+    git_head,
+    grid_kwargs,
+    grid_name,
+    kappa,
+    knn_predict,
+    label_embedding_readout,
+    lda_topics,
+    parse_grid,
+    torus_1nn,
+)
+from repo_data import data_path
 
 PAPER = {"CG": 83.01, "HMM": 67.3, "Fisher kernel": 79.2}
 SWEEP = [((16, 16), (4, 4)), ((24, 24), (4, 4)), ((8, 8, 8), (3, 3, 3))]
@@ -102,7 +112,8 @@ def run(C, onehot, y, extent, window, methods, a, log):
     classes = np.unique(y)
     out, info = {}, {}
     if "le-trans" in methods or "nn-trans" in methods:
-        cg, secs = fit_grid(C, extent, window, a.schedule, a.n_iter, a.seed, a.threads)
+        cg, secs = fit_grid(C, extent, window, a.schedule, a.n_iter, a.seed, a.threads,
+                            a.dtype)
         info.update(trans_fit_s=secs, trans_iter=int(cg.n_iter_))
         Q = cg.transform(C)
         pos = cg.positions(C)
@@ -119,19 +130,19 @@ def run(C, onehot, y, extent, window, methods, a, log):
     ind = [m for m in ("le", "nn", "gen") if m in methods]
     if ind:
         preds = {m: np.empty_like(y) for m in ind}
-        kw = grid_kwargs(extent, window, a.schedule, a.n_iter, a.seed, a.threads)
+        kw = grid_kwargs(extent, window, a.schedule, a.n_iter, a.seed, a.threads, a.dtype)
         t0 = time.perf_counter()
         for i in range(n):
             rest = np.arange(n) != i
             if "le" in ind or "nn" in ind:
-                clf = countgrid.CountingGridClassifier(**kw).fit(C[rest], y[rest])
+                clf = CountingGridClassifier(**kw).fit(C[rest], y[rest])
                 if "le" in ind:
                     preds["le"][i] = clf.predict(C[i:i + 1])[0]
                 if "nn" in ind:
                     preds["nn"][i] = torus_1nn(clf.grid_.positions(C[rest]), y[rest],
                                                clf.grid_.positions(C[i:i + 1]), extent)[0]
             if "gen" in ind:
-                gen = countgrid.GenerativeCountingGridClassifier(**kw).fit(C[rest], y[rest])
+                gen = GenerativeCountingGridClassifier(**kw).fit(C[rest], y[rest])
                 preds["gen"][i] = gen.predict(C[i:i + 1])[0]
             if (i + 1) % 20 == 0:
                 log(f"  LOO {i + 1}/{n} {time.perf_counter() - t0:.0f} s")
@@ -176,12 +187,15 @@ def main(argv=None):
     p.add_argument("--schedule", choices=["default", "none", "brief"], default="default")
     p.add_argument("--seed", type=int, default=0, help="seeds every grid and LDA")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                   help="precision of every grid (default float64, as in docs/results.md; "
+                   "the package default is float32)")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     a.lda_k = [int(k) for k in a.lda_k.split(",")]
     methods = a.methods.split(",")
     configs = [parse_grid(g) for g in (a.grid2d, a.grid3d) if g != "none"]
-    seqs, onehot, y, names = load()
+    seqs, onehot, y, _names = load()
     head = git_head()
     t_all = time.perf_counter()
 
@@ -203,15 +217,17 @@ def main(argv=None):
                 log(f" {grid_name(extent, window)} schedule {brief_schedule(extent, window)}")
             out, info = run(C, onehot, y, extent, window, ms, a, log)
             for m, pr in out.items():
-                rows.append(dict(features=feat, method=m, config=grid_name(extent, window),
-                                 kappa=kappa(extent, window), acc=float(np.mean(pr == y)),
-                                 info=info))
+                rows.append({"features": feat, "method": m,
+                             "config": grid_name(extent, window),
+                             "kappa": kappa(extent, window), "acc": float(np.mean(pr == y)),
+                             "info": info})
                 log(f" {feat} {m} {grid_name(extent, window)}: {100 * rows[-1]['acc']:.2f} %")
         for (m, cfg), pr in baselines(C, onehot, y, methods, a).items():
             if m.startswith("logreg") and feat != a.features.split(",")[0]:
                 continue   # the same one-hot input whatever the bag
-            rows.append(dict(features="onehot" if m.startswith("logreg") else feat, method=m,
-                             config=cfg, kappa=None, acc=float(np.mean(pr == y)), info={}))
+            rows.append({"features": "onehot" if m.startswith("logreg") else feat, "method": m,
+                         "config": cfg, "kappa": None, "acc": float(np.mean(pr == y)),
+                         "info": {}})
             log(f" {rows[-1]['features']} {m} {cfg}: {100 * rows[-1]['acc']:.2f} %")
         if a.json:
             write_json(a, rows, head, time.perf_counter() - t_all)
@@ -230,10 +246,10 @@ def main(argv=None):
 
 
 def write_json(a, rows, head, wall):
-    meta = dict(args=vars(a), git_head_at_start=head, wall_s=wall, load_avg=os.getloadavg(),
-                countgrid=countgrid.__version__, paper=PAPER)
+    meta = {"args": vars(a), "git_head_at_start": head, "wall_s": wall,
+            "load_avg": os.getloadavg(), "countgrid": countgrid.__version__, "paper": PAPER}
     with open(a.json, "w") as fh:
-        json.dump(dict(meta=meta, rows=rows), fh, indent=1, default=str)
+        json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@ compare the class separation on the map (cross-validated k-NN accuracy in map
 coordinates) of ZIP-GTM, Poisson-GTM, a Gaussian GTM (the `ugtm` package) and PCA.
 
     PYTHONPATH=src python experiments/zip_gtm_news20.py [--png docs/zip_gtm_news20.png]
+    PYTHONPATH=src python experiments/zip_gtm_news20.py --only "ZIP-GTM (sinh, random latent)" \
+        --no-timing --no-ugtm --png "" --json /tmp/zip_random.json
+
+``--only`` runs the named maps (the names of the printed table, comma-separated),
+``--no-timing`` skips the seconds-per-iteration measurement, ``--png ""`` the picture.
 
 Data: ``data/`` of the repository (data/README.md), or the directory in the environment
 variable COUNTGRID_DATA_DIR.
@@ -15,6 +20,7 @@ variable COUNTGRID_DATA_DIR.
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -23,7 +29,12 @@ import scipy.sparse as sp
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "data"))
-from repo_data import data_path  # noqa: E402  (data/repo_data.py)
+from repo_data import data_path  # data/repo_data.py
+
+#: The maps, as printed and as --only names them.
+MAPS = ("ZIP-GTM (sinh, grid)", "ZIP-GTM (rbf, grid)", "ZIP-GTM (sinh, random latent)",
+        "Poisson-GTM (sinh, grid)", "Poisson-GTM (rbf, grid)",
+        "Gaussian GTM (ugtm, log1p counts)", "PCA (log1p counts)", "PCA (raw counts)")
 
 
 def load_sample(per_class, seed):
@@ -60,7 +71,7 @@ def knn_accuracy(Z, y, k, folds, seed):
 
 def time_iteration(X, **kw):
     """Seconds per EM iteration: (fit with 11 iterations - fit with 1) / 10, best of 3."""
-    from countgrid import ZIPGTM
+    from countgrid.gtm import ZIPGTM
 
     best = np.inf
     for _ in range(3):
@@ -88,10 +99,22 @@ def main(argv=None):
     ap.add_argument("--png", default=os.path.join(REPO, "docs", "zip_gtm_news20.png"))
     ap.add_argument("--json", default=None)
     ap.add_argument("--no-ugtm", action="store_true")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated map names (as printed) to run; default: every map")
+    ap.add_argument("--no-timing", action="store_true",
+                    help="skip the seconds-per-EM-iteration measurement")
     args = ap.parse_args(argv)
+    # the names hold commas themselves: split at the commas outside parentheses
+    only = (None if args.only is None
+            else {n.strip() for n in re.split(r",(?![^()]*\))", args.only) if n.strip()})
+    if only is not None and only - set(MAPS):
+        ap.error(f"--only: no map {sorted(only - set(MAPS))} (maps: {', '.join(MAPS)})")
+
+    def wanted(name):
+        return only is None or name in only
 
     import countgrid
-    from countgrid import ZIPGTM
+    from countgrid.gtm import ZIPGTM
 
     X, y, names = load_sample(args.per_class, seed=0)
     cols, low = select_terms(X, args.terms, args.high)
@@ -101,20 +124,25 @@ def main(argv=None):
           f"(document frequency in [{low}, {args.high:g} n]), {X.nnz} non-zeros, "
           f"{empty} empty documents; classes {names}")
 
-    t_zip = time_iteration(X, random_state=0, num_threads=args.threads)
-    t_poi = time_iteration(X, random_state=0, num_threads=args.threads, zero_inflation=False)
-    print(f"seconds per EM iteration (600 x {X.shape[1]} x 270): ZIP {t_zip:.3f}, "
-          f"Poisson {t_poi:.3f}")
+    t_zip = t_poi = None
+    if not args.no_timing:
+        t_zip = time_iteration(X, random_state=0, num_threads=args.threads)
+        t_poi = time_iteration(X, random_state=0, num_threads=args.threads,
+                               zero_inflation=False)
+        print(f"seconds per EM iteration (600 x {X.shape[1]} x 270): ZIP {t_zip:.3f}, "
+              f"Poisson {t_poi:.3f}")
 
     results, maps = {}, {}
     gtms = {
-        "ZIP-GTM (sinh, grid)": dict(),
-        "ZIP-GTM (rbf, grid)": dict(basis="rbf"),
-        "ZIP-GTM (sinh, random latent)": dict(latent="random"),
-        "Poisson-GTM (sinh, grid)": dict(zero_inflation=False),
-        "Poisson-GTM (rbf, grid)": dict(zero_inflation=False, basis="rbf"),
+        "ZIP-GTM (sinh, grid)": {},
+        "ZIP-GTM (rbf, grid)": {"basis": "rbf"},
+        "ZIP-GTM (sinh, random latent)": {"latent": "random"},
+        "Poisson-GTM (sinh, grid)": {"zero_inflation": False},
+        "Poisson-GTM (rbf, grid)": {"zero_inflation": False, "basis": "rbf"},
     }
     for name, kw in gtms.items():
+        if not wanted(name):
+            continue
         accs, secs, iters = [], [], []
         # grid latent points + PCA start are deterministic: the seed only matters for
         # random latent points
@@ -128,15 +156,15 @@ def main(argv=None):
             accs.append(knn_accuracy(Z, y, args.k, args.folds, seed=0)[0])
             if seed == 0:
                 maps[name] = Z
-        results[name] = dict(acc=float(np.mean(accs)), acc_sd=float(np.std(accs)),
-                             accs=accs, seconds=float(np.mean(secs)), iters=iters)
+        results[name] = {"acc": float(np.mean(accs)), "acc_sd": float(np.std(accs)),
+                         "accs": accs, "seconds": float(np.mean(secs)), "iters": iters}
         print(f"{name:32s} {args.k}-NN acc {np.mean(accs):.3f} ± {np.std(accs):.3f} "
               f"over {len(accs)} seed(s) ({np.mean(secs):.1f} s, iterations {iters})")
 
     logX = X.copy()
     logX.data = np.log1p(logX.data)
     dense = logX.toarray()
-    if not args.no_ugtm:
+    if not args.no_ugtm and wanted("Gaussian GTM (ugtm, log1p counts)"):
         import ugtm
 
         accs, secs = [], []
@@ -150,15 +178,17 @@ def main(argv=None):
             accs.append(knn_accuracy(Z, y, args.k, args.folds, seed=0)[0])
             if seed == 0:
                 maps["Gaussian GTM (ugtm, log1p counts)"] = Z
-        results["Gaussian GTM (ugtm, log1p counts)"] = dict(
-            acc=float(np.mean(accs)), acc_sd=float(np.std(accs)), accs=accs,
-            seconds=float(np.mean(secs)))
+        results["Gaussian GTM (ugtm, log1p counts)"] = {
+            "acc": float(np.mean(accs)), "acc_sd": float(np.std(accs)), "accs": accs,
+            "seconds": float(np.mean(secs))}
         print(f"{'Gaussian GTM (ugtm)':32s} {args.k}-NN acc {np.mean(accs):.3f} ± "
               f"{np.std(accs):.3f} ({np.mean(secs):.1f} s)")
     for label, data in (("PCA (log1p counts)", dense), ("PCA (raw counts)", X.toarray())):
+        if not wanted(label):
+            continue
         Z = (data - data.mean(0)) @ np.linalg.svd(data - data.mean(0), full_matrices=False)[2][:2].T
         acc = knn_accuracy(Z, y, args.k, args.folds, seed=0)
-        results[label] = dict(acc=acc[0], acc_sd=0.0, accs=[acc[0]], seconds=0.0)
+        results[label] = {"acc": acc[0], "acc_sd": 0.0, "accs": [acc[0]], "seconds": 0.0}
         maps[label] = Z
         print(f"{label:32s} {args.k}-NN acc {acc[0]:.3f}")
 
@@ -190,8 +220,8 @@ def main(argv=None):
         print(f"wrote {args.png}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(dict(shape=list(X.shape), low=low, high=args.high, empty=empty,
-                           sec_per_iter=dict(zip=t_zip, poisson=t_poi), results=results),
+            json.dump({"shape": list(X.shape), "low": low, "high": args.high, "empty": empty,
+                       "sec_per_iter": {"zip": t_zip, "poisson": t_poi}, "results": results},
                       fh, indent=1)
     return 0
 
