@@ -161,7 +161,8 @@
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
       docResults: [], selection: null, rubber: null,
-      docFilter: null,        // Uint8Array: 1 for the documents shown (the time range); null: all
+      docFilter: null,        // Uint8Array: 1 for the documents kept (time range, filters); null: all
+      dim: null,              // per cell, 1 - how much it fades (filters); null: nothing fades
     };
     const shown = (t) => state.docFilter === null || state.docFilter[t] === 1;
 
@@ -284,6 +285,16 @@
       ctx.setLineDash([]);
       const level = regionLevel();
       drawWords(x0, x1, y0, y1, searching, level !== null);
+      // filters: cells that hold little of the kept documents' mass fade (with their words)
+      if (state.dim) {
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) {
+            const a = 0.82 * (1 - state.dim[r * E2 + mod(x, E2)]);
+            if (a > 0.01) { ctx.fillStyle = `rgba(246, 245, 241, ${a.toFixed(3)})`; ctx.fillRect((x - view.ox) * s, py, s + 0.5, s + 0.5); }
+          }
+        }
+      }
       if (level !== null) drawRegions(level, x0, x1, y0, y1);
       else state.placedLabels = [];
       // the hovered document's window, in every visible copy
@@ -569,6 +580,9 @@
       if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
       if (state.colouring && state.colouring.kind !== "time") p.set("c", state.colouring.base || state.colouring.name);
       if (time.on) p.set("t", `${time.p0}-${time.p1}`);
+      if (filters.size) {
+        p.set("f", [...filters].map(([k, f]) => `${k}:` + (f instanceof Set ? [...f].join(".") : `${f[0] === -Infinity ? "" : f[0]}~${f[1] === Infinity ? "" : f[1]}`)).join("_"));
+      }
       return "#" + p.toString();
     }
     function applyViewState(hash) {
@@ -580,6 +594,13 @@
       if (q !== null) {
         input.value = q.slice(0, 500);
         if (p.get("m") === "documents" && N) { mode.value = "documents"; searchDocuments(input.value); } else search(input.value);
+      }
+      for (const part of (p.get("f") || "").split("_").slice(0, 64)) {
+        const m = /^(\d{1,4}):(?:((?:\d{1,4}(?:\.\d{1,4})*)?)|(-?[\d.eE+-]{0,40})~(-?[\d.eE+-]{0,40}))$/.exec(part);
+        if (!m || Number(m[1]) >= FILTERABLE.length) continue;
+        const col = FILTERABLE[Number(m[1])];
+        if (col.kind === "categorical" && m[3] === undefined) setFilter(col.name, (m[2] ? m[2].split(".") : []).map((c) => col.levels[Number(c)]).filter((v) => v !== undefined));
+        else if (col.kind === "continuous" && m[3] !== undefined) setFilter(col.name, [m[3], m[4]]);
       }
       const range = /^(\d{1,6})-(\d{1,6})$/.exec(p.get("t") || "");
       if (range && T) setTime(Number(range[1]), Number(range[2]));
@@ -949,6 +970,10 @@
     // where its documents sit (each cell's share of their mass, as
     // countgrid.grid.shares_by_period's density), the document lists keep its documents,
     // and each region's sparkline marks it.  A one-period range plays through the periods.
+    // the filters (below) and the time range together decide the documents kept
+    const FILTERABLE = D.colorings.filter((c) => (c.kind === "categorical" && c.doc_levels) ||
+      (c.kind === "continuous" && c.doc_values));
+    const filters = new Map();      // index into FILTERABLE -> Set of levels | [lo, hi]
     const T = D.time || null, P = T ? T.labels.length : 0;
     const time = { on: false, p0: 0, p1: Math.max(0, P - 1), timer: null };
     const fromInput = $("cg-time-from"), toInput = $("cg-time-to"), play = $("cg-time-play");
@@ -978,8 +1003,7 @@
       state.cellRGB = colouringRGB(col, L);
       state.cellCSS = state.cellRGB.map(css);
       select.value = "";
-      state.docFilter = new Uint8Array(N);
-      for (let t = 0; t < N; t++) { const q = T.doc_periods[t]; if (q >= p0 && q <= p1) state.docFilter[t] = 1; }
+      updateFilter();
       fromInput.value = String(p0); toInput.value = String(p1);
       $("cg-time-info").textContent = `${range} · ${fmt(n)} document${n === 1 ? "" : "s"}`;
       const legend = $("cg-legend");
@@ -1006,7 +1030,7 @@
     function endTime() {
       stopPlay();
       time.on = false;
-      state.docFilter = null;
+      updateFilter();
       state.colouring = null; state.cellRGB = null; state.cellCSS = null;
       $("cg-legend").hidden = true;
       if (T) {
@@ -1078,6 +1102,132 @@
       $("cg-time-all").addEventListener("click", () => { endTime(); refreshLists(); draw(); });
       endTime();
       $("cg-time").hidden = false;
+    }
+
+    // ---- filters (docs/map.md, "Filters"): tick levels of a categorical column, or a range
+    // of a numeric one; the lists keep the documents that pass every filter (and the time
+    // range), searches included, and each cell fades by the share of its documents' mass
+    // kept, relative to the cell that keeps the most (over the stored posteriors).
+    function passes(t) {
+      for (const [k, f] of filters) {
+        const col = FILTERABLE[k];
+        if (f instanceof Set) { if (!f.has(col.doc_levels[t])) return false; }
+        else { const v = col.doc_values[t]; if (!(v >= f[0] && v <= f[1])) return false; }
+      }
+      return true;
+    }
+    function keptShare(keep) {
+      const kc = new Float64Array(L), ac = new Float64Array(L);
+      const off = D.doc_offsets, pos = D.doc_positions, q = D.doc_posteriors;
+      for (let t = 0; t < N; t++) {
+        for (let j = off[t]; j < off[t + 1]; j++) { ac[pos[j]] += q[j]; if (keep[t]) kc[pos[j]] += q[j]; }
+      }
+      const kept = new Float64Array(L), all = new Float64Array(L);
+      for (let k = 0; k < L; k++) {
+        if (!(ac[k] > 0)) continue;
+        const r = Math.floor(k / E2), c = k % E2;
+        for (let a = 0; a < W1; a++) for (let b = 0; b < W2; b++) {
+          const i = mod(r + a, E1) * E2 + mod(c + b, E2);
+          kept[i] += kc[k]; all[i] += ac[k];
+        }
+      }
+      const share = new Float64Array(L);
+      for (let i = 0; i < L; i++) share[i] = all[i] > 0 ? kept[i] / all[i] : 0;
+      return share;
+    }
+    function updateFilter() {
+      const info = $("cg-filter-info");
+      if (!time.on && !filters.size) {
+        state.docFilter = null; state.dim = null;
+        if (info) info.textContent = "";
+        return N;
+      }
+      const keep = new Uint8Array(N);
+      let kept = 0;
+      for (let t = 0; t < N; t++) {
+        if (time.on) { const p = T.doc_periods[t]; if (p < time.p0 || p > time.p1) continue; }
+        if (passes(t)) { keep[t] = 1; kept++; }
+      }
+      state.docFilter = keep;
+      state.dim = null;
+      if (filters.size) {
+        const share = keptShare(keep);
+        let top = 0;
+        for (let i = 0; i < L; i++) top = Math.max(top, share[i]);
+        state.dim = share.map((v) => (top > 0 ? v / top : 0));
+      }
+      if (info) info.textContent = filters.size ? `${fmt(kept)} of ${fmt(N)} documents kept` : "";
+      return kept;
+    }
+    // spec: null (no filter), an array of level names, or [lo, hi] (numbers; null: open)
+    function setFilter(name, spec) {
+      const k = FILTERABLE.findIndex((c) => c.name === name);
+      if (k < 0) return null;
+      const col = FILTERABLE[k];
+      if (spec === null || spec === undefined) filters.delete(k);
+      else if (col.kind === "categorical") {
+        if (!Array.isArray(spec)) return null;
+        filters.set(k, new Set(spec.map((v) => col.levels.indexOf(String(v))).filter((c) => c >= 0)));
+      } else {
+        if (!Array.isArray(spec) || spec.length !== 2) return null;
+        const num = (v, inf) => (v === null || v === "" || v === undefined || !Number.isFinite(Number(v)) ? inf : Number(v));
+        filters.set(k, [num(spec[0], -Infinity), num(spec[1], Infinity)]);
+      }
+      const kept = updateFilter();
+      syncFilterControls();
+      refreshLists();
+      draw();
+      return kept;
+    }
+    const filterControls = [];
+    function syncFilterControls() {
+      for (const [k, boxes, lo, hi] of filterControls) {
+        const f = filters.get(k);
+        if (boxes) boxes.forEach((b, c) => { b.checked = !f || f.has(c); });
+        else { lo.value = f && f[0] !== -Infinity ? String(f[0]) : ""; hi.value = f && f[1] !== Infinity ? String(f[1]) : ""; }
+      }
+    }
+    function renderFilters() {
+      if (!FILTERABLE.length || !N) return;
+      const box = $("cg-filters");
+      FILTERABLE.forEach((col, k) => {
+        const fs = document.createElement("fieldset");
+        fs.appendChild(Object.assign(document.createElement("legend"), { textContent: col.name }));
+        if (col.kind === "categorical") {
+          const boxes = [];
+          const readBoxes = () => {
+            const on = boxes.map((b, c) => (b.checked ? col.levels[c] : null)).filter((v) => v !== null);
+            setFilter(col.name, on.length === col.levels.length ? null : on);
+          };
+          const all = Object.assign(document.createElement("button"), { type: "button", textContent: "all" });
+          const none = Object.assign(document.createElement("button"), { type: "button", textContent: "none" });
+          all.addEventListener("click", () => setFilter(col.name, null));
+          none.addEventListener("click", () => setFilter(col.name, []));
+          const list = document.createElement("div");
+          list.className = "cg-filter-levels";
+          col.levels.forEach((lev, c) => {
+            const label = document.createElement("label");
+            const b = Object.assign(document.createElement("input"), { type: "checkbox", checked: true });
+            b.addEventListener("change", readBoxes);
+            boxes.push(b);
+            label.append(b, ` ${lev}` + (col.counts ? ` (${fmt(col.counts[c])})` : ""));
+            list.appendChild(label);
+          });
+          fs.append(all, none, list);
+          filterControls.push([k, boxes, null, null]);
+        } else {
+          let vmin = Infinity, vmax = -Infinity;
+          for (const v of col.doc_values) if (Number.isFinite(v)) { vmin = Math.min(vmin, v); vmax = Math.max(vmax, v); }
+          const input = (ph) => Object.assign(document.createElement("input"), { type: "number", step: "any", placeholder: Number.isFinite(ph) ? String(+ph.toPrecision(4)) : "" });
+          const lo = input(vmin), hi = input(vmax);
+          const read = () => setFilter(col.name, lo.value === "" && hi.value === "" ? null : [lo.value, hi.value]);
+          lo.addEventListener("change", read); hi.addEventListener("change", read);
+          fs.append(lo, Object.assign(document.createElement("span"), { textContent: " to " }), hi);
+          filterControls.push([k, null, lo, hi]);
+        }
+        box.appendChild(fs);
+      });
+      $("cg-filters-box").hidden = false;
     }
 
     // ---- exports
@@ -1204,6 +1354,7 @@
 
     resize();
     renderRegions();
+    renderFilters();
     markSparklines();
     if (D.color_by) colorBy(D.color_by);
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
@@ -1249,6 +1400,10 @@
       timeLabels() { return T ? T.labels.slice() : []; },
       regionShares(n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev && T ? regionShares(lev).map((r) => Array.from(r)) : null; },
       playing() { return time.timer !== null; },
+      setFilter,
+      filters() { return [...filters].map(([k, f]) => [FILTERABLE[k].name, f instanceof Set ? [...f].map((c) => FILTERABLE[k].levels[c]) : [f[0] === -Infinity ? null : f[0], f[1] === Infinity ? null : f[1]]]); },
+      keptDocuments() { const out = []; for (let t = 0; t < N; t++) if (shown(t)) out.push(D.doc_index[t]); return out; },
+      cellFade() { return state.dim ? Array.from(state.dim) : null; },
       play() { if (time.timer === null && P) startPlay(); },
       compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
