@@ -163,7 +163,9 @@
       docResults: [], selection: null, rubber: null,
       docFilter: null,        // Uint8Array: 1 for the documents kept (time range, filters); null: all
       dim: null,              // per cell, 1 - how much it fades (filters); null: nothing fades
+      notes: new Map(),       // cell -> note (docs/map.md, "Names and notes")
     };
+    for (const n of D.notes || []) if (n.cell >= 0 && n.cell < L) state.notes.set(n.cell, String(n.text));
     const shown = (t) => state.docFilter === null || state.docFilter[t] === 1;
 
     // header
@@ -325,6 +327,20 @@
         ctx.strokeRect(Math.min(ax, bx), Math.min(ay, by), Math.abs(bx - ax), Math.abs(by - ay));
         ctx.setLineDash([]);
       }
+      // notes: a folded corner on each noted cell
+      if (state.notes.size) {
+        ctx.fillStyle = "#d97706";
+        const m = Math.max(4, Math.min(12, s / 4));
+        for (const i of state.notes.keys()) {
+          const nr = Math.floor(i / E2), nc = i % E2;
+          for (let y = nr + E1 * Math.floor((y0 - nr - 1) / E1); y < y1; y += E1) {
+            for (let x = nc + E2 * Math.floor((x0 - nc - 1) / E2); x < x1; x += E2) {
+              const px = (x + 1 - view.ox) * s, py = (y - view.oy) * s;
+              ctx.beginPath(); ctx.moveTo(px - m, py); ctx.lineTo(px, py); ctx.lineTo(px, py + m); ctx.closePath(); ctx.fill();
+            }
+          }
+        }
+      }
       // the pinned cell
       if (state.pinned >= 0) {
         const pr = Math.floor(state.pinned / E2), pc = state.pinned % E2;
@@ -470,6 +486,77 @@
       pin(r, c);
       return [r, c];
     }
+    // ---- names and notes (docs/map.md, "Names and notes"): a region of the listed level
+    // renamed in the page, a note pinned to a cell; saved to and loaded from a small JSON
+    // file (countgrid.maps.read_annotations reads it back; write_html(annotations=) applies
+    // it to a later map).  A loaded file comes from anyone: its fields are checked and cut.
+    const MAX_NOTE = 1000, MAX_NAME = 100, MAX_ITEMS = 1000;
+    const renamed = new Set((LEVELS.length && LEVELS[0].renamed) || []);
+    const clean = (v, n) => { const t = String(v).split(/\s+/).filter(Boolean).join(" "); return t.length > n ? t.slice(0, n - 1) + "\u2026" : t; };
+    function renameRegion(k, text) {
+      if (!LEVELS.length || !(k >= 0 && k < LEVELS[0].n_regions)) return null;
+      const t = clean(text, MAX_NAME);
+      if (!t) return LEVELS[0].names[k];
+      LEVELS[0].names[k] = t;
+      renamed.add(k);
+      const span = document.querySelector(`#cg-regions li[data-region="${k}"] .cg-region-name`);
+      if (span) span.textContent = t;
+      draw();
+      return t;
+    }
+    function startRename(k, span) {
+      const input = Object.assign(document.createElement("input"), { type: "text", value: LEVELS[0].names[k], maxLength: MAX_NAME });
+      input.className = "cg-rename-input";
+      input.addEventListener("click", (e) => e.stopPropagation());
+      let finished = false;     // replacing the input blurs it: finish once
+      const done = (keep) => { if (finished) return; finished = true; input.replaceWith(span); if (keep) renameRegion(k, input.value); };
+      input.addEventListener("keydown", (e) => { if (e.key === "Enter") done(true); else if (e.key === "Escape") done(false); });
+      input.addEventListener("blur", () => done(true));
+      span.replaceWith(input);
+      input.focus(); input.select();
+    }
+    function setNote(cell, text) {
+      cell = Math.floor(Number(cell));
+      if (!(cell >= 0 && cell < L)) return null;
+      const t = clean(text, MAX_NOTE);
+      if (t) state.notes.set(cell, t); else state.notes.delete(cell);
+      if (state.pinned === cell) showNote();
+      draw();
+      return t || null;
+    }
+    function showNote() {
+      const box = $("cg-note");
+      box.hidden = state.pinned < 0;
+      $("cg-note-text").value = state.notes.get(state.pinned) || "";
+    }
+    function annotations() {
+      const lev = LEVELS[0];
+      return {
+        countgrid_annotations: 1, extent: [E1, E2],
+        regions: lev ? [...renamed].sort((a, b) => a - b).map((k) => ({ n_regions: lev.n_regions, anchor: [Math.floor(lev.anchors[k] / E2), lev.anchors[k] % E2], name: lev.names[k] })) : [],
+        notes: [...state.notes].sort((a, b) => a[0] - b[0]).map(([i, text]) => ({ cell: [Math.floor(i / E2), i % E2], text })),
+      };
+    }
+    // apply a loaded file; returns an error message, or "" when it was applied
+    function loadAnnotations(doc) {
+      const isCell = (v) => Array.isArray(v) && v.length === 2 && v.every((x) => Number.isInteger(x)) && v[0] >= 0 && v[0] < E1 && v[1] >= 0 && v[1] < E2;
+      if (!doc || typeof doc !== "object" || doc.countgrid_annotations !== 1) return "not a countgrid notes file";
+      if (!Array.isArray(doc.extent) || doc.extent[0] !== E1 || doc.extent[1] !== E2) return `written for another grid than this ${E1} × ${E2} one`;
+      const regs = Array.isArray(doc.regions) ? doc.regions.slice(0, MAX_ITEMS) : [];
+      const notes = Array.isArray(doc.notes) ? doc.notes.slice(0, MAX_ITEMS) : [];
+      let applied = 0;
+      for (const r of regs) {
+        if (!r || typeof r !== "object" || typeof r.name !== "string" || !isCell(r.anchor)) continue;
+        const lev = LEVELS.find((l) => l.n_regions === r.n_regions);
+        if (!lev || lev !== LEVELS[0]) continue;
+        if (renameRegion(lev.labels[r.anchor[0] * E2 + r.anchor[1]], r.name) !== null) applied++;
+      }
+      for (const n of notes) {
+        if (!n || typeof n !== "object" || typeof n.text !== "string" || !isCell(n.cell)) continue;
+        setNote(n.cell[0] * E2 + n.cell[1], n.text); applied++;
+      }
+      return applied ? "" : "nothing in the file applies to this map";
+    }
     function renderRegions() {
       if (!LEVELS.length) return;
       const lev = LEVELS[0], ol = $("cg-regions");
@@ -481,7 +568,10 @@
         const li = document.createElement("li");
         li.dataset.region = String(k);
         const share = lev.doc_share ? `${(100 * lev.doc_share[k]).toFixed(1)} % of documents · ` : "";
-        li.append(Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] }),
+        const name = Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] });
+        const edit = Object.assign(document.createElement("button"), { type: "button", className: "cg-rename", textContent: "\u270E", title: "Rename this region" });
+        edit.addEventListener("click", (e) => { e.stopPropagation(); startRename(k, name); });
+        li.append(name, edit,
           Object.assign(document.createElement("span"), { className: "cg-region-share", textContent: `${share}${fmt(sizes[k])} cells` }));
         if (T && P > 1) li.appendChild(sparkline(k, shares));
         li.addEventListener("click", () => { flyToRegion(k); });
@@ -769,6 +859,7 @@
       const [list, scores] = N ? rank(state.pinned) : [[], []];
       state.listed = list; state.scores = scores; state.hoverDoc = -1;
       renderList(r, c);
+      showNote();
       draw();
       return list.map((t) => D.doc_index[t]);
     }
@@ -1253,6 +1344,21 @@
       const r = Math.floor(state.pinned / E2), c = state.pinned % E2;
       download(`countgrid-documents-${r}-${c}.csv`, new Blob([csvText()], { type: "text/csv" }));
     });
+    $("cg-note-text").addEventListener("change", () => { if (state.pinned >= 0) setNote(state.pinned, $("cg-note-text").value); });
+    $("cg-notes-save").addEventListener("click", () => download("countgrid-notes.json",
+      new Blob([JSON.stringify(annotations(), null, 1)], { type: "application/json" })));
+    $("cg-notes-load").addEventListener("click", () => $("cg-notes-file").click());
+    $("cg-notes-file").addEventListener("change", async () => {
+      const f = $("cg-notes-file").files[0];
+      $("cg-notes-file").value = "";
+      if (!f) return;
+      let msg;
+      if (f.size > (1 << 20)) msg = "larger than 1 MB";
+      else {
+        try { msg = loadAnnotations(JSON.parse(await f.text())); } catch (err) { msg = "not a JSON file"; }
+      }
+      $("cg-status").textContent = msg ? `Notes not loaded: ${msg}.` : "Notes loaded.";
+    });
     $("cg-png").addEventListener("click", () => canvas.toBlob((b) => download("countgrid-map.png", b), "image/png"));
     $("cg-reset").addEventListener("click", () => { fitView(); draw(); });
 
@@ -1314,7 +1420,8 @@
         } else if (col.kind === "time") extra = ` · ${(100 * col.values[i]).toFixed(2)} % of the documents of ${col.range}`;
         else extra = ` · ${col.name}: ${(+col.values[i].toPrecision(4))}`;
       }
-      $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}`;
+      const note = state.notes.get(i);
+      $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}` + (note ? ` · note: ${note}` : "");
     });
     const endDrag = (e) => {
       if (!drag) return;
@@ -1400,6 +1507,11 @@
       timeLabels() { return T ? T.labels.slice() : []; },
       regionShares(n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev && T ? regionShares(lev).map((r) => Array.from(r)) : null; },
       playing() { return time.timer !== null; },
+      renameRegion,
+      setNote(r, c, text) { return setNote(mod(Math.floor(r), E1) * E2 + mod(Math.floor(c), E2), text); },
+      notes() { return [...state.notes].map(([i, t]) => [Math.floor(i / E2), i % E2, t]); },
+      annotations,
+      loadAnnotations(doc) { return loadAnnotations(doc); },
       setFilter,
       filters() { return [...filters].map(([k, f]) => [FILTERABLE[k].name, f instanceof Set ? [...f].map((c) => FILTERABLE[k].levels[c]) : [f[0] === -Infinity ? null : f[0], f[1] === Infinity ? null : f[1]]]); },
       keptDocuments() { const out = []; for (let t = 0; t < N; t++) if (shown(t)) out.push(D.doc_index[t]); return out; },
