@@ -6,8 +6,8 @@ import numpy as np
 from countgrid import maps
 from countgrid._utils import progress as _progress
 from countgrid._utils.dates import parse_dates, period_codes
-from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, positive_int,
-                                 printable)
+from countgrid.cli._args import (UsageError, add_common, check_input, check_output, input_paths,
+                                 positive_int, printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of
 from countgrid.cli._output import size_text
@@ -22,6 +22,7 @@ examples:
   countgrid html model.npz -o map.html --color-by group --levels sci.space,alt.atheism
   countgrid html model.npz -o map.html --weighting probability   # most probable words
   countgrid html model.npz -o map.html --time-col date   # a time slider over the dates
+  countgrid html model.npz -o again.html --annotations countgrid-notes.json
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
 """
 
@@ -54,6 +55,9 @@ def add_arguments(p):
     p.add_argument("--period", default="auto", choices=["auto", "day", "week", "month", "year"],
                    help="the periods of --time-col (default auto: the finest giving at "
                         "most 60 periods)")
+    p.add_argument("--annotations", default=None, metavar="JSON",
+                   help="region names and cell notes saved from a map of this model (its "
+                        "'Save notes' button)")
     add_weighting_options(p, "the words of the cells")
     p.add_argument("--n-words", type=positive_int, default=None,
                    help="words stored per cell (default: the map's own)")
@@ -98,6 +102,18 @@ def run(args, out):
             raise UsageError(f"argument {exc}") from None
     elif args.period != "auto":
         raise UsageError("argument --period: choose the periods of a --time-col column")
+    annotations = None
+    if args.annotations is not None:
+        check_input(args.annotations, "--annotations")
+        try:
+            annotations = maps.read_annotations(args.annotations)
+        except ValueError as exc:
+            raise UsageError(f"argument --annotations: {exc}") from None
+        extent2 = tuple(int(e) for e in extent)
+        if tuple(annotations["extent"]) != extent2:
+            raise UsageError(f"argument --annotations: written for a "
+                             f"{annotations['extent'][0]} x {annotations['extent'][1]} grid, "
+                             f"the model's is {extent2[0]} x {extent2[1]}")
     levels = None
     if args.levels is not None:
         if args.color_by is None:
@@ -109,7 +125,7 @@ def run(args, out):
             raise UsageError(f"argument --levels: {', '.join(map(repr, missing)) or 'nothing'} "
                              f"is not a level of --color-by {args.color_by!r}")
     options = dict(color_by=args.color_by, levels=levels, random_state=args.seed,
-                   time=args.time_col, period=args.period,
+                   time=args.time_col, period=args.period, annotations=annotations,
                    max_docs=args.max_docs,
                    weighting=weighting_of(args, None if docs is None else docs.counts))
     if args.n_words:

@@ -10,6 +10,7 @@ from countgrid.grid._classifiers import (
                                          GenerativeCountingGridClassifier,
 )
 from countgrid.grid._counting_grid import CountingGrid
+from countgrid.grid._effects import RegionEffects, region_effects
 from countgrid.grid._embeddings import (
                                          CountingGridFESS,
                                          CountingGridPosterior,
@@ -38,4 +39,5 @@ __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matr
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
            "window_loglik", "regions", "region_words", "compare_groups",
-           "GroupComparison", "shares_by_period", "PeriodShares"]
+           "GroupComparison", "shares_by_period", "PeriodShares", "region_effects",
+           "RegionEffects"]

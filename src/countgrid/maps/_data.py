@@ -884,7 +884,9 @@ default="relevance"
             colorings.append({"name": shown[name], "kind": "continuous",
                               "values": mean.astype(np.float32),
                               "vmin": float(finite.min()) if finite.size else 0.0,
-                              "vmax": float(finite.max()) if finite.size else 1.0})
+                              "vmax": float(finite.max()) if finite.size else 1.0,
+                              # each document's value (NaN: missing), for the filters
+                              "doc_values": np.asarray(values, dtype=np.float32)})
     time_data = None
     if dates is not None:
         # countgrid.grid.shares_by_period's mass: each corner's mass spread over its window

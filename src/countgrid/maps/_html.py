@@ -21,6 +21,7 @@ import numpy as np
 
 from countgrid._utils.atomic import atomic_write
 from countgrid._utils.docs import fill_doc
+from countgrid.maps._annotations import apply_annotations
 from countgrid.maps._data import DOCUMENTS_DOC, map_data
 
 __all__ = ["write_html", "render_html", "encode_payload"]
@@ -164,7 +165,7 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
                snippets=None, links=None, ids=None, metadata=None, color_by=None, levels=None,
                n_words=10, weighting="relevance", idf=False, max_docs=None, random_state=0,
                title="countgrid map", data_format="auto", escape_formulas=True, time=None,
-               period="auto"):
+               period="auto", annotations=None):
     """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
 
     The page opens from ``file://`` with no network (no CDN, no server): each cell shows
@@ -239,6 +240,10 @@ default="relevance"
         out of the periods).
     period : {"auto", "day", "week", "month", "year"}, default="auto"
         The slider's periods ("auto": the finest giving at most 60 periods).
+    annotations : str, path-like or dict, optional
+        Region names and cell notes saved from a map of this grid ("Save notes";
+        :func:`read_annotations`; docs/map.md, "Names and notes"): the regions get those
+        names, the cells those notes.
 
     Returns
     -------
@@ -256,6 +261,8 @@ default="relevance"
                     idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title,
                     escape_formulas=escape_formulas, time=time, period=period)
+    if annotations is not None:
+        apply_annotations(data, annotations)
     page = render_html(data, data_format)
     with atomic_write(path, "w", encoding="utf-8") as fh:     # docs/security.md, "Writing"
         fh.write(page)
@@ -267,5 +274,9 @@ def grid_to_html(grid, path=None, X=None, **kwargs):
     ``path`` is None (registered with countgrid.grid by ``countgrid.maps``)."""
     if path is None:
         data_format = kwargs.pop("data_format", "auto")
-        return render_html(map_data(grid, X, **kwargs), data_format)
+        annotations = kwargs.pop("annotations", None)
+        data = map_data(grid, X, **kwargs)
+        if annotations is not None:
+            apply_annotations(data, annotations)
+        return render_html(data, data_format)
     return write_html(grid, path, X, **kwargs)

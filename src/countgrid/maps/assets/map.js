@@ -161,8 +161,11 @@
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
       docResults: [], selection: null, rubber: null,
-      docFilter: null,        // Uint8Array: 1 for the documents shown (the time range); null: all
+      docFilter: null,        // Uint8Array: 1 for the documents kept (time range, filters); null: all
+      dim: null,              // per cell, 1 - how much it fades (filters); null: nothing fades
+      notes: new Map(),       // cell -> note (docs/map.md, "Names and notes")
     };
+    for (const n of D.notes || []) if (n.cell >= 0 && n.cell < L) state.notes.set(n.cell, String(n.text));
     const shown = (t) => state.docFilter === null || state.docFilter[t] === 1;
 
     // header
@@ -284,6 +287,16 @@
       ctx.setLineDash([]);
       const level = regionLevel();
       drawWords(x0, x1, y0, y1, searching, level !== null);
+      // filters: cells that hold little of the kept documents' mass fade (with their words)
+      if (state.dim) {
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) {
+            const a = 0.82 * (1 - state.dim[r * E2 + mod(x, E2)]);
+            if (a > 0.01) { ctx.fillStyle = `rgba(246, 245, 241, ${a.toFixed(3)})`; ctx.fillRect((x - view.ox) * s, py, s + 0.5, s + 0.5); }
+          }
+        }
+      }
       if (level !== null) drawRegions(level, x0, x1, y0, y1);
       else state.placedLabels = [];
       // the hovered document's window, in every visible copy
@@ -313,6 +326,20 @@
         ctx.strokeStyle = "#2563eb"; ctx.lineWidth = 1.5; ctx.setLineDash([5, 3]);
         ctx.strokeRect(Math.min(ax, bx), Math.min(ay, by), Math.abs(bx - ax), Math.abs(by - ay));
         ctx.setLineDash([]);
+      }
+      // notes: a folded corner on each noted cell
+      if (state.notes.size) {
+        ctx.fillStyle = "#d97706";
+        const m = Math.max(4, Math.min(12, s / 4));
+        for (const i of state.notes.keys()) {
+          const nr = Math.floor(i / E2), nc = i % E2;
+          for (let y = nr + E1 * Math.floor((y0 - nr - 1) / E1); y < y1; y += E1) {
+            for (let x = nc + E2 * Math.floor((x0 - nc - 1) / E2); x < x1; x += E2) {
+              const px = (x + 1 - view.ox) * s, py = (y - view.oy) * s;
+              ctx.beginPath(); ctx.moveTo(px - m, py); ctx.lineTo(px, py); ctx.lineTo(px, py + m); ctx.closePath(); ctx.fill();
+            }
+          }
+        }
       }
       // the pinned cell
       if (state.pinned >= 0) {
@@ -459,6 +486,77 @@
       pin(r, c);
       return [r, c];
     }
+    // ---- names and notes (docs/map.md, "Names and notes"): a region of the listed level
+    // renamed in the page, a note pinned to a cell; saved to and loaded from a small JSON
+    // file (countgrid.maps.read_annotations reads it back; write_html(annotations=) applies
+    // it to a later map).  A loaded file comes from anyone: its fields are checked and cut.
+    const MAX_NOTE = 1000, MAX_NAME = 100, MAX_ITEMS = 1000;
+    const renamed = new Set((LEVELS.length && LEVELS[0].renamed) || []);
+    const clean = (v, n) => { const t = String(v).split(/\s+/).filter(Boolean).join(" "); return t.length > n ? t.slice(0, n - 1) + "\u2026" : t; };
+    function renameRegion(k, text) {
+      if (!LEVELS.length || !(k >= 0 && k < LEVELS[0].n_regions)) return null;
+      const t = clean(text, MAX_NAME);
+      if (!t) return LEVELS[0].names[k];
+      LEVELS[0].names[k] = t;
+      renamed.add(k);
+      const span = document.querySelector(`#cg-regions li[data-region="${k}"] .cg-region-name`);
+      if (span) span.textContent = t;
+      draw();
+      return t;
+    }
+    function startRename(k, span) {
+      const input = Object.assign(document.createElement("input"), { type: "text", value: LEVELS[0].names[k], maxLength: MAX_NAME });
+      input.className = "cg-rename-input";
+      input.addEventListener("click", (e) => e.stopPropagation());
+      let finished = false;     // replacing the input blurs it: finish once
+      const done = (keep) => { if (finished) return; finished = true; input.replaceWith(span); if (keep) renameRegion(k, input.value); };
+      input.addEventListener("keydown", (e) => { if (e.key === "Enter") done(true); else if (e.key === "Escape") done(false); });
+      input.addEventListener("blur", () => done(true));
+      span.replaceWith(input);
+      input.focus(); input.select();
+    }
+    function setNote(cell, text) {
+      cell = Math.floor(Number(cell));
+      if (!(cell >= 0 && cell < L)) return null;
+      const t = clean(text, MAX_NOTE);
+      if (t) state.notes.set(cell, t); else state.notes.delete(cell);
+      if (state.pinned === cell) showNote();
+      draw();
+      return t || null;
+    }
+    function showNote() {
+      const box = $("cg-note");
+      box.hidden = state.pinned < 0;
+      $("cg-note-text").value = state.notes.get(state.pinned) || "";
+    }
+    function annotations() {
+      const lev = LEVELS[0];
+      return {
+        countgrid_annotations: 1, extent: [E1, E2],
+        regions: lev ? [...renamed].sort((a, b) => a - b).map((k) => ({ n_regions: lev.n_regions, anchor: [Math.floor(lev.anchors[k] / E2), lev.anchors[k] % E2], name: lev.names[k] })) : [],
+        notes: [...state.notes].sort((a, b) => a[0] - b[0]).map(([i, text]) => ({ cell: [Math.floor(i / E2), i % E2], text })),
+      };
+    }
+    // apply a loaded file; returns an error message, or "" when it was applied
+    function loadAnnotations(doc) {
+      const isCell = (v) => Array.isArray(v) && v.length === 2 && v.every((x) => Number.isInteger(x)) && v[0] >= 0 && v[0] < E1 && v[1] >= 0 && v[1] < E2;
+      if (!doc || typeof doc !== "object" || doc.countgrid_annotations !== 1) return "not a countgrid notes file";
+      if (!Array.isArray(doc.extent) || doc.extent[0] !== E1 || doc.extent[1] !== E2) return `written for another grid than this ${E1} × ${E2} one`;
+      const regs = Array.isArray(doc.regions) ? doc.regions.slice(0, MAX_ITEMS) : [];
+      const notes = Array.isArray(doc.notes) ? doc.notes.slice(0, MAX_ITEMS) : [];
+      let applied = 0;
+      for (const r of regs) {
+        if (!r || typeof r !== "object" || typeof r.name !== "string" || !isCell(r.anchor)) continue;
+        const lev = LEVELS.find((l) => l.n_regions === r.n_regions);
+        if (!lev || lev !== LEVELS[0]) continue;
+        if (renameRegion(lev.labels[r.anchor[0] * E2 + r.anchor[1]], r.name) !== null) applied++;
+      }
+      for (const n of notes) {
+        if (!n || typeof n !== "object" || typeof n.text !== "string" || !isCell(n.cell)) continue;
+        setNote(n.cell[0] * E2 + n.cell[1], n.text); applied++;
+      }
+      return applied ? "" : "nothing in the file applies to this map";
+    }
     function renderRegions() {
       if (!LEVELS.length) return;
       const lev = LEVELS[0], ol = $("cg-regions");
@@ -470,7 +568,10 @@
         const li = document.createElement("li");
         li.dataset.region = String(k);
         const share = lev.doc_share ? `${(100 * lev.doc_share[k]).toFixed(1)} % of documents · ` : "";
-        li.append(Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] }),
+        const name = Object.assign(document.createElement("span"), { className: "cg-region-name", textContent: lev.names[k] });
+        const edit = Object.assign(document.createElement("button"), { type: "button", className: "cg-rename", textContent: "\u270E", title: "Rename this region" });
+        edit.addEventListener("click", (e) => { e.stopPropagation(); startRename(k, name); });
+        li.append(name, edit,
           Object.assign(document.createElement("span"), { className: "cg-region-share", textContent: `${share}${fmt(sizes[k])} cells` }));
         if (T && P > 1) li.appendChild(sparkline(k, shares));
         li.addEventListener("click", () => { flyToRegion(k); });
@@ -569,6 +670,9 @@
       if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
       if (state.colouring && state.colouring.kind !== "time") p.set("c", state.colouring.base || state.colouring.name);
       if (time.on) p.set("t", `${time.p0}-${time.p1}`);
+      if (filters.size) {
+        p.set("f", [...filters].map(([k, f]) => `${k}:` + (f instanceof Set ? [...f].join(".") : `${f[0] === -Infinity ? "" : f[0]}~${f[1] === Infinity ? "" : f[1]}`)).join("_"));
+      }
       return "#" + p.toString();
     }
     function applyViewState(hash) {
@@ -580,6 +684,13 @@
       if (q !== null) {
         input.value = q.slice(0, 500);
         if (p.get("m") === "documents" && N) { mode.value = "documents"; searchDocuments(input.value); } else search(input.value);
+      }
+      for (const part of (p.get("f") || "").split("_").slice(0, 64)) {
+        const m = /^(\d{1,4}):(?:((?:\d{1,4}(?:\.\d{1,4})*)?)|(-?[\d.eE+-]{0,40})~(-?[\d.eE+-]{0,40}))$/.exec(part);
+        if (!m || Number(m[1]) >= FILTERABLE.length) continue;
+        const col = FILTERABLE[Number(m[1])];
+        if (col.kind === "categorical" && m[3] === undefined) setFilter(col.name, (m[2] ? m[2].split(".") : []).map((c) => col.levels[Number(c)]).filter((v) => v !== undefined));
+        else if (col.kind === "continuous" && m[3] !== undefined) setFilter(col.name, [m[3], m[4]]);
       }
       const range = /^(\d{1,6})-(\d{1,6})$/.exec(p.get("t") || "");
       if (range && T) setTime(Number(range[1]), Number(range[2]));
@@ -748,6 +859,7 @@
       const [list, scores] = N ? rank(state.pinned) : [[], []];
       state.listed = list; state.scores = scores; state.hoverDoc = -1;
       renderList(r, c);
+      showNote();
       draw();
       return list.map((t) => D.doc_index[t]);
     }
@@ -949,6 +1061,10 @@
     // where its documents sit (each cell's share of their mass, as
     // countgrid.grid.shares_by_period's density), the document lists keep its documents,
     // and each region's sparkline marks it.  A one-period range plays through the periods.
+    // the filters (below) and the time range together decide the documents kept
+    const FILTERABLE = D.colorings.filter((c) => (c.kind === "categorical" && c.doc_levels) ||
+      (c.kind === "continuous" && c.doc_values));
+    const filters = new Map();      // index into FILTERABLE -> Set of levels | [lo, hi]
     const T = D.time || null, P = T ? T.labels.length : 0;
     const time = { on: false, p0: 0, p1: Math.max(0, P - 1), timer: null };
     const fromInput = $("cg-time-from"), toInput = $("cg-time-to"), play = $("cg-time-play");
@@ -978,8 +1094,7 @@
       state.cellRGB = colouringRGB(col, L);
       state.cellCSS = state.cellRGB.map(css);
       select.value = "";
-      state.docFilter = new Uint8Array(N);
-      for (let t = 0; t < N; t++) { const q = T.doc_periods[t]; if (q >= p0 && q <= p1) state.docFilter[t] = 1; }
+      updateFilter();
       fromInput.value = String(p0); toInput.value = String(p1);
       $("cg-time-info").textContent = `${range} · ${fmt(n)} document${n === 1 ? "" : "s"}`;
       const legend = $("cg-legend");
@@ -1006,7 +1121,7 @@
     function endTime() {
       stopPlay();
       time.on = false;
-      state.docFilter = null;
+      updateFilter();
       state.colouring = null; state.cellRGB = null; state.cellCSS = null;
       $("cg-legend").hidden = true;
       if (T) {
@@ -1080,6 +1195,132 @@
       $("cg-time").hidden = false;
     }
 
+    // ---- filters (docs/map.md, "Filters"): tick levels of a categorical column, or a range
+    // of a numeric one; the lists keep the documents that pass every filter (and the time
+    // range), searches included, and each cell fades by the share of its documents' mass
+    // kept, relative to the cell that keeps the most (over the stored posteriors).
+    function passes(t) {
+      for (const [k, f] of filters) {
+        const col = FILTERABLE[k];
+        if (f instanceof Set) { if (!f.has(col.doc_levels[t])) return false; }
+        else { const v = col.doc_values[t]; if (!(v >= f[0] && v <= f[1])) return false; }
+      }
+      return true;
+    }
+    function keptShare(keep) {
+      const kc = new Float64Array(L), ac = new Float64Array(L);
+      const off = D.doc_offsets, pos = D.doc_positions, q = D.doc_posteriors;
+      for (let t = 0; t < N; t++) {
+        for (let j = off[t]; j < off[t + 1]; j++) { ac[pos[j]] += q[j]; if (keep[t]) kc[pos[j]] += q[j]; }
+      }
+      const kept = new Float64Array(L), all = new Float64Array(L);
+      for (let k = 0; k < L; k++) {
+        if (!(ac[k] > 0)) continue;
+        const r = Math.floor(k / E2), c = k % E2;
+        for (let a = 0; a < W1; a++) for (let b = 0; b < W2; b++) {
+          const i = mod(r + a, E1) * E2 + mod(c + b, E2);
+          kept[i] += kc[k]; all[i] += ac[k];
+        }
+      }
+      const share = new Float64Array(L);
+      for (let i = 0; i < L; i++) share[i] = all[i] > 0 ? kept[i] / all[i] : 0;
+      return share;
+    }
+    function updateFilter() {
+      const info = $("cg-filter-info");
+      if (!time.on && !filters.size) {
+        state.docFilter = null; state.dim = null;
+        if (info) info.textContent = "";
+        return N;
+      }
+      const keep = new Uint8Array(N);
+      let kept = 0;
+      for (let t = 0; t < N; t++) {
+        if (time.on) { const p = T.doc_periods[t]; if (p < time.p0 || p > time.p1) continue; }
+        if (passes(t)) { keep[t] = 1; kept++; }
+      }
+      state.docFilter = keep;
+      state.dim = null;
+      if (filters.size) {
+        const share = keptShare(keep);
+        let top = 0;
+        for (let i = 0; i < L; i++) top = Math.max(top, share[i]);
+        state.dim = share.map((v) => (top > 0 ? v / top : 0));
+      }
+      if (info) info.textContent = filters.size ? `${fmt(kept)} of ${fmt(N)} documents kept` : "";
+      return kept;
+    }
+    // spec: null (no filter), an array of level names, or [lo, hi] (numbers; null: open)
+    function setFilter(name, spec) {
+      const k = FILTERABLE.findIndex((c) => c.name === name);
+      if (k < 0) return null;
+      const col = FILTERABLE[k];
+      if (spec === null || spec === undefined) filters.delete(k);
+      else if (col.kind === "categorical") {
+        if (!Array.isArray(spec)) return null;
+        filters.set(k, new Set(spec.map((v) => col.levels.indexOf(String(v))).filter((c) => c >= 0)));
+      } else {
+        if (!Array.isArray(spec) || spec.length !== 2) return null;
+        const num = (v, inf) => (v === null || v === "" || v === undefined || !Number.isFinite(Number(v)) ? inf : Number(v));
+        filters.set(k, [num(spec[0], -Infinity), num(spec[1], Infinity)]);
+      }
+      const kept = updateFilter();
+      syncFilterControls();
+      refreshLists();
+      draw();
+      return kept;
+    }
+    const filterControls = [];
+    function syncFilterControls() {
+      for (const [k, boxes, lo, hi] of filterControls) {
+        const f = filters.get(k);
+        if (boxes) boxes.forEach((b, c) => { b.checked = !f || f.has(c); });
+        else { lo.value = f && f[0] !== -Infinity ? String(f[0]) : ""; hi.value = f && f[1] !== Infinity ? String(f[1]) : ""; }
+      }
+    }
+    function renderFilters() {
+      if (!FILTERABLE.length || !N) return;
+      const box = $("cg-filters");
+      FILTERABLE.forEach((col, k) => {
+        const fs = document.createElement("fieldset");
+        fs.appendChild(Object.assign(document.createElement("legend"), { textContent: col.name }));
+        if (col.kind === "categorical") {
+          const boxes = [];
+          const readBoxes = () => {
+            const on = boxes.map((b, c) => (b.checked ? col.levels[c] : null)).filter((v) => v !== null);
+            setFilter(col.name, on.length === col.levels.length ? null : on);
+          };
+          const all = Object.assign(document.createElement("button"), { type: "button", textContent: "all" });
+          const none = Object.assign(document.createElement("button"), { type: "button", textContent: "none" });
+          all.addEventListener("click", () => setFilter(col.name, null));
+          none.addEventListener("click", () => setFilter(col.name, []));
+          const list = document.createElement("div");
+          list.className = "cg-filter-levels";
+          col.levels.forEach((lev, c) => {
+            const label = document.createElement("label");
+            const b = Object.assign(document.createElement("input"), { type: "checkbox", checked: true });
+            b.addEventListener("change", readBoxes);
+            boxes.push(b);
+            label.append(b, ` ${lev}` + (col.counts ? ` (${fmt(col.counts[c])})` : ""));
+            list.appendChild(label);
+          });
+          fs.append(all, none, list);
+          filterControls.push([k, boxes, null, null]);
+        } else {
+          let vmin = Infinity, vmax = -Infinity;
+          for (const v of col.doc_values) if (Number.isFinite(v)) { vmin = Math.min(vmin, v); vmax = Math.max(vmax, v); }
+          const input = (ph) => Object.assign(document.createElement("input"), { type: "number", step: "any", placeholder: Number.isFinite(ph) ? String(+ph.toPrecision(4)) : "" });
+          const lo = input(vmin), hi = input(vmax);
+          const read = () => setFilter(col.name, lo.value === "" && hi.value === "" ? null : [lo.value, hi.value]);
+          lo.addEventListener("change", read); hi.addEventListener("change", read);
+          fs.append(lo, Object.assign(document.createElement("span"), { textContent: " to " }), hi);
+          filterControls.push([k, null, lo, hi]);
+        }
+        box.appendChild(fs);
+      });
+      $("cg-filters-box").hidden = false;
+    }
+
     // ---- exports
     // rank, index and score are numbers the page computes; id, title, link and snippet are
     // texts of the corpus, neutralised as formulas unless the map was written with
@@ -1102,6 +1343,21 @@
     $("cg-csv").addEventListener("click", () => {
       const r = Math.floor(state.pinned / E2), c = state.pinned % E2;
       download(`countgrid-documents-${r}-${c}.csv`, new Blob([csvText()], { type: "text/csv" }));
+    });
+    $("cg-note-text").addEventListener("change", () => { if (state.pinned >= 0) setNote(state.pinned, $("cg-note-text").value); });
+    $("cg-notes-save").addEventListener("click", () => download("countgrid-notes.json",
+      new Blob([JSON.stringify(annotations(), null, 1)], { type: "application/json" })));
+    $("cg-notes-load").addEventListener("click", () => $("cg-notes-file").click());
+    $("cg-notes-file").addEventListener("change", async () => {
+      const f = $("cg-notes-file").files[0];
+      $("cg-notes-file").value = "";
+      if (!f) return;
+      let msg;
+      if (f.size > (1 << 20)) msg = "larger than 1 MB";
+      else {
+        try { msg = loadAnnotations(JSON.parse(await f.text())); } catch (err) { msg = "not a JSON file"; }
+      }
+      $("cg-status").textContent = msg ? `Notes not loaded: ${msg}.` : "Notes loaded.";
     });
     $("cg-png").addEventListener("click", () => canvas.toBlob((b) => download("countgrid-map.png", b), "image/png"));
     $("cg-reset").addEventListener("click", () => { fitView(); draw(); });
@@ -1164,7 +1420,8 @@
         } else if (col.kind === "time") extra = ` · ${(100 * col.values[i]).toFixed(2)} % of the documents of ${col.range}`;
         else extra = ` · ${col.name}: ${(+col.values[i].toPrecision(4))}`;
       }
-      $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}`;
+      const note = state.notes.get(i);
+      $("cg-status").textContent = `cell (${r}, ${c}): ${words.join(", ")}${extra}` + (note ? ` · note: ${note}` : "");
     });
     const endDrag = (e) => {
       if (!drag) return;
@@ -1204,6 +1461,7 @@
 
     resize();
     renderRegions();
+    renderFilters();
     markSparklines();
     if (D.color_by) colorBy(D.color_by);
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
@@ -1249,6 +1507,15 @@
       timeLabels() { return T ? T.labels.slice() : []; },
       regionShares(n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev && T ? regionShares(lev).map((r) => Array.from(r)) : null; },
       playing() { return time.timer !== null; },
+      renameRegion,
+      setNote(r, c, text) { return setNote(mod(Math.floor(r), E1) * E2 + mod(Math.floor(c), E2), text); },
+      notes() { return [...state.notes].map(([i, t]) => [Math.floor(i / E2), i % E2, t]); },
+      annotations,
+      loadAnnotations(doc) { return loadAnnotations(doc); },
+      setFilter,
+      filters() { return [...filters].map(([k, f]) => [FILTERABLE[k].name, f instanceof Set ? [...f].map((c) => FILTERABLE[k].levels[c]) : [f[0] === -Infinity ? null : f[0], f[1] === Infinity ? null : f[1]]]); },
+      keptDocuments() { const out = []; for (let t = 0; t < N; t++) if (shown(t)) out.push(D.doc_index[t]); return out; },
+      cellFade() { return state.dim ? Array.from(state.dim) : null; },
       play() { if (time.timer === null && P) startPlay(); },
       compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
