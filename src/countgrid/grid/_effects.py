@@ -41,9 +41,18 @@ class RegionEffects(dict):
             raise AttributeError(name) from None
 
     def table(self, names=None):
-        """One row per region and term: a dict of columns ``region``, ``term``,
-        ``estimate``, ``std``, ``low``, ``high`` (regions named by ``names``, default
-        their numbers)."""
+        """One row per region and term.
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            One name per region (default: their numbers).
+
+        Returns
+        -------
+        dict
+            Columns ``region``, ``term``, ``estimate``, ``std``, ``low``, ``high``.
+        """
         R, P = self["estimate"].shape
         regions = list(range(R)) if names is None else [str(v) for v in names]
         if len(regions) != R:
@@ -55,7 +64,17 @@ class RegionEffects(dict):
         return out
 
     def to_frame(self, names=None):
-        """:meth:`table` as a pandas DataFrame (needs pandas)."""
+        """:meth:`table` as a pandas DataFrame (needs pandas).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            One name per region (default: their numbers).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         try:
             import pandas as pd
         except ImportError:

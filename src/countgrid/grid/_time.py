@@ -35,9 +35,19 @@ class PeriodShares(dict):
             raise AttributeError(name) from None
 
     def table(self, names=None):
-        """The region shares by period as columns: a dict ``"period"``, ``"start"``,
-        ``"n_documents"``, then one column per region (named by ``names``, default
-        ``"region 0"``, ...).  Needs region labels."""
+        """The region shares by period as columns (needs region labels).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            One distinct name per region (default ``"region 0"``, ...).
+
+        Returns
+        -------
+        dict
+            ``"period"`` (labels), ``"start"``, ``"n_documents"``, then one column of
+            shares per region.
+        """
         if "region_share" not in self:
             raise ValueError("no regions: pass labels= to shares_by_period (e.g. "
                              "countgrid.grid.regions(grid, 8))")
@@ -57,7 +67,17 @@ class PeriodShares(dict):
         return out
 
     def to_frame(self, names=None):
-        """:meth:`table` as a pandas DataFrame indexed by period (needs pandas)."""
+        """:meth:`table` as a pandas DataFrame indexed by period (needs pandas).
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            One distinct name per region (default ``"region 0"``, ...).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         try:
             import pandas as pd
         except ImportError:

@@ -55,7 +55,7 @@ def read_annotations(source):
     ----------
     source : str, path-like or dict
         The JSON file the map's "Save notes" button wrote (at most
-        :data:`MAX_ANNOTATION_BYTES`), or its content as a dict.
+        1 MB (``MAX_ANNOTATION_BYTES``)), or its content as a dict.
 
     Returns
     -------
@@ -64,13 +64,13 @@ def read_annotations(source):
         (1), ``extent`` ([rows, columns]), ``regions`` (list of dicts ``n_regions``,
         ``anchor`` ([row, column]), ``name``) and ``notes`` (list of dicts ``cell``
         ([row, column]), ``text``); names cut at 100 characters, notes at
-        :data:`MAX_NOTE_CHARS`, white space collapsed.
+        1,000 characters (``MAX_NOTE_CHARS``), white space collapsed.
 
     Raises
     ------
     ValueError
         For a file that is too large, not JSON, not of this format or version, or a field
-        of the wrong type or out of the grid (naming it); at most :data:`MAX_NOTES` notes
+        of the wrong type or out of the grid (naming it); at most 1,000 (``MAX_NOTES``) notes
         and region names.
     """
     if isinstance(source, dict):
