@@ -1464,6 +1464,8 @@
     renderFilters();
     markSparklines();
     if (D.color_by) colorBy(D.color_by);
+    // two corpora (docs/map.md, "Two corpora"): open on where they differ
+    if (D.compare && Array.isArray(D.compare) && D.compare.length === 3) showDifference(D.compare[0], D.compare[1], D.compare[2]);
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
     ready = true;
     window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
