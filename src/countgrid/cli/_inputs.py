@@ -24,7 +24,8 @@ def add_input_options(parser, vectorizer=True):
                        choices=["auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx",
                                 "uci"],
                        help="input format (default: from the path)")
-    group.add_argument("--text-col", help="CSV/TSV column holding the text")
+    group.add_argument("--text-col", help="CSV/TSV column holding the text (default: the "
+                                          "column named 'text', if there is one)")
     group.add_argument("--id-col", help="CSV/TSV column (or JSONL field) of document ids")
     group.add_argument("--title-col", help="CSV/TSV column (or JSONL field) of titles")
     group.add_argument("--link-col", help="CSV/TSV column (or JSONL field) of links (URLs)")
