@@ -13,7 +13,8 @@ from countgrid.cli._args import (UsageError, check_input, count_or_fraction, non
 from countgrid.text import read_corpus
 
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
-              "with one document per line, .csv/.tsv (with --text-col), .jsonl (with "
+              "with one document per line, .csv/.tsv (the column 'text', or --text-col), .jsonl "
+              "(with "
               "--text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
               "(countgrid vectorize), a scipy .npz, .mtx, or a UCI docword.*.txt")
 
