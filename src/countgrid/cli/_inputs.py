@@ -14,8 +14,7 @@ from countgrid.text import read_corpus
 
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
               "with one document per line, .csv/.tsv (the column 'text', or --text-col), .jsonl "
-              "(with "
-              "--text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
+              "(with --text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
               "(countgrid vectorize), a scipy .npz, .mtx, or a UCI docword.*.txt")
 
 
