@@ -1,6 +1,6 @@
 """Sharing a view (docs/map.md, "Sharing a view"), in a real headless Chromium: the URL
-fragment holds centre, zoom, pinned cell or selection, search and colouring; a copied link reopens the
-same view; a hostile fragment changes nothing and breaks nothing."""
+fragment holds centre, zoom, pinned cell or selection, search and colouring; a copied
+link reopens the same view; a hostile fragment changes nothing and breaks nothing."""
 import pytest
 
 from countgrid.maps import write_html
