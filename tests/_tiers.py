@@ -28,6 +28,7 @@ SLOW_FILES = {
     "tests/maps/test_time_browser.py": "the time slider in a real headless Chromium",
     "tests/maps/test_filters_browser.py": "metadata filters in a real headless Chromium",
     "tests/maps/test_notes_browser.py": "region names and notes in a real headless Chromium",
+    "tests/maps/test_versus_browser.py": "two corpora in a real headless Chromium",
     "tests/test_properties.py": "property tests on many random inputs",
     "tests/capi/test_downstream_c.py": "compiles a C consumer",
     "tests/capi/test_downstream_cython.py": "compiles a Cython consumer",

@@ -103,7 +103,7 @@ def test_every_help_example_runs(sandbox):
             f"{verb}: {line}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
     for name in ("model.npz", "topics.npz", "posts.npz", "r.npz", "map.html", "grid.png",
                  "groups.png", "where.png", "docs.svg", "topics.png", "positions.csv",
-                 "new.csv", "topics.tsv", "other.html", "again.html", "countgrid_demo.png",
+                 "new.csv", "topics.tsv", "other.html", "again.html", "diff.html", "countgrid_demo.png",
                  "countgrid_demo.html", "grid.svg"):
         assert (sandbox / name).stat().st_size > 0, name
 

@@ -1,6 +1,6 @@
 """Sharing a view (docs/map.md, "Sharing a view"), in a real headless Chromium: the URL
-fragment holds centre, zoom, pinned cell, search and colouring; a copied link reopens the
-same view; a hostile fragment changes nothing and breaks nothing."""
+fragment holds centre, zoom, pinned cell or selection, search and colouring; a copied
+link reopens the same view; a hostile fragment changes nothing and breaks nothing."""
 import pytest
 
 from countgrid.maps import write_html
@@ -78,3 +78,23 @@ def test_hostile_fragments_are_ignored(browser, map_path, fragment):
     v = page.evaluate("countgridMap.view()")
     assert v["s"] > 0 and all(abs(v[k]) < 1e7 for k in ("ox", "oy"))
     page.close()
+
+
+def test_the_selection_travels_in_the_link(browser, map_path):
+    page, errors = fresh_page(browser, map_path.as_uri())
+    chosen = page.evaluate("countgridMap.selectCells(8, 11, 11, 14)")      # across the seam
+    page.wait_for_function("location.hash === countgridMap.viewState()", timeout=5000,
+                           polling=50)
+    link = page.evaluate("location.href")
+    assert "s=8%2C11%2C11%2C14" in link and chosen
+    other, errors2 = fresh_page(browser, link)
+    assert other.evaluate("countgridMap.listedDocuments()") == \
+        page.evaluate("countgridMap.listedDocuments()")
+    # a malformed or inverted rectangle is ignored
+    for bad in ("#s=3,3,1,1", "#s=1,2,3", "#s=a,b,c,d", "#s=9999999,0,0,0"):
+        other.evaluate("countgridMap.pin(0, 0)")
+        other.evaluate("(h) => countgridMap.applyViewState(h)", bad)
+        assert "s=" not in other.evaluate("countgridMap.viewState()")
+    assert errors == [] and errors2 == []
+    page.close()
+    other.close()

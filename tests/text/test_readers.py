@@ -215,6 +215,16 @@ def test_csv_huge_field(tmp_path):
     assert c.counts[0, list(c.vocabulary).index("word")] == 60000
 
 
+def test_csv_reads_the_column_named_text_by_default(tmp_path):
+    """As JSON Lines reads the field "text": a single column of that name, any case."""
+    p = write(tmp_path / "t.csv", "id,Text,stars\na,good words,5\nb,bad words,1\n")
+    c = read_corpus(p, id_col="id", meta_cols=["stars"], **LOOSE)
+    assert list(c.ids) == ["a", "b"] and sorted(c.vocabulary) == ["bad", "good", "words"]
+    q = write(tmp_path / "two.csv", "text,TEXT\na,b\n")
+    with pytest.raises(ValueError, match="without a single column named 'text'"):
+        read_corpus(q)
+
+
 def test_csv_errors(tmp_path):
     p = write(tmp_path / "posts.csv", CSV)
     with pytest.raises(ValueError, match=r"text_col is required .* columns of .*posts\.csv "

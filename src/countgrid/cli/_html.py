@@ -1,4 +1,5 @@
 """``countgrid html``: the interactive offline map of a counting grid (one HTML file)."""
+import os
 import time
 
 import numpy as np
@@ -8,7 +9,8 @@ from countgrid._utils import progress as _progress
 from countgrid._utils.dates import parse_dates, period_codes
 from countgrid.cli._args import (UsageError, add_common, check_input, check_output, input_paths,
                                  positive_int, printable)
-from countgrid.cli._inputs import add_input_options, add_load_options, load_model, model_vocabulary
+from countgrid.cli._inputs import (add_input_options, add_load_options, load_model,
+                                   model_vocabulary, read_documents)
 from countgrid.cli._models import grid_of
 from countgrid.cli._output import size_text
 from countgrid.cli._progress import show_progress
@@ -23,6 +25,7 @@ examples:
   countgrid html model.npz -o map.html --weighting probability   # most probable words
   countgrid html model.npz -o map.html --time-col date   # a time slider over the dates
   countgrid html model.npz -o again.html --annotations countgrid-notes.json
+  countgrid html model.npz new_posts/ --versus other_posts/ --names new,other -o diff.html
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
 """
 
@@ -55,6 +58,11 @@ def add_arguments(p):
     p.add_argument("--period", default="auto", choices=["auto", "day", "week", "month", "year"],
                    help="the periods of --time-col (default auto: the finest giving at "
                         "most 60 periods)")
+    p.add_argument("--versus", default=None, metavar="OTHER",
+                   help="a second corpus (read as INPUT is, onto the model's words): the map "
+                        "holds both and opens on where they differ")
+    p.add_argument("--names", default=None, metavar="A,B",
+                   help="the two corpora's names with --versus (default: the inputs' names)")
     p.add_argument("--annotations", default=None, metavar="JSON",
                    help="region names and cell notes saved from a map of this model (its "
                         "'Save notes' button)")
@@ -66,6 +74,12 @@ def add_arguments(p):
     add_input_options(p, vectorizer=False)
     add_load_options(p)
     add_common(p)
+
+
+def _stem(path):
+    """A corpus's name from its path: the file or folder name without its extension."""
+    name = os.path.basename(os.path.normpath(str(path)))
+    return printable(name.split(".")[0] or name)
 
 
 def run(args, out):
@@ -83,6 +97,27 @@ def run(args, out):
     docs = None
     if args.input is not None or corpus is not None:
         docs = documents_for(args, est, corpus)
+    versus, names = None, None
+    if args.versus is not None:
+        if docs is None:
+            raise UsageError("argument --versus: give the first corpus (INPUT) or a model "
+                             "that holds one")
+        if args.color_by is not None or args.time_col is not None:
+            raise UsageError("argument --versus: the map opens on the two corpora's "
+                             "difference; drop --color-by and --time-col")
+        if args.names is not None:
+            names = tuple(v.strip() for v in args.names.split(","))
+            if len(names) != 2 or not all(names) or names[0] == names[1]:
+                raise UsageError(f"argument --names: two different names separated by a "
+                                 f"comma, got {args.names!r}")
+        else:
+            first = "model's corpus" if args.input is None else _stem(args.input)
+            names = (first, _stem(args.versus))
+            if names[0] == names[1]:
+                names = (names[0] + " (1)", names[1] + " (2)")
+        versus = read_documents(args, args.versus, vocabulary=words, name="--versus")
+    elif args.names is not None:
+        raise UsageError("argument --names: name the two corpora of --versus")
     if args.color_by is not None and (docs is None or args.color_by not in docs.metadata):
         have = [] if docs is None else list(docs.metadata)
         raise UsageError(f"argument --color-by: the documents have no column "
@@ -135,9 +170,11 @@ def run(args, out):
     with show_progress(quiet=args.quiet, verbose=args.verbose), _progress.passes("map"):
         if docs is None:
             maps.write_html(est, output, feature_names=words, **options)
+        elif versus is not None:
+            maps.write_html(est, output, corpus=docs, versus=versus, names=names, **options)
         else:
             maps.write_html(est, output, corpus=docs, **options)
-    n = 0 if docs is None else len(docs)
+    n = (0 if docs is None else len(docs)) + (0 if versus is None else len(versus))
     print(f"wrote {printable(output)} ({size_text(output)}, {n} documents) in "
           f"{time.perf_counter() - t0:.1f} s: open it in a web browser", file=out)
     return 0

@@ -13,8 +13,8 @@ from countgrid.cli._args import (UsageError, check_input, count_or_fraction, non
 from countgrid.text import read_corpus
 
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
-              "with one document per line, .csv/.tsv (with --text-col), .jsonl (with "
-              "--text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
+              "with one document per line, .csv/.tsv (the column 'text', or --text-col), .jsonl "
+              "(with --text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
               "(countgrid vectorize), a scipy .npz, .mtx, or a UCI docword.*.txt")
 
 
@@ -24,7 +24,8 @@ def add_input_options(parser, vectorizer=True):
                        choices=["auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx",
                                 "uci"],
                        help="input format (default: from the path)")
-    group.add_argument("--text-col", help="CSV/TSV column holding the text")
+    group.add_argument("--text-col", help="CSV/TSV column holding the text (default: the "
+                                          "column named 'text', if there is one)")
     group.add_argument("--id-col", help="CSV/TSV column (or JSONL field) of document ids")
     group.add_argument("--title-col", help="CSV/TSV column (or JSONL field) of titles")
     group.add_argument("--link-col", help="CSV/TSV column (or JSONL field) of links (URLs)")

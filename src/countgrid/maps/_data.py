@@ -42,6 +42,7 @@ from countgrid.grid import (CountingGrid, region_words, regions, visit_posterior
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._torus import check_grid
+from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 
 __all__ = ["map_data", "rank_documents", "search_cells", "safe_link", "truncate_text",
@@ -555,7 +556,8 @@ feature_names : sequence of str, optional
 def map_data(grid, X=None, *, corpus=None, feature_names=None, titles=None, snippets=None,
              links=None, ids=None, metadata=None, color_by=None, levels=None, n_words=10,
              weighting="relevance", idf=False, max_docs=None, random_state=0,
-             title="countgrid map", escape_formulas=True, time=None, period="auto"):
+             title="countgrid map", escape_formulas=True, time=None, period="auto",
+             versus=None, names=("this corpus", "the other corpus")):
     """The arrays the interactive map embeds (see :func:`write_html`; docs/map.md).
 
     Parameters
@@ -614,6 +616,14 @@ default="relevance"
     period : {"auto", "day", "week", "month", "year"}, default="auto"
         The slider's periods (:func:`countgrid.grid.shares_by_period`; "auto": the finest
         giving at most 60 periods).
+    versus : Corpus or count matrix, optional
+        A second corpus over the same words (docs/map.md, "Two corpora"): the map holds
+        the documents of both (X's rows first, then ``versus``'s; the row indices of the
+        map count on), a categorical colouring "corpus" tells them apart, and the page
+        opens on where the two differ (:func:`countgrid.grid.compare_groups` of that
+        column).  Metadata columns that only one corpus has are dropped.
+    names : pair of str, default=("this corpus", "the other corpus")
+        The two corpora's names (the levels of "corpus").
 
     Returns
     -------
@@ -647,6 +657,18 @@ default="relevance"
         ids = getattr(corpus, "ids", None) if ids is None else ids
         metadata = getattr(corpus, "metadata", None) if metadata is None else metadata
         metadata = metadata or None
+    compare = None
+    if versus is not None:
+        if X is None:
+            raise ValueError("versus compares two corpora: pass X (or corpus=) too")
+        both = combine_corpora(dict(X=X, titles=titles, snippets=snippets, links=links,
+                                    ids=ids, metadata=metadata), versus, names,
+                               np.shape(model.pi_)[-1])
+        X, titles, snippets, links, ids, metadata = (
+            both[k] for k in ("X", "titles", "snippets", "links", "ids", "metadata"))
+        if color_by is None:
+            color_by = CORPUS_COLUMN
+        compare = [CORPUS_COLUMN] + _truncate_all(list(names), MAX_LABEL_CHARS, distinct=True)
     n_words = _check_int(n_words, "n_words", 1)
     max_docs = _check_int(max_docs, "max_docs", 1, allow_none=True)
     if not isinstance(idf, (bool, np.bool_)):
@@ -944,4 +966,5 @@ default="relevance"
                                  window_centre_cells(doc_map, extent, window)),
         "color_by": color_by,
         "time": time_data,
+        "compare": compare,
     }

@@ -165,7 +165,8 @@ def write_html(grid, path, X=None, *, corpus=None, feature_names=None, titles=No
                snippets=None, links=None, ids=None, metadata=None, color_by=None, levels=None,
                n_words=10, weighting="relevance", idf=False, max_docs=None, random_state=0,
                title="countgrid map", data_format="auto", escape_formulas=True, time=None,
-               period="auto", annotations=None):
+               period="auto", annotations=None, versus=None,
+               names=("this corpus", "the other corpus")):
     """Write the interactive map of a fitted 2-D counting grid as one offline HTML file.
 
     The page opens from ``file://`` with no network (no CDN, no server): each cell shows
@@ -244,6 +245,11 @@ default="relevance"
         Region names and cell notes saved from a map of this grid ("Save notes";
         :func:`read_annotations`; docs/map.md, "Names and notes"): the regions get those
         names, the cells those notes.
+    versus : Corpus or count matrix, optional
+        A second corpus over the same words: the map holds both, coloured by "corpus",
+        and opens on where they differ (docs/map.md, "Two corpora"; :func:`map_data`).
+    names : pair of str, default=("this corpus", "the other corpus")
+        The two corpora's names.
 
     Returns
     -------
@@ -260,7 +266,8 @@ default="relevance"
                     color_by=color_by, levels=levels, n_words=n_words, weighting=weighting,
                     idf=idf, max_docs=max_docs,
                     random_state=random_state, title=title,
-                    escape_formulas=escape_formulas, time=time, period=period)
+                    escape_formulas=escape_formulas, time=time, period=period,
+                    versus=versus, names=names)
     if annotations is not None:
         apply_annotations(data, annotations)
     page = render_html(data, data_format)

@@ -321,9 +321,14 @@ def _csv_records(lines, label, delimiter, text_col, id_col, title_col, link_col,
             raise ValueError(f"{label} is empty: no header row, no documents")
         kind = "TSV" if delimiter == "\t" else "CSV"
         if text_col is None:
-            raise ValueError(f"text_col is required for a {kind} file: name the column "
-                             f"holding the text; the columns of {label} are: "
-                             f"{', '.join(map(repr, header))}")
+            # as JSON Lines' text_field: a column named "text" is the text (only one such)
+            named = [c for c in header if c.strip().lower() == "text"]
+            if len(named) != 1:
+                raise ValueError(f"text_col is required for a {kind} file without a single "
+                                 f"column named 'text': name the column holding the text; "
+                                 f"the columns of {label} are: "
+                                 f"{', '.join(map(repr, header))}")
+            text_col = named[0]
         t = _resolve_column(text_col, header, label, "text_col")
         i = None if id_col is None else _resolve_column(id_col, header, label, "id_col")
         h = None if title_col is None else _resolve_column(title_col, header, label,
@@ -597,7 +602,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     ``lines``     ``.txt`` file or ``-`` (stdin): one document per line, blank lines
                   skipped; id = ``"line N"`` (N counts every line), title = the line
     ``csv/tsv``   ``.csv``, ``.tsv``: a header row, then one document per row;
-                  ``text_col`` is required; id = ``id_col`` or ``"row N"``, title =
+                  ``text_col`` (default: the column named "text"); id = ``id_col`` or
+                  ``"row N"``, title =
                   ``title_col`` or the first line of the text
     ``jsonl``     ``.jsonl``, ``.ndjson``: one JSON object per line, the text in
                   ``text_field``; ``id_col`` etc. name fields; id default ``"line N"``
@@ -623,7 +629,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         The file or folder, or ``"-"`` for the standard input.
     format : {"auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx", "uci"}
     text_col, id_col, title_col, link_col : str, optional
-        Column (CSV/TSV) or field (JSONL) names.  ``text_col`` is required for CSV/TSV.
+        Column (CSV/TSV) or field (JSONL) names.  ``text_col`` defaults to the one column
+        named "text" (any case) of a CSV/TSV file, and is required when there is none.
     meta_cols : list of str or str, optional
         Metadata columns/fields (a str: comma-separated names).  A column whose values
         are all numbers (empty, ``NA``, ``nan``, ``null`` being missing) becomes a float

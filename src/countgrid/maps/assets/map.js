@@ -161,6 +161,7 @@
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
       docResults: [], selection: null, rubber: null,
+      selRect: null,          // the selected rectangle [r0, c0, r1, c1] (view rows/columns)
       docFilter: null,        // Uint8Array: 1 for the documents kept (time range, filters); null: all
       dim: null,              // per cell, 1 - how much it fades (filters); null: nothing fades
       notes: new Map(),       // cell -> note (docs/map.md, "Names and notes")
@@ -370,6 +371,7 @@
       const docs = [];
       for (let t = 0; t < N; t++) if (cells[windowCentre(t)] && shown(t)) docs.push(t);
       state.selection = cells;
+      state.selRect = [r0, c0, r1, c1];
       state.listed = docs.slice(0, D.list_length);
       state.scores = state.listed.map(() => 1);
       state.pinned = -1;
@@ -666,6 +668,7 @@
       p.set("y", (view.oy + ch / 2 / view.s).toFixed(3));
       p.set("z", (view.s / view.fit).toFixed(4));
       if (state.pinned >= 0) p.set("pin", `${Math.floor(state.pinned / E2)},${state.pinned % E2}`);
+      if (state.selRect) p.set("s", state.selRect.join(","));
       if (state.query.trim()) p.set("q", state.query.trim());
       if (state.query.trim() && mode.value === "documents") p.set("m", "documents");
       if (state.colouring && state.colouring.kind !== "time") p.set("c", state.colouring.base || state.colouring.name);
@@ -696,6 +699,11 @@
       if (range && T) setTime(Number(range[1]), Number(range[2]));
       const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(p.get("pin") || "");
       if (pinned) pin(Number(pinned[1]), Number(pinned[2]));
+      const rect = /^(-?\d{1,6}),(-?\d{1,6}),(-?\d{1,6}),(-?\d{1,6})$/.exec(p.get("s") || "");
+      if (rect && !pinned) {
+        const [r0, c0, r1, c1] = rect.slice(1).map(Number);
+        if (r1 >= r0 && c1 >= c0) selectRect(r0, c0, r1, c1);
+      }
       const z = num("z"), x = num("x"), y = num("y");
       if (z !== null && z > 0) view.s = Math.max(view.fit * 0.5, Math.min(Math.max(view.fit * 24, 60), z * view.fit));
       // the torus repeats: any centre is one within the first period
@@ -854,7 +862,7 @@
 
     function pin(r, c) {
       r = mod(Math.floor(r), E1); c = mod(Math.floor(c), E2);
-      state.selection = null;
+      state.selection = null; state.selRect = null;
       state.pinned = r * E2 + c;
       const [list, scores] = N ? rank(state.pinned) : [[], []];
       state.listed = list; state.scores = scores; state.hoverDoc = -1;
@@ -1464,6 +1472,8 @@
     renderFilters();
     markSparklines();
     if (D.color_by) colorBy(D.color_by);
+    // two corpora (docs/map.md, "Two corpora"): open on where they differ
+    if (D.compare && Array.isArray(D.compare) && D.compare.length === 3) showDifference(D.compare[0], D.compare[1], D.compare[2]);
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
     ready = true;
     window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
