@@ -2,12 +2,14 @@
 
 One command, from the repository root, with countgrid and matplotlib installed:
 
-    python tools/make_doc_images.py [--out docs/img] [--no-map]
+    python tools/make_doc_images.py [--out docs/img] [--no-map] [--map-features]
 
 It also writes the two pictures of the README, from the same pipeline as ``countgrid
 demo``: ``demo_word_grid.png`` (the word grid) and ``demo_map.png``, a screenshot of the
 interactive map in headless Chromium (Playwright pointed at Debian's ``chromium``, as the
-map tests; ``--no-map`` skips it).
+map tests; ``--no-map`` skips it), and the screenshots of docs/map.md's features made on
+the same map (``map_regions.png``, ``map_select.png``, ``map_compare.png``,
+``map_filters.png``; ``--map-features`` writes only these).
 
 Every model is fitted on the bundled 20 Newsgroups subset (``load_news20_3class``) with a
 fixed seed and one thread, and matplotlib's PNG metadata (software version, date) is
@@ -51,11 +53,16 @@ def save(fig, path, dpi=80, max_bytes=MAX_BYTES):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "img"))
-    ap.add_argument("--no-map", action="store_true", help="skip the map screenshot")
+    ap.add_argument("--no-map", action="store_true", help="skip the map screenshots")
+    ap.add_argument("--map-features", action="store_true",
+                    help="write only the README's map and docs/map.md's feature screenshots")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     out = lambda name: os.path.join(args.out, name)  # noqa: E731
     warnings.simplefilter("ignore", ConvergenceWarning)
+    if args.map_features:
+        readme_pictures(out, with_map=True, word_grid=False)
+        return 0
 
     X, y, words, label_names = load_news20_3class()
     labels = label_names[y]
@@ -82,8 +89,31 @@ def main(argv=None):
     return 0
 
 
-def readme_pictures(out, with_map=True):
-    """The README's word grid and map screenshot: ``countgrid demo``'s corpus and model."""
+#: docs/map.md's screenshots: (file, the page's script before the shot), each on a
+#: fresh page of the demo map; (r, c) is sci.space's best cell, (rb, cb) baseball's
+MAP_FEATURES = [
+    ("map_regions.png", "countgridMap.colorBy(null); countgridMap.reset();"),
+    ("map_select.png", "countgridMap.selectCells({r0}, {c0}, {r1}, {c1});"),
+    ("map_compare.png", "countgridMap.compare('group', 'sci.space', null);"),
+    ("map_filters.png", "countgridMap.setFilter('group', ['rec.sport.baseball']);"
+                        "document.getElementById('cg-filters-box').open = true;"
+                        "countgridMap.colorBy(null); countgridMap.pin({rb}, {cb});"),
+]
+
+
+def _shrink(shot, max_bytes=400_000):
+    """256 colours: a third of the bytes of the browser's PNG, no visible loss on text."""
+    from PIL import Image
+    Image.open(shot).convert("RGB").quantize(256).save(shot, optimize=True)
+    size = os.path.getsize(shot)
+    if size > max_bytes:
+        raise SystemExit(f"{shot} is {size} bytes, over {max_bytes}")
+    print(f"wrote {os.path.relpath(shot)} ({size // 1024} KB)")
+
+
+def readme_pictures(out, with_map=True, word_grid=True):
+    """The README's word grid and map screenshot, and docs/map.md's feature screenshots:
+    ``countgrid demo``'s corpus and model."""
     from countgrid.cli import _demo
     from countgrid.plotting import _new_figure, plot_word_grid, word_grid_cells
 
@@ -95,14 +125,14 @@ def readme_pictures(out, with_map=True):
         corpus.counts[train], labels[train])
     size = " x ".join(map(str, clf.grid_.pi_.shape[:-1]))
     shown = word_grid_cells(clf, corpus.vocabulary, n_words=1)["words"].shape[:2]
-    fig, ax = _new_figure(shown, pyplot=True)
-    plot_word_grid(clf, corpus.vocabulary, ax=ax, n_words=3,
-                   title=f"countgrid demo: {size} counting grid of 20 Newsgroups posts")
-    save(fig, out("demo_word_grid.png"), dpi=52, max_bytes=400_000)
+    if word_grid:
+        fig, ax = _new_figure(shown, pyplot=True)
+        plot_word_grid(clf, corpus.vocabulary, ax=ax, n_words=3,
+                       title=f"countgrid demo: {size} counting grid of 20 Newsgroups posts")
+        save(fig, out("demo_word_grid.png"), dpi=52, max_bytes=400_000)
     if not with_map:
         return
     from playwright.sync_api import sync_playwright
-    from PIL import Image
 
     page_path = out("demo_map.html")
     countgrid.maps.write_html(clf, page_path, corpus=corpus, color_by="group",
@@ -120,15 +150,21 @@ def readme_pictures(out, with_map=True):
             page.evaluate(f"window.countgridMap.pin({int(row)}, {int(col)})")
             page.wait_for_timeout(300)
             page.screenshot(path=shot)
+            r, c = int(row), int(col)
+            rb, cb = np.unravel_index(np.argmax(clf.gamma_[..., 1]), clf.gamma_.shape[:2])
+            where = dict(r=r, c=c, r0=r - 2, c0=c - 2, r1=r + 2, c1=c + 2, rb=int(rb),
+                         cb=int(cb))
+            for name, script in MAP_FEATURES:
+                page.goto("file://" + os.path.abspath(page_path))
+                page.wait_for_function("window.countgridMap && window.countgridMap.ready")
+                page.evaluate(script.format(**where))
+                page.wait_for_timeout(300)
+                page.screenshot(path=out(name))
             browser.close()
     finally:
         os.unlink(page_path)
-    # 256 colours: a third of the bytes of the browser's PNG, no visible loss on text
-    Image.open(shot).convert("RGB").quantize(256).save(shot, optimize=True)
-    size = os.path.getsize(shot)
-    if size > 400_000:
-        raise SystemExit(f"{shot} is {size} bytes, over 400000")
-    print(f"wrote {os.path.relpath(shot)} ({size // 1024} KB)")
+    for name in ["demo_map.png"] + [m[0] for m in MAP_FEATURES]:
+        _shrink(out(name))
 
 
 if __name__ == "__main__":
