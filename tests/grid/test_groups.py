@@ -137,3 +137,30 @@ def test_everyone_in_a_is_refused(fitted):
         compare_groups(cg, X, np.full(len(group), "red"), "red")
     with pytest.raises(ValueError):
         compare_groups(cg, X[:, :5], group, "red")
+
+
+@pytest.mark.parametrize("alpha0", [None, 2.5])
+def test_regions_sum_the_cells_masses(fitted, alpha0):
+    """With labels, each region's mass is its cells' (the reference's) summed, and the
+    same statistics follow, with the number of regions as the default prior weight."""
+    from countgrid.grid import regions
+    cg, X, group = fitted
+    labels = regions(cg, 4)
+    res = compare_groups(cg, X, group, "red", None, labels=labels, prior_weight=alpha0)
+    y_a = reference_masses(cg, X, group == "red")
+    y_b = reference_masses(cg, X, group != "red")
+    ya = np.array([y_a[labels == r].sum() for r in range(4)])
+    yb = np.array([y_b[labels == r].sum() for r in range(4)])
+    n_a, n_b = (group == "red").sum(), (group != "red").sum()
+    a0 = 4.0 if alpha0 is None else alpha0
+    p = (ya + yb) / (n_a + n_b)
+    al = a0 * p / p.sum()
+    delta = (np.log((ya + al) / (n_a + a0 - ya - al))
+             - np.log((yb + al) / (n_b + a0 - yb - al)))
+    rtol, atol = (1e-5, 1e-5) if cg.pi_.dtype == np.float32 else (1e-9, 1e-12)
+    np.testing.assert_allclose(res.delta, delta, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(res.mass_a, ya, rtol=rtol)
+    assert res.delta.shape == (4,) and res.prior_weight == a0
+    assert res.marked.any()                    # red's words: its region stands out
+    with pytest.raises(ValueError, match="labels must be non-negative ints"):
+        compare_groups(cg, X, group, "red", labels=labels[:2])

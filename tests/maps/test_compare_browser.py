@@ -39,3 +39,26 @@ def test_the_compare_controls(open_map, compare_map):
     assert pg("countgridMap.compare('topic', 'nope', null)") is None
     assert pg("countgridMap.compare('length', 'alpha', null)") is None   # continuous
     assert pg.errors == []
+
+
+@pytest.mark.parametrize("a, b", [("alpha", None), ("beta", "gamma")])
+def test_the_region_list_compares_regions_as_python(open_map, fitted, compare_map, a, b):
+    """Region by region (the listed level), as compare_groups(..., labels=): more
+    documents per unit, so regions differ where single cells cannot show it."""
+    from countgrid.maps import map_data
+    pg = open_map(compare_map)
+    pg("([a, b]) => countgridMap.compare('topic', a, b)", [a, b])
+    got = pg("countgridMap.compareRegions()")
+    data = map_data(fitted["grid"], fitted["X"], metadata=fitted["meta"])
+    coarse = min(data["regions"], key=lambda lev: lev["n_regions"])
+    labels = coarse["labels"].reshape(fitted["grid"].pi_.shape[:-1]).astype(np.int64)
+    res = compare_groups(fitted["grid"], fitted["X"], fitted["meta"]["topic"], a, b,
+                         labels=labels)
+    np.testing.assert_allclose(got["delta"], res.delta, rtol=1e-3, atol=1e-4)
+    assert got["marked"] == res.marked.astype(int).tolist() and any(got["marked"])
+    shown = pg("Array.from(document.querySelectorAll('#cg-regions .cg-region-diff'))"
+               ".map((e) => e.textContent)")
+    assert len(shown) == coarse["n_regions"] and all(" ± " in t for t in shown)
+    pg("countgridMap.colorBy('topic')")
+    assert pg("document.querySelectorAll('#cg-regions .cg-region-diff').length") == 0
+    assert pg("countgridMap.compareRegions()") is None and pg.errors == []

@@ -62,7 +62,8 @@ def group_masses(grid, X, codes, n_groups):
     return window_coverage(per_corner, extent, window) / float(np.prod(window))
 
 
-def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None):
+def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
+                   labels=None):
     """Where two groups of documents sit differently on a fitted grid.
 
     Per cell, the log-odds ratio of the two groups' document mass with an informative
@@ -87,13 +88,17 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None)
     prior_weight : float, optional
         ``alpha_0``, the prior's weight in documents (default: the number of cells, about
         one document of prior mass per cell, so that a cell few documents reach stays near
-        0).
+        0; with ``labels``, the number of regions).
+    labels : array-like of int of shape ``extent``, optional
+        A region per cell (:func:`countgrid.grid.regions`): compare the regions instead
+        of the cells, each region's mass the sum over its cells (more documents per
+        unit, so narrower intervals); the arrays then have shape ``(n_regions,)``.
 
     Returns
     -------
     GroupComparison
-        ``delta``, ``std``, ``low``, ``high`` and ``marked`` of shape ``extent``, the
-        groups' masses and sizes.
+        ``delta``, ``std``, ``low``, ``high`` and ``marked`` of shape ``extent`` (or
+        ``(n_regions,)`` with ``labels``), the groups' masses and sizes.
 
     Examples
     --------
@@ -141,6 +146,19 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None)
     keep = in_a | in_b
     codes = np.where(in_a, 0, 1)[keep]
     mass = group_masses(grid, Xc[keep], codes, 2)
+    shape = extent
+    if labels is not None:
+        region_of = np.asarray(labels)
+        if region_of.shape != extent or region_of.dtype.kind not in "iu" \
+                or (region_of.size and region_of.min() < 0):
+            raise ValueError(f"labels must be non-negative ints of the grid's shape "
+                             f"{extent}, got {region_of.dtype} of shape {region_of.shape}")
+        R = int(region_of.max()) + 1
+        mass = np.stack([np.bincount(region_of.ravel(), weights=m, minlength=R)
+                         for m in mass])
+        shape = (R,)
+        if prior_weight is None:
+            alpha0 = float(R)
     y_a, y_b = mass
     n_a, n_b = float(in_a.sum()), float(in_b.sum())
     pooled = (y_a + y_b) / (n_a + n_b)
@@ -150,7 +168,6 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None)
     std = np.sqrt(1.0 / (y_a + alpha) + 1.0 / (y_b + alpha))
     z = float(ndtri(0.5 + level / 2.0))
     low, high = delta - z * std, delta + z * std
-    shape = extent
     return GroupComparison(
         delta=delta.reshape(shape), std=std.reshape(shape), low=low.reshape(shape),
         high=high.reshape(shape), marked=((low > 0) | (high < 0)).reshape(shape),

@@ -932,6 +932,7 @@
     });
     function colorBy(name) {
       if (time.on) endTime();
+      markRegionDifferences(null);
       const k = D.colorings.findIndex((c) => c.name === name);
       const legend = $("cg-legend");
       if (k < 0) {
@@ -1016,8 +1017,26 @@
         if (delta[i] - Z95 * std[i] > 0 || delta[i] + Z95 * std[i] < 0) { marked[i] = 1; nMarked++; }
         vmax = Math.max(vmax, Math.abs(delta[i]));
       }
+      // the same by region (the listed level; prior weight: the number of regions), as
+      // compare_groups(..., labels=): a region sums its cells' masses
+      let regions = null;
+      if (LEVELS.length) {
+        const lev = LEVELS[0], R = lev.n_regions;
+        const ra = new Float64Array(R), rb = new Float64Array(R);
+        for (let i = 0; i < L; i++) { ra[lev.labels[i]] += ya[i]; rb[lev.labels[i]] += yb[i]; }
+        let sumP = 0;
+        for (let r = 0; r < R; r++) sumP += (ra[r] + rb[r]) / (na + nb);
+        regions = { delta: new Float64Array(R), std: new Float64Array(R), marked: new Uint8Array(R) };
+        for (let r = 0; r < R; r++) {
+          const al = sumP > 0 ? R * ((ra[r] + rb[r]) / (na + nb)) / sumP : 1;
+          const d = Math.log(ra[r] + al) - Math.log(na + R - ra[r] - al) - Math.log(rb[r] + al) + Math.log(nb + R - rb[r] - al);
+          const sd = Math.sqrt(1 / (ra[r] + al) + 1 / (rb[r] + al));
+          regions.delta[r] = d; regions.std[r] = sd;
+          regions.marked[r] = d - Z95 * sd > 0 || d + Z95 * sd < 0 ? 1 : 0;
+        }
+      }
       return { name: `${name}: ${a} vs ${ib < 0 ? "the rest" : b}`, base: name, kind: "difference", a, b: ib < 0 ? null : b,
-        values: delta, std, marked, nMarked, vmax: vmax > 0 ? vmax : 1,
+        values: delta, std, marked, nMarked, vmax: vmax > 0 ? vmax : 1, regions,
         colorA: levelColor(col, ia), colorB: ib < 0 ? [90, 90, 90] : levelColor(col, ib) };
     }
     function showDifference(name, a, b) {
@@ -1039,13 +1058,30 @@
       labels.append(Object.assign(document.createElement("span"), { textContent: `${diff.b === null ? "the rest" : diff.b} ${(-diff.vmax).toFixed(2)}` }),
         Object.assign(document.createElement("span"), { textContent: `${diff.vmax.toFixed(2)} ${diff.a}` }));
       const note = Object.assign(document.createElement("div"), { className: "cg-muted",
-        textContent: `log-odds of document mass; ${fmt(diff.nMarked)} outlined cell${diff.nMarked === 1 ? "" : "s"}: 95 % interval excludes 0` });
+        textContent: `log-odds of document mass; ${fmt(diff.nMarked)} outlined cell${diff.nMarked === 1 ? "" : "s"}: 95 % interval excludes 0` +
+          (diff.regions ? `; ${diff.regions.marked.reduce((n, v) => n + v, 0)} of ${diff.regions.marked.length} regions differ (bold in the region list)` : "") });
       const back = Object.assign(document.createElement("button"), { type: "button", textContent: "back to " + diff.base });
       back.addEventListener("click", () => colorBy(diff.base));
       legend.append(head, bar, labels, note, back);
       legend.hidden = false;
+      markRegionDifferences(diff);
       draw();
       return { delta: Array.from(diff.values), std: Array.from(diff.std), marked: Array.from(diff.marked) };
+    }
+    // the region list during a comparison: each region's log-odds and interval; the
+    // regions whose interval excludes 0 in the colour of the group over-represented there
+    function markRegionDifferences(diff) {
+      for (const li of document.querySelectorAll("#cg-regions li")) {
+        const old = li.querySelector(".cg-region-diff");
+        if (old) old.remove();
+        if (!diff || !diff.regions) continue;
+        const k = Number(li.dataset.region), d = diff.regions.delta[k], sd = diff.regions.std[k];
+        const span = Object.assign(document.createElement("span"), { className: "cg-region-diff",
+          textContent: `${d >= 0 ? "+" : ""}${d.toFixed(2)} ± ${(Z95 * sd).toFixed(2)}`,
+          title: `log-odds of ${diff.a} against ${diff.b === null ? "the rest" : diff.b} in this region; 95 % interval` });
+        if (diff.regions.marked[k]) { span.style.color = css(mix([0, 0, 0], d >= 0 ? diff.colorA : diff.colorB, 0.8)); span.style.fontWeight = "700"; }
+        li.appendChild(span);
+      }
     }
     function compareControls(col) {
       const box = document.createElement("div");
@@ -1528,6 +1564,10 @@
       cellFade() { return state.dim ? Array.from(state.dim) : null; },
       play() { if (time.timer === null && P) startPlay(); },
       compare(name, a, b) { return showDifference(name, a, b === undefined ? null : b); },
+      compareRegions() {
+        const r = state.colouring && state.colouring.kind === "difference" ? state.colouring.regions : null;
+        return r ? { delta: Array.from(r.delta), std: Array.from(r.std), marked: Array.from(r.marked) } : null;
+      },
       regionLabels() { return state.placedLabels.map((b) => ({ ...b })); },
       regionLevels() { return LEVELS.map((lev) => lev.n_regions); },
       regionOf(i, n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev ? lev.labels[i] : null; },
