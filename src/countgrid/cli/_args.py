@@ -308,3 +308,13 @@ def add_common(parser, threads_option=True, seed=True):
                                 "(default: 0)")
     group.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the Python traceback of a failure")
+
+
+def add_colouring_options(parser, color_by_help):
+    """--color-by (a metadata column; ``color_by_help`` says what it colours) and
+    --levels (its levels that get a colour of their own): the map's and the pictures'."""
+    parser.add_argument("--color-by", default=None, help=color_by_help)
+    parser.add_argument("--levels", default=None,
+                        help="comma-separated levels of --color-by that get a colour of their "
+                             "own (the rest: 'other'); default: every level up to 50, else "
+                             "the 49 most frequent")

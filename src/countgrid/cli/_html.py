@@ -7,8 +7,8 @@ import numpy as np
 from countgrid import maps
 from countgrid._utils import progress as _progress
 from countgrid._utils.dates import parse_dates, period_codes
-from countgrid.cli._args import (UsageError, add_common, check_input, check_output, input_paths,
-                                 positive_int, printable)
+from countgrid.cli._args import (UsageError, add_colouring_options, add_common, check_input,
+                                 check_output, input_paths, positive_int, printable)
 from countgrid.cli._inputs import (add_input_options, add_load_options, load_model,
                                    model_vocabulary, read_documents)
 from countgrid.cli._models import grid_of
@@ -45,13 +45,8 @@ def add_arguments(p):
                    help="documents to place on the map (default: those the model was "
                         "fitted on)")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
-    p.add_argument("--color-by", default=None,
-                   help="metadata column to colour the cells by (categorical: a legend; "
-                        "numbers: a colour bar)")
-    p.add_argument("--levels", default=None,
-                   help="comma-separated levels of --color-by that get a colour of their "
-                        "own (the rest: 'other'); default: every level up to 50, else the "
-                        "49 most frequent")
+    add_colouring_options(p, "metadata column to colour the cells by (categorical: a "
+                             "legend; numbers: a colour bar)")
     p.add_argument("--time-col", default=None,
                    help="metadata column of dates (ISO 8601 or Unix timestamps): a time "
                         "slider, the map of each period and each region's share over time")
@@ -65,7 +60,7 @@ def add_arguments(p):
                    help="the two corpora's names with --versus (default: the inputs' names)")
     p.add_argument("--annotations", default=None, metavar="JSON",
                    help="region names and cell notes saved from a map of this model (its "
-                        "'Save notes' button)")
+                        "'Notes ↓' button)")
     add_weighting_options(p, "the words of the cells")
     p.add_argument("--n-words", type=positive_int, default=None,
                    help="words stored per cell (default: the map's own)")

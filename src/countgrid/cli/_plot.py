@@ -5,8 +5,8 @@ import numpy as np
 
 from countgrid import plotting
 from countgrid._utils import progress as _progress
-from countgrid.cli._args import (UsageError, add_common, check_output, input_paths, integer,
-                                 positive_int)
+from countgrid.cli._args import (UsageError, add_colouring_options, add_common, check_output,
+                                 input_paths, integer, positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
@@ -56,14 +56,9 @@ def add_arguments(p):
     p.add_argument("-o", "--output", required=True,
                    help="picture file (.png, .svg, .pdf or another matplotlib format)")
     p.add_argument("--kind", choices=KINDS, default=None, help="what to draw (see above)")
-    p.add_argument("--color-by", default=None,
-                   help="metadata column of the saved corpus to colour by: words (cells "
-                        "tinted by the column's label embedding), labels, positions, map; "
-                        "the other kinds refuse it")
-    p.add_argument("--levels", default=None,
-                   help="comma-separated levels of --color-by that get a colour of their "
-                        "own (the rest: 'other'); default: every level up to 50, else the "
-                        "49 most frequent")
+    add_colouring_options(p, "metadata column of the saved corpus to colour by: words "
+                             "(cells tinted by the column's label embedding), labels, "
+                             "positions, map; the other kinds refuse it")
     p.add_argument("--word", default=None, help="the word of --kind word")
     p.add_argument("--n-words", type=positive_int, default=3,
                    help="words per cell or topic shown")

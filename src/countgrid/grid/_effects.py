@@ -16,15 +16,18 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from countgrid._utils.counts import check_counts
-from countgrid._utils.validation import check_is_fitted, check_random_state
+from countgrid._utils.docs import fill_doc
+from countgrid._utils.results import TableResult
+from countgrid._utils.validation import check_random_state
+from countgrid.grid._groups import grid_documents
 from countgrid.grid._posteriors import visit_posteriors
+from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
 from countgrid.grid._torus import check_grid, grid_size
 
 __all__ = ["region_effects", "RegionEffects", "window_region_shares"]
 
 
-class RegionEffects(dict):
+class RegionEffects(TableResult):
     """The result of :func:`region_effects`: a dict whose keys are also attributes.
 
     Keys: ``terms`` (the design's columns: ``"(intercept)"``, a numeric covariate's name,
@@ -33,12 +36,6 @@ class RegionEffects(dict):
     (shape ``(n_draws, n_regions, n_terms)``), ``level``, ``n_documents``, and
     ``reference`` (each categorical covariate's reference level).
     """
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
 
     def table(self, names=None):
         """One row per region and term.
@@ -62,25 +59,6 @@ class RegionEffects(dict):
         for key in ("estimate", "std", "low", "high"):
             out[key] = self[key].ravel().copy()
         return out
-
-    def to_frame(self, names=None):
-        """:meth:`table` as a pandas DataFrame (needs pandas).
-
-        Parameters
-        ----------
-        names : sequence of str, optional
-            One name per region (default: their numbers).
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("RegionEffects.to_frame needs pandas (pip install pandas); "
-                              "table() gives the same columns as a dict") from None
-        return pd.DataFrame(self.table(names))
 
 
 def window_region_shares(labels, window):
@@ -136,6 +114,7 @@ def _design(covariates, n):
     return D, terms, reference
 
 
+@fill_doc(grid_and_documents=GRID_AND_DOCUMENTS_DOC)
 def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, random_state=0):
     """Effects of document covariates on the use of the map's regions, with intervals.
 
@@ -145,10 +124,7 @@ def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, rando
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
-    X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The documents.
+    {grid_and_documents}
     covariates : dict of str -> array-like of shape (n_documents,)
         Numeric covariates enter as they are; labels (str, bool) as indicators of each
         level but the first (sorted), the reference.
@@ -178,17 +154,11 @@ def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, rando
     >>> fx.terms, fx.estimate.shape
     (['(intercept)', 'party=red'], (3, 2))
     """
-    check_is_fitted(grid, "pi_")
-    extent = tuple(np.shape(grid.pi_)[:-1])
+    extent, Xc = grid_documents(grid, X)
     _, window = check_grid(extent, grid.window)
     L = grid_size(extent)
-    Xc, _ = check_counts(X, np.float64, n_features=np.shape(grid.pi_)[-1], owner="the grid")
     n = Xc.shape[0]
-    region_of = np.asarray(labels)
-    if region_of.shape != extent or region_of.dtype.kind not in "iu" \
-            or (region_of.size and region_of.min() < 0):
-        raise ValueError(f"labels must be non-negative ints of the grid's shape {extent}, "
-                         f"got {region_of.dtype} of shape {region_of.shape}")
+    region_of = check_region_labels(labels, extent)
     if isinstance(n_draws, bool) or not isinstance(n_draws, Integral) or not 1 <= n_draws <= 10000:
         raise ValueError(f"n_draws must be an int in [1, 10000], got {n_draws!r}")
     if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:

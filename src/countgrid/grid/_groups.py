@@ -22,15 +22,18 @@ import numpy as np
 from scipy.special import ndtri
 
 from countgrid._utils.counts import check_counts
+from countgrid._utils.docs import fill_doc
+from countgrid._utils.results import ResultDict
 from countgrid._utils.validation import check_is_fitted
 from countgrid.grid._browse import window_coverage
 from countgrid.grid._posteriors import visit_posteriors
+from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
 from countgrid.grid._torus import check_grid, grid_size
 
-__all__ = ["compare_groups", "GroupComparison", "group_masses"]
+__all__ = ["compare_groups", "GroupComparison", "group_masses", "grid_documents"]
 
 
-class GroupComparison(dict):
+class GroupComparison(ResultDict):
     """The result of :func:`compare_groups`: a dict whose keys are also attributes.
 
     Keys: ``delta``, ``std``, ``low``, ``high``, ``marked`` (arrays of shape ``extent``),
@@ -39,11 +42,13 @@ class GroupComparison(dict):
     None for "the rest"), ``level`` and ``prior_weight``.
     """
 
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+
+def grid_documents(grid, X):
+    """``(extent, X)`` of a fitted grid and its documents checked (float64 counts over the
+    grid's words): the start of the statistics over documents on a grid."""
+    check_is_fitted(grid, "pi_")
+    Xc, _ = check_counts(X, np.float64, n_features=np.shape(grid.pi_)[-1], owner="the grid")
+    return tuple(np.shape(grid.pi_)[:-1]), Xc
 
 
 def group_masses(grid, X, codes, n_groups):
@@ -62,6 +67,7 @@ def group_masses(grid, X, codes, n_groups):
     return window_coverage(per_corner, extent, window) / float(np.prod(window))
 
 
+@fill_doc(grid_and_documents=GRID_AND_DOCUMENTS_DOC)
 def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
                    labels=None):
     """Where two groups of documents sit differently on a fitted grid.
@@ -72,10 +78,7 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
-    X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The documents.
+    {grid_and_documents}
     groups : array-like of shape (n_documents,)
         A group label per document (e.g. a metadata column).
     a : object
@@ -111,11 +114,8 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
     >>> res.delta.shape, bool(res.marked.any())
     ((5, 5), True)
     """
-    check_is_fitted(grid, "pi_")
-    extent = tuple(np.shape(grid.pi_)[:-1])
+    extent, Xc = grid_documents(grid, X)
     L = grid_size(extent)
-    Xc, _ = check_counts(X, np.float64, n_features=np.shape(grid.pi_)[-1],
-                         owner="the grid")
     n = Xc.shape[0]
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n:
@@ -148,11 +148,7 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
     mass = group_masses(grid, Xc[keep], codes, 2)
     shape = extent
     if labels is not None:
-        region_of = np.asarray(labels)
-        if region_of.shape != extent or region_of.dtype.kind not in "iu" \
-                or (region_of.size and region_of.min() < 0):
-            raise ValueError(f"labels must be non-negative ints of the grid's shape "
-                             f"{extent}, got {region_of.dtype} of shape {region_of.shape}")
+        region_of = check_region_labels(labels, extent)
         R = int(region_of.max()) + 1
         mass = np.stack([np.bincount(region_of.ravel(), weights=m, minlength=R)
                          for m in mass])

@@ -24,7 +24,25 @@ from countgrid._utils.validation import check_is_fitted
 from countgrid.grid import _words
 from countgrid.grid._torus import check_grid, grid_size
 
-__all__ = ["regions", "region_words", "torus_edges", "ward_merges", "cut_tree"]
+__all__ = ["regions", "region_words", "torus_edges", "ward_merges", "cut_tree",
+           "check_region_labels", "GRID_AND_DOCUMENTS_DOC"]
+
+#: The first arguments of the statistics over documents on a grid (compare_groups,
+#: shares_by_period, region_effects; countgrid._utils.docs).
+GRID_AND_DOCUMENTS_DOC = """grid : CountingGrid
+    A fitted grid.
+X : {array-like, sparse matrix} of shape (n_documents, n_features)
+    The documents."""
+
+
+def check_region_labels(labels, extent):
+    """``labels`` as an int array of shape ``extent`` (a region per cell, numbered from 0),
+    else ValueError naming ``labels``."""
+    out = np.asarray(labels)
+    if out.shape != tuple(extent) or out.dtype.kind not in "iu" or (out.size and out.min() < 0):
+        raise ValueError(f"labels must be non-negative ints of the grid's shape "
+                         f"{tuple(extent)}, got {out.dtype} of shape {out.shape}")
+    return out.astype(np.int64, copy=False)
 
 #: Principal coordinates the merges use (enough for Ward costs between neighbours to
 #: follow those of the full Hellinger coordinates: tests/grid/test_regions.py).

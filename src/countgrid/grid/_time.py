@@ -9,30 +9,27 @@ and a region's share of the period is the sum of the density over the region's c
 """
 import numpy as np
 
-from countgrid._utils.counts import check_counts
 from countgrid._utils.dates import parse_dates, period_codes
-from countgrid._utils.validation import check_is_fitted
-from countgrid.grid._groups import group_masses
+from countgrid._utils.docs import fill_doc
+from countgrid._utils.results import TableResult
+from countgrid.grid._groups import grid_documents, group_masses
+from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
 from countgrid.grid._torus import grid_size
 
 __all__ = ["shares_by_period", "PeriodShares"]
 
 
-class PeriodShares(dict):
+class PeriodShares(TableResult):
     """The result of :func:`shares_by_period`: a dict whose keys are also attributes.
 
     Keys: ``period`` (the period chosen), ``labels`` (one str per period), ``starts``
     (their first days, datetime64[D]), ``n_documents`` (per period), ``n_undated``,
     ``mass`` and ``density`` (shape ``(n_periods,) + extent``), and with region labels
     ``regions`` (the labels, shape ``extent``) and ``region_share`` (shape
-    ``(n_periods, n_regions)``).
+    ``(n_periods, n_regions)``).  :meth:`to_frame` is indexed by period.
     """
 
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    _frame_index = "period"
 
     def table(self, names=None):
         """The region shares by period as columns (needs region labels).
@@ -66,35 +63,14 @@ class PeriodShares(dict):
         out.update((name, share[:, r].copy()) for r, name in enumerate(names))
         return out
 
-    def to_frame(self, names=None):
-        """:meth:`table` as a pandas DataFrame indexed by period (needs pandas).
 
-        Parameters
-        ----------
-        names : sequence of str, optional
-            One distinct name per region (default ``"region 0"``, ...).
-
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("PeriodShares.to_frame needs pandas (pip install pandas); "
-                              "table() gives the same columns as a dict") from None
-        return pd.DataFrame(self.table(names)).set_index("period")
-
-
+@fill_doc(grid_and_documents=GRID_AND_DOCUMENTS_DOC)
 def shares_by_period(grid, X, dates, period="auto", labels=None):
     """Where each period's documents sit on the grid, and each region's share of them.
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
-    X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The documents.
+    {grid_and_documents}
     dates : array-like of shape (n_documents,)
         A date per document: ISO 8601 strings, Unix timestamps in seconds, ``datetime``
         objects or ``datetime64`` values; missing dates (empty, None, NaN, NaT) leave
@@ -122,23 +98,14 @@ def shares_by_period(grid, X, dates, period="auto", labels=None):
     >>> res.period, res.labels, res.n_documents.tolist(), res.region_share.shape
     ('month', ['2024-01', '2024-02', '2024-03'], [20, 20, 20], (3, 3))
     """
-    check_is_fitted(grid, "pi_")
-    extent = tuple(np.shape(grid.pi_)[:-1])
+    extent, Xc = grid_documents(grid, X)
     L = grid_size(extent)
-    Xc, _ = check_counts(X, np.float64, n_features=np.shape(grid.pi_)[-1],
-                         owner="the grid")
     n = Xc.shape[0]
     when = parse_dates(dates, "dates")
     if when.shape[0] != n:
         raise ValueError(f"dates must hold one date per document ({n}), got {when.shape[0]}")
     chosen, codes, names, starts = period_codes(when, period, "period")
-    region_of = None
-    if labels is not None:
-        region_of = np.asarray(labels)
-        if region_of.shape != extent or region_of.dtype.kind not in "iu" \
-                or (region_of.size and region_of.min() < 0):
-            raise ValueError(f"labels must be non-negative ints of the grid's shape "
-                             f"{extent}, got {region_of.dtype} of shape {region_of.shape}")
+    region_of = None if labels is None else check_region_labels(labels, extent)
     P = len(names)
     dated = codes >= 0
     counts = np.bincount(codes[dated], minlength=P).astype(np.int64)

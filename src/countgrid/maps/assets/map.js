@@ -1039,31 +1039,34 @@
         values: delta, std, marked, nMarked, vmax: vmax > 0 ? vmax : 1, regions,
         colorA: levelColor(col, ia), colorB: ib < 0 ? [90, 90, 90] : levelColor(col, ib) };
     }
+    // a legend of a colour bar: its title (a click folds it), the bar's CSS gradient, the
+    // labels of its two ends, a note and any further elements (e.g. a button)
+    function barLegend(title, gradient, left, right, note, ...extra) {
+      const legend = $("cg-legend");
+      legend.textContent = "";
+      legend.classList.remove("cg-wide");
+      const head = Object.assign(document.createElement("div"), { className: "cg-legend-title", textContent: title });
+      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
+      const bar = Object.assign(document.createElement("div"), { className: "cg-bar" });
+      bar.style.background = gradient;
+      const labels = Object.assign(document.createElement("div"), { className: "cg-bar-labels" });
+      labels.append(Object.assign(document.createElement("span"), { textContent: left }),
+        Object.assign(document.createElement("span"), { textContent: right }));
+      legend.append(head, bar, labels, Object.assign(document.createElement("div"), { className: "cg-muted", textContent: note }), ...extra);
+      legend.hidden = false;
+    }
     function showDifference(name, a, b) {
       const diff = compareLevels(name, a, b);
       if (!diff) return null;
       state.colouring = diff;
       state.cellRGB = colouringRGB(diff, L);
       state.cellCSS = state.cellRGB.map(css);
-      const legend = $("cg-legend");
-      legend.textContent = "";
-      legend.classList.remove("cg-wide");
-      const head = Object.assign(document.createElement("div"), { className: "cg-legend-title", textContent: diff.name });
-      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
-      const bar = document.createElement("div");
-      bar.className = "cg-bar";
-      bar.style.background = `linear-gradient(to right,${css(mix(WHITE, diff.colorB, 0.7))},#fff,${css(mix(WHITE, diff.colorA, 0.7))})`;
-      const labels = document.createElement("div");
-      labels.className = "cg-bar-labels";
-      labels.append(Object.assign(document.createElement("span"), { textContent: `${diff.b === null ? "the rest" : diff.b} ${(-diff.vmax).toFixed(2)}` }),
-        Object.assign(document.createElement("span"), { textContent: `${diff.vmax.toFixed(2)} ${diff.a}` }));
-      const note = Object.assign(document.createElement("div"), { className: "cg-muted",
-        textContent: `log-odds of document mass; ${fmt(diff.nMarked)} outlined cell${diff.nMarked === 1 ? "" : "s"}: 95 % interval excludes 0` +
-          (diff.regions ? `; ${diff.regions.marked.reduce((n, v) => n + v, 0)} of ${diff.regions.marked.length} regions differ (bold in the region list)` : "") });
       const back = Object.assign(document.createElement("button"), { type: "button", textContent: "back to " + diff.base });
       back.addEventListener("click", () => colorBy(diff.base));
-      legend.append(head, bar, labels, note, back);
-      legend.hidden = false;
+      barLegend(diff.name, `linear-gradient(to right,${css(mix(WHITE, diff.colorB, 0.7))},#fff,${css(mix(WHITE, diff.colorA, 0.7))})`,
+        `${diff.b === null ? "the rest" : diff.b} ${(-diff.vmax).toFixed(2)}`, `${diff.vmax.toFixed(2)} ${diff.a}`,
+        `log-odds of document mass; ${fmt(diff.nMarked)} outlined cell${diff.nMarked === 1 ? "" : "s"}: 95 % interval excludes 0` +
+          (diff.regions ? `; ${diff.regions.marked.reduce((n, v) => n + v, 0)} of ${diff.regions.marked.length} regions differ (bold in the region list)` : ""), back);
       markRegionDifferences(diff);
       draw();
       return { delta: Array.from(diff.values), std: Array.from(diff.std), marked: Array.from(diff.marked) };
@@ -1141,22 +1144,8 @@
       updateFilter();
       fromInput.value = String(p0); toInput.value = String(p1);
       $("cg-time-info").textContent = `${range} · ${fmt(n)} document${n === 1 ? "" : "s"}`;
-      const legend = $("cg-legend");
-      legend.textContent = "";
-      legend.classList.remove("cg-wide");
-      const head = Object.assign(document.createElement("div"), { className: "cg-legend-title", textContent: col.name });
-      head.addEventListener("click", () => legend.classList.toggle("cg-folded"));
-      const bar = document.createElement("div");
-      bar.className = "cg-bar";
-      bar.style.background = "linear-gradient(to right," + [0, 0.25, 0.5, 0.75, 1].map((x) => css(mix(WHITE, rampColor(x), 0.12 + 0.6 * x))).join(",") + ")";
-      const labels = document.createElement("div");
-      labels.className = "cg-bar-labels";
-      labels.append(Object.assign(document.createElement("span"), { textContent: "0" }),
-        Object.assign(document.createElement("span"), { textContent: `${(100 * col.vmax).toPrecision(2)} %` }));
-      const note = Object.assign(document.createElement("div"), { className: "cg-muted",
-        textContent: `each cell's share of the ${fmt(n)} documents of the period` });
-      legend.append(head, bar, labels, note);
-      legend.hidden = false;
+      barLegend(col.name, "linear-gradient(to right," + [0, 0.25, 0.5, 0.75, 1].map((x) => css(mix(WHITE, rampColor(x), 0.12 + 0.6 * x))).join(",") + ")",
+        "0", `${(100 * col.vmax).toPrecision(2)} %`, `each cell's share of the ${fmt(n)} documents of the period`);
       markSparklines();
       refreshLists();
       draw();
