@@ -620,8 +620,8 @@ def _csv_text(rows):
     return "\n".join(rows) + "\n"
 
 
-def _good_csv(sep=","):
-    rows = [sep.join(["id", "text", "group", "year"])]
+def _good_csv(sep=",", text="text"):
+    rows = [sep.join(["id", text, "group", "year"])]
     for i, t in enumerate(_texts()):
         rows.append(sep.join([f"p{i}", t, D.text_groups[i], str(1990 + i % 7)]))
     return _csv_text(rows)
@@ -747,8 +747,11 @@ def _reader_files():
       dict(text_col="text", id_col="id", meta_cols=["group", "year"]))
     f("tsv-valid", "ok", lambda c: _write(c.path("d.tsv"), utf8(_good_csv("\t"))),
       dict(text_col="text", meta_cols="group,year"))
-    f("csv-no-text_col", "raise", lambda c: _write(c.path("d.csv"), utf8(_good_csv())),
-      names=("text_col",))
+    # without text_col: the one column named "text" (any case), else an error naming it
+    f("csv-text-column-by-default", "ok",
+      lambda c: _write(c.path("d.csv"), utf8(_good_csv(text="Text"))), dict(meta_cols=["year"]))
+    f("csv-no-text_col", "raise",
+      lambda c: _write(c.path("d.csv"), utf8(_good_csv(text="body"))), names=("text_col",))
     f("csv-missing-column", "raise", lambda c: _write(c.path("d.csv"), utf8(_good_csv())),
       dict(text_col="body"), ("text_col", "body"))
     f("csv-missing-meta-column", "raise", lambda c: _write(c.path("d.csv"), utf8(_good_csv())),
@@ -1759,6 +1762,7 @@ def _fixtures(ctx, what):
         _folder(ctx, "posts", {f"{i:02d}.txt": t for i, t in enumerate(T)})
     if "csv" in what:
         _write(ctx.path("d.csv"), _good_csv().encode())
+        _write(ctx.path("b.csv"), _good_csv(text="body").encode())     # no column "text"
     if "wcsv" in what:            # documents in the words of the model (w0 ... w11)
         rows = ["id,text"] + [f"q{i}," + " ".join(w for w, k in zip(D.words, row)
                                                  for _ in range(int(k)))
@@ -1857,6 +1861,8 @@ def gen_cli_verbs():
     add("vectorize", "text-file", "csv", "ok", v + ["d.csv", "--text-col", "text", "--meta-cols",
                                                     "group,year", "-o", "c.npz"] + DF, C,
         oracle=_exists("c.npz"))
+    add("vectorize", "text-file", "csv-text-column-by-default", "ok",
+        v + ["d.csv", "-o", "c.npz"] + DF, C, oracle=_exists("c.npz"))
     for variant, args, fx, names in [
             ("garbage", ["garbage.txt"], ("garbage",), ("garbage.txt", "--encoding")),
             ("garbage-npz", ["garbage.npz"], ("garbage",), ("garbage.npz",)),
@@ -1864,7 +1870,7 @@ def gen_cli_verbs():
             ("empty-folder", ["emptydir"], ("empty",), ("emptydir",)),
             ("missing", ["nope.txt"], (), ("nope.txt", "INPUT")),
             ("empty-path", [""], (), ("INPUT",)),
-            ("csv-no-text-col", ["d.csv"], C, ("--text-col", "text_col")),
+            ("csv-no-text-col", ["b.csv"], C, ("--text-col", "text_col")),
             ("csv-missing-column", ["d.csv", "--text-col", "body"], C, ("--text-col", "body")),
             ("csv-missing-meta", ["d.csv", "--text-col", "text", "--meta-cols", "nope"], C,
              ("--meta-cols", "nope")),
