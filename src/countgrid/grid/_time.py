@@ -26,7 +26,7 @@ class PeriodShares(TableResult):
     (their first days, datetime64[D]), ``n_documents`` (per period), ``n_undated``,
     ``mass`` and ``density`` (shape ``(n_periods,) + extent``), and with region labels
     ``regions`` (the labels, shape ``extent``) and ``region_share`` (shape
-    ``(n_periods, n_regions)``).  :meth:`to_frame` is indexed by period.
+    ``(n_periods, n_regions)``).  ``to_frame()`` is indexed by period.
     """
 
     _frame_index = "period"
