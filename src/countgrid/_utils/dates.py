@@ -25,6 +25,11 @@ MAX_PERIODS = 1000
 _NAT = np.datetime64("NaT", "s")
 # numpy reads 1970-01-01 as day 0, a Thursday: day d's week starts on Monday d - (d + 3) % 7
 _MONDAY_SHIFT = 3
+_UNIT = {"month": "datetime64[M]", "year": "datetime64[Y]"}
+#: A period's label: its first day (day, week), cut to the month or the year
+_LABEL_CHARS = {"day": 10, "week": 10, "month": 7, "year": 4}
+#: Timestamps beyond about year 9900 are not Unix seconds
+_MAX_TIMESTAMP = 2.5e11
 
 
 def _missing(v):
@@ -48,7 +53,7 @@ def _one(v):
         raise ValueError("a bool is not a date")
     if isinstance(v, Real):
         x = float(v)
-        if not np.isfinite(x) or abs(x) > 2.5e11:   # beyond about year 9900
+        if not np.isfinite(x) or abs(x) > _MAX_TIMESTAMP:
             raise ValueError(f"{v!r} is not a Unix timestamp in seconds")
         return np.datetime64(int(np.floor(x)), "s")
     if isinstance(v, bytes):
@@ -106,8 +111,9 @@ def parse_dates(values, name="dates"):
             pass
     if arr.dtype.kind == "f":
         ok = np.isfinite(arr)
-        if np.any(np.abs(arr[ok]) > 2.5e11):
-            row = int(np.flatnonzero(ok & (np.abs(np.where(ok, arr, 0)) > 2.5e11))[0])
+        big = np.abs(np.where(ok, arr, 0)) > _MAX_TIMESTAMP
+        if big.any():
+            row = int(np.flatnonzero(big)[0])
             raise ValueError(f"{name}[{row}] = {arr[row]!r} is not a Unix timestamp in seconds")
         out = np.full(arr.shape, _NAT)
         out[ok] = np.floor(arr[ok]).astype(np.int64).astype("datetime64[s]")
@@ -124,28 +130,30 @@ def parse_dates(values, name="dates"):
     return out
 
 
-def _starts(days, period):
-    """The first day (int64 days since 1970-01-01) of each day's period."""
+def _index(days, period):
+    """The index of the period holding each day (int64 days since 1970-01-01), counted
+    from the period holding 1970-01-01."""
+    days = np.asarray(days, dtype=np.int64)
     if period == "day":
         return days
     if period == "week":
-        return days - (days + _MONDAY_SHIFT) % 7
-    unit = "M" if period == "month" else "Y"
-    return days.astype("datetime64[D]").astype(f"datetime64[{unit}]") \
-        .astype("datetime64[D]").astype(np.int64)
+        return (days + _MONDAY_SHIFT) // 7
+    return days.astype("datetime64[D]").astype(_UNIT[period]).astype(np.int64)
+
+
+def _first_day(index, period):
+    """The first day (int64 days since 1970-01-01) of each period of :func:`_index`."""
+    index = np.asarray(index, dtype=np.int64)
+    if period == "day":
+        return index
+    if period == "week":
+        return 7 * index - _MONDAY_SHIFT
+    return index.astype(_UNIT[period]).astype("datetime64[D]").astype(np.int64)
 
 
 def _count(lo, hi, period):
     """Number of periods from the one holding day ``lo`` to the one holding ``hi``."""
-    if period == "day":
-        return hi - lo + 1
-    if period == "week":
-        return (int(_starts(np.array([hi]), "week")[0])
-                - int(_starts(np.array([lo]), "week")[0])) // 7 + 1
-    unit = "M" if period == "month" else "Y"
-    a, b = (np.array([lo, hi]).astype("datetime64[D]").astype(f"datetime64[{unit}]")
-            .astype(np.int64))
-    return int(b - a) + 1
+    return int(_index(hi, period) - _index(lo, period)) + 1
 
 
 def choose_period(dates):
@@ -211,22 +219,8 @@ def period_codes(dates, period="auto", name="period"):
         raise ValueError(f"{name}={period!r} cuts the dates ({np.datetime64(lo, 'D')} to "
                          f"{np.datetime64(hi, 'D')}) into {n} periods, more than "
                          f"{MAX_PERIODS}: choose {coarser[0] if coarser else 'year'!r}")
-    first = int(_starts(np.array([lo]), period)[0])
-    if period in ("day", "week"):
-        step = 1 if period == "day" else 7
-        starts = np.arange(first, first + n * step, step)
-        codes[has] = (_starts(days, period) - first) // step
-    else:
-        unit = "M" if period == "month" else "Y"
-        first_unit = np.int64(np.datetime64(first, "D").astype(f"datetime64[{unit}]")
-                              .astype(np.int64))
-        units = np.arange(first_unit, first_unit + n).astype(f"datetime64[{unit}]")
-        starts = units.astype("datetime64[D]").astype(np.int64)
-        codes[has] = days.astype("datetime64[D]").astype(f"datetime64[{unit}]") \
-            .astype(np.int64) - first_unit
-    starts = starts.astype("datetime64[D]")
-    if period in ("day", "week"):
-        labels = [str(s) for s in starts]
-    else:
-        labels = [str(s)[:7] if period == "month" else str(s)[:4] for s in starts]
+    first = int(_index(lo, period))
+    codes[has] = _index(days, period) - first
+    starts = _first_day(np.arange(first, first + n), period).astype("datetime64[D]")
+    labels = [str(s)[:_LABEL_CHARS[period]] for s in starts]
     return period, codes, labels, starts
