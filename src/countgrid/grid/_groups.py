@@ -30,7 +30,8 @@ from countgrid.grid._posteriors import visit_posteriors
 from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
 from countgrid.grid._torus import check_grid, grid_size
 
-__all__ = ["compare_groups", "GroupComparison", "group_masses", "grid_documents"]
+__all__ = ["compare_groups", "GroupComparison", "group_masses", "grid_documents",
+           "add_group_corners", "cell_masses"]
 
 
 class GroupComparison(ResultDict):
@@ -51,20 +52,27 @@ def grid_documents(grid, X):
     return tuple(np.shape(grid.pi_)[:-1]), Xc
 
 
+def add_group_corners(per_corner, codes, q):
+    """Add the posteriors ``q`` (a block of documents' rows) into ``per_corner[g]``, the
+    sum over group ``g``'s documents (``codes``, one per row; a negative code: no group)."""
+    for g in np.unique(codes[codes >= 0]):
+        per_corner[g] += q[codes == g].sum(axis=0, dtype=np.float64)
+
+
+def cell_masses(per_corner, extent, window):
+    """Per-corner posterior sums -> document mass per cell: each window's share spread
+    evenly over its cells (``s_t(i) / |W|``; each document one unit)."""
+    return window_coverage(per_corner, extent, window) / float(np.prod(window))
+
+
 def group_masses(grid, X, codes, n_groups):
     """``(n_groups, L)`` float64: each group's document mass per cell (each document one
     unit, spread over the cells of its windows by its posterior)."""
     extent = tuple(np.shape(grid.pi_)[:-1])
     window = check_grid(extent, grid.window)[1]
-    L = grid_size(extent)
-    per_corner = np.zeros((n_groups, L))
-
-    def visit(t0, t1, q, _):
-        for g in np.unique(codes[t0:t1]):
-            per_corner[g] += q[codes[t0:t1] == g].sum(axis=0, dtype=np.float64)
-
-    visit_posteriors(grid, X, visit)
-    return window_coverage(per_corner, extent, window) / float(np.prod(window))
+    per_corner = np.zeros((n_groups, grid_size(extent)))
+    visit_posteriors(grid, X, lambda t0, t1, q, _: add_group_corners(per_corner, codes[t0:t1], q))
+    return cell_masses(per_corner, extent, window)
 
 
 @fill_doc(grid_and_documents=GRID_AND_DOCUMENTS_DOC)

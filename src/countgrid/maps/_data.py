@@ -41,6 +41,7 @@ from countgrid.grid import (CountingGrid, region_words, regions, visit_posterior
                             window_loglik)
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
+from countgrid.grid._groups import add_group_corners, cell_masses
 from countgrid.grid._torus import check_grid
 from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
@@ -745,8 +746,7 @@ default="relevance"
             metadata = {k: v for k, v in metadata.items() if k is not key} or None
         else:
             time_name, raw_dates = "date", time
-        raw_dates = np.asarray(raw_dates) if not isinstance(raw_dates, np.ndarray) \
-            else raw_dates
+        raw_dates = np.asarray(raw_dates)
         if raw_dates.ndim == 1 and raw_dates.shape[0] != n_total:
             raise ValueError(f"time must hold one date per document ({n_total}), got "
                              f"{raw_dates.shape[0]}")
@@ -830,9 +830,7 @@ default="relevance"
                     stats[name][0] += np.where(ok, v, 0.0) @ qb64
                     stats[name][1] += ok.astype(np.float64) @ qb64
             if time_stats is not None:       # each period's document mass (per corner)
-                codes = period_of[t0:t1]
-                for p in np.unique(codes[codes >= 0]):
-                    time_stats[p] += qb64[codes == p].sum(axis=0)
+                add_group_corners(time_stats, period_of[t0:t1], qb64)
 
         visit_posteriors(model, Xc, visit)
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -911,9 +909,9 @@ default="relevance"
                               "doc_values": np.asarray(values, dtype=np.float32)})
     time_data = None
     if dates is not None:
-        # countgrid.grid.shares_by_period's mass: each corner's mass spread over its window
-        mass = window_coverage(time_stats, extent, window) / float(np.prod(window)) \
-            if len(period_labels) else np.zeros((0, L))
+        # countgrid.grid.shares_by_period's mass, from the same pass of posteriors
+        mass = cell_masses(time_stats, extent, window) if len(period_labels) \
+            else np.zeros((0, L))
         time_data = {"name": truncate_text(time_name, MAX_NAME_CHARS), "period": period_name,
                      "labels": period_labels,
                      "counts": np.bincount(period_of[period_of >= 0],
