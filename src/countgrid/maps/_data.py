@@ -43,8 +43,8 @@ from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, ra
                                     window_coverage, window_depth)
 from countgrid.grid._groups import add_group_corners, cell_masses
 from countgrid.grid._torus import check_grid
-from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
+from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
 
 __all__ = ["map_data", "rank_documents", "search_cells", "safe_link", "truncate_text",
            "SEARCH_FRACTION", "POSTERIOR_MASS", "MAX_POSITIONS", "MAX_LEVELS",
