@@ -1164,6 +1164,8 @@
       }
       markSparklines();
     }
+    // "All dates": the time view ends and the lists hold every document again
+    function allDates() { endTime(); refreshLists(); draw(); return null; }
     // the lists follow the documents kept: the pinned cell's, the selection's, the search's
     function refreshLists() {
       if (state.pinned >= 0) pin(Math.floor(state.pinned / E2), state.pinned % E2);
@@ -1223,7 +1225,7 @@
       fromInput.addEventListener("input", () => { stopPlay(); setTime(+fromInput.value, Math.max(+fromInput.value, +toInput.value)); });
       toInput.addEventListener("input", () => { stopPlay(); setTime(Math.min(+fromInput.value, +toInput.value), +toInput.value); });
       play.addEventListener("click", () => (time.timer === null ? startPlay() : stopPlay()));
-      $("cg-time-all").addEventListener("click", () => { endTime(); refreshLists(); draw(); });
+      $("cg-time-all").addEventListener("click", allDates);
       endTime();
       $("cg-time").hidden = false;
     }
@@ -1537,7 +1539,7 @@
       documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
       selectCells(r0, c0, r1, c1) { return selectRect(r0, c0, r1, c1); },
-      setTime(p0, p1) { return p0 === null ? (endTime(), refreshLists(), draw(), null) : setTime(p0, p1); },
+      setTime(p0, p1) { return p0 === null ? allDates() : setTime(p0, p1); },
       timeRange() { return time.on ? [time.p0, time.p1] : null; },
       timeLabels() { return T ? T.labels.slice() : []; },
       regionShares(n) { const lev = LEVELS.find((l) => l.n_regions === n); return lev && T ? regionShares(lev).map((r) => Array.from(r)) : null; },
