@@ -29,6 +29,8 @@ from countgrid.kernels import _wrappers
 
 __all__ = ["jensen_shannon_kernel", "jensen_tsallis_kernel", "log_q"]
 
+_LN2 = math.log(2.0)
+
 _WEIGHTED = {None: None, "A": "A", "normalized": "A", "B": "B", "unnormalized": "B"}
 _CONSTRAINTS = {
     "q": [Interval(Real, 0, 2)],
@@ -145,13 +147,23 @@ def _times_pow2(M, e):
     return _ldexp_rows(M, np.full(M.shape[0], e), M.dtype)
 
 
-def _log2_masses(M):
-    """``log2`` of the row sums (-inf for zero rows), without overflow or underflow."""
+def _log2_masses(M, shift=0):
+    """``log2`` of the row sums of ``2**shift * M`` (-inf for zero rows), without overflow
+    or underflow.  The integer exponents are combined before the one rounding, so a common
+    power-of-two rescaling of ``M`` that ``shift`` undoes changes no bit."""
     mx = _row_max(M)
     e = -np.frexp(mx)[1]
     total = np.asarray(_ldexp_rows(M, e, np.float64).sum(axis=1), dtype=np.float64).ravel()
     with np.errstate(divide="ignore"):
-        return np.log2(total) - e
+        return np.log2(total) + (shift - e)
+
+
+def _log_scaled(v, shift):
+    """``ln(2**shift * v)`` for positive float64 ``v`` of any magnitude: the log of the
+    mantissa plus the (exact, integer) exponent, so it does not depend on how a common
+    power of two is split between ``v`` and ``shift``."""
+    mant, ex = np.frexp(v)
+    return np.log(mant) + (ex + shift) * _LN2
 
 
 #: Weighted kernels (docs/kernels.md, "Numerical range"): rows are grouped by the log2 of
@@ -190,11 +202,12 @@ def _block_ka(sub_a, sub_b, q, nt):
     return Ks
 
 
-def _to_b(K, la, lb, q):
-    """k^B_q = k^A_q * 2**(q log2(w_x + w_y)), in place (entries beyond the float range
-    become inf: _finish names them)."""
+def _to_b(K, la, lb, q, shift):
+    """k^B_q = k^A_q * 2**(q log2(w_x + w_y)), in place, from the log2 masses of the rows
+    scaled by ``2**shift`` (entries beyond the float range become inf: _finish names
+    them)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        scale = np.exp2(q * np.logaddexp2(la[:, None], lb[None, :]))
+        scale = np.exp2(q * (np.logaddexp2(la[:, None], lb[None, :]) - shift))
         np.multiply(K, scale, out=K, where=K != 0)
     return K
 
@@ -210,11 +223,15 @@ def _weighted_kernel(A, B, q, weighted, nt):
     in mass are computed term by term in the log domain (_far_log_kb), where neither the
     ratio of the masses nor its q-th power can under- or overflow.  When all masses lie
     within two groups this is one C call, as for rows of similar masses (real data).
+    Masses and logs are taken on the scale that brings the largest entry into [0.5, 1)
+    (integer exponents are added before rounding), so the groups and every k^A_q value are
+    the same bits after a common power-of-two rescaling of A and B.
     docs/kernels.md, "Numerical range".
     """
     symmetric = B is None
-    la = _log2_masses(A)
-    lb = la if symmetric else _log2_masses(B)
+    shift = _global_exponent(A, B)
+    la = _log2_masses(A, shift)
+    lb = la if symmetric else _log2_masses(B, shift)
     n_a, n_b = la.shape[0], lb.shape[0]
     oka, okb = np.isfinite(la), np.isfinite(lb)
     if not oka.any() or not okb.any():
@@ -226,7 +243,7 @@ def _weighted_kernel(A, B, q, weighted, nt):
         B = None if symmetric else B.astype(np.float64)
     if hi - lo < 2 * _GROUP_SPAN:
         K = _block_ka(A, B, q, nt)
-        return _to_b(K, la, lb, q) if weighted == "B" else K
+        return _to_b(K, la, lb, q, shift) if weighted == "B" else K
     ga = np.full(n_a, -1, dtype=np.int64)
     ga[oka] = np.floor((la[oka] - lo) / _GROUP_SPAN)
     if symmetric:
@@ -245,7 +262,7 @@ def _weighted_kernel(A, B, q, weighted, nt):
             Ks = _block_ka(_rows(A, ia), None if diagonal else _rows(A if symmetric else B, jb),
                            q, nt)
             if weighted == "B":
-                Ks = _to_b(Ks, la[ia], lb[jb], q)
+                Ks = _to_b(Ks, la[ia], lb[jb], q, shift)
             K[np.ix_(ia, jb)] = Ks
             if symmetric and not diagonal:
                 K[np.ix_(jb, ia)] = Ks.T
@@ -257,9 +274,11 @@ def _weighted_kernel(A, B, q, weighted, nt):
         jb = np.flatnonzero(far)
         if jb.size == 0:
             continue
-        lk = _far_log_kb(_row_support(A, i), Bs, jb, q)
+        lk = _far_log_kb(_row_support(A, i), Bs, jb, q, shift)
         if weighted == "A":
-            lk -= q * math.log(2.0) * np.logaddexp2(la[i], lb[jb])
+            lk -= q * _LN2 * np.logaddexp2(la[i], lb[jb])
+        else:
+            lk -= q * _LN2 * shift
         with np.errstate(over="ignore", under="ignore"):
             K[i, jb] = np.exp(lk)
         if symmetric:
@@ -278,9 +297,19 @@ def _row_support(M, i):
     return cols, M[i, cols].astype(np.float64)
 
 
-def _far_log_kb(support, Y, jb, q):
-    """``ln k^B_q(x, y)`` for one measure x (``support``: its positive entries) and the rows
-    ``jb`` of Y (-inf where they share no coordinate), for any masses.
+def _log_ratio(a, b):
+    """``ln(a/b)`` for positive float64 ``a``, ``b`` whose ratio may be below the float
+    range: mantissas and the integer exponent difference, so the same bits for ``2**c a``
+    and ``2**c b``."""
+    ma, ea = np.frexp(a)
+    mb, eb = np.frexp(b)
+    return (np.log(ma) - np.log(mb)) + (ea - eb) * _LN2
+
+
+def _far_log_kb(support, Y, jb, q, shift=0):
+    """``ln k^B_q(2**shift x, 2**shift y)`` for one measure x (``support``: its positive
+    entries) and the rows ``jb`` of Y (-inf where they share no coordinate), for any
+    masses.
 
     Per common coordinate, with ``a <= b`` the two entries and ``r = a/b``,
     ``(a + b)^q - a^q - b^q = (q - 1) b^q r^m psi(r)``, ``m = min(q, 1)``, where
@@ -309,9 +338,9 @@ def _far_log_kb(support, Y, jb, q):
         a, b = np.minimum(u, V), np.maximum(u, V)
         with np.errstate(under="ignore"):
             r = a / b
-        lnb = np.log(b)
+        lnb = _log_scaled(b, shift)
         normal = r >= np.finfo(np.float64).tiny
-        lnr = np.where(normal, np.log(np.where(normal, r, 1.0)), np.log(a) - lnb)
+        lnr = np.where(normal, np.log(np.where(normal, r, 1.0)), _log_ratio(a, b))
         rc = np.maximum(r, 1e-300)          # (1 + r) log1p(r)/r -> 1 as r -> 0
         if q == 1.0:
             psi = (1.0 + rc) * np.log1p(rc) / rc - lnr
