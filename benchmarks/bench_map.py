@@ -1,9 +1,11 @@
 """The map's size and speed as the corpus grows (issue 24, "Scale"; docs/map.md, "Size and
 speed"): for each number of documents, the file's size, the writer's time and peak memory
-(a fresh process each), and the first frame in headless Chromium.
+(a fresh process each), the first frame in headless Chromium and when the documents
+are in (lists, search and filters work from then on).
 
     python benchmarks/bench_map.py                    # 25,000 and 100,000 documents
     python benchmarks/bench_map.py --docs 250000      # one size
+    python benchmarks/bench_map.py --docs 1000000 --bundle   # a folder (write_bundle)
 
 Synthetic corpus, realistic in what the file carries: 5,000 words from 20 topics, about
 80 tokens a document, a title of about 30 characters and a snippet of 300 (its first
@@ -14,6 +16,7 @@ iterations on 5,000 of the documents (the map's cost does not depend on converge
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +31,7 @@ import json, resource, sys, time, warnings
 import numpy as np, scipy.sparse as sp
 import countgrid
 n, path = int(sys.argv[1]), sys.argv[2]
+write = countgrid.maps.write_bundle if sys.argv[3:] == ["bundle"] else countgrid.maps.write_html
 rng = np.random.default_rng(0)
 V, K = 5000, 20
 topic = rng.integers(0, K, n)
@@ -50,9 +54,8 @@ with warnings.catch_warnings():
     grid = countgrid.CountingGrid((48, 48), (5, 5), n_iter=3, min_iter=0, tol=0,
                                   dtype=np.float32, random_state=0).fit(X[:5000])
 t0 = time.perf_counter()
-countgrid.maps.write_html(grid, path, X, feature_names=vocab, titles=titles,
-                          snippets=snippets,
-                          metadata={"topic": np.array([f"topic {k}" for k in topic])})
+write(grid, path, X, feature_names=vocab, titles=titles, snippets=snippets,
+      metadata={"topic": np.array([f"topic {k}" for k in topic])})
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -74,10 +77,10 @@ def first_frame(path):
         page = b.new_page(viewport={"width": 1280, "height": 800})
         t0 = time.perf_counter()
         page.goto("file://" + os.path.abspath(path), timeout=120000)
-        page.wait_for_function("window.countgridMap && 'ready' in countgridMap",
-                               timeout=120000, polling=50)
+        page.wait_for_function("window.countgridMap && (countgridMap.ready || "
+                               "'error' in countgridMap)", timeout=300000, polling=50)
         wall = time.perf_counter() - t0
-        ms = page.evaluate("countgridMap.firstFrameMs")
+        ms = page.evaluate("[countgridMap.firstFrameMs, countgridMap.documentsMs]")
         b.close()
     return ms, wall
 
@@ -85,20 +88,26 @@ def first_frame(path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", default="25000,100000")
+    ap.add_argument("--bundle", action="store_true",
+                    help="write a bundle (a folder: countgrid.maps.write_bundle)")
     args = ap.parse_args(argv)
-    print("documents  file MB  MB/100k docs  write s  writer peak MB  first frame ms")
+    print("documents  file MB  MB/100k docs  write s  writer peak MB  first frame ms  "
+          "documents in ms")
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(v) for v in args.docs.split(",")]:
-            path = os.path.join(tmp, f"map{n}.html")
-            out = subprocess.run([sys.executable, "-c", WRITER, str(n), path], check=True,
-                                 capture_output=True, text=True).stdout
+            path = os.path.join(tmp, f"map{n}" + ("" if args.bundle else ".html"))
+            cmd = [sys.executable, "-c", WRITER, str(n), path] + (["bundle"] if args.bundle
+                                                                 else [])
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             w = json.loads(out.strip().splitlines()[-1])
-            size = os.path.getsize(path) / 1e6
-            ff = first_frame(path)
+            page = os.path.join(path, "index.html") if args.bundle else path
+            size = (sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path)
+                        for f in fs) if args.bundle else os.path.getsize(path)) / 1e6
+            ff = first_frame(page)
             print(f"{n:9d}  {size:7.1f}  {size / n * 1e5:12.1f}  {w['seconds']:7.1f}  "
                   f"{w['peak_rss_mb']:14.0f}  "
-                  f"{'n/a' if ff is None else f'{ff[0]:.0f} (page {ff[1]:.1f} s)'}")
-            os.remove(path)
+                  f"{'n/a' if ff is None else f'{ff[0][0]:14.0f}  {ff[0][1]:15.0f}'}")
+            shutil.rmtree(path) if args.bundle else os.remove(path)
 
 
 if __name__ == "__main__":

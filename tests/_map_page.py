@@ -49,10 +49,12 @@ HOSTILE = ["<script>window.__pwned=1</script>", '<img src=x onerror="window.__pw
            "</SCRIPT >", "{{JS}}", "<\\/script>"]
 
 
-def decode(page):
-    """The data block of a page, as the page's loader reads it (arrays as lists)."""
-    fmt = re.search(r'data-format="(\w+)">', page).group(1)
-    text = re.search(r'<script id="cg-data"[^>]*>(.*?)</script>', page, re.S).group(1)
+def decode_block(page, element_id):
+    """One data block of a page ("cg-data": the map part, "cg-documents": the documents
+    part), arrays as lists."""
+    m = re.search(rf'<script id="{element_id}" type="application/octet-stream" '
+                  rf'data-format="(\w+)">(.*?)</script>', page, re.S)
+    fmt, text = m.group(1), m.group(2)
     blob = None
     if fmt == "json":
         header = json.loads(text)
@@ -76,3 +78,19 @@ def decode(page):
             return [resolve(v) for v in node]
         return node
     return resolve(header)
+
+
+def decode(page):
+    """The data of a page, as the page's loader reads them and joins its two parts (the
+    map part before the script, the documents part after it; arrays as lists)."""
+    data = decode_block(page, "cg-data")
+    docs = decode_block(page, "cg-documents")
+    for key, value in docs.items():
+        if key == "colorings":
+            for col, extra in zip(data["colorings"], value):
+                col.update(extra)
+        elif key == "time":
+            data["time"].update(value)
+        else:
+            data[key] = value
+    return data

@@ -29,6 +29,9 @@ SLOW_FILES = {
     "tests/maps/test_filters_browser.py": "metadata filters in a real headless Chromium",
     "tests/maps/test_notes_browser.py": "region names and notes in a real headless Chromium",
     "tests/maps/test_versus_browser.py": "two corpora in a real headless Chromium",
+    "tests/maps/test_bundle_browser.py": "bundles and the documents part in a real headless "
+                                         "Chromium",
+    "tests/maps/test_bundle_million.py": "a bundle of 1,000,000 documents in Chromium",
     "tests/maps/test_budgets.py": "a 20,000-document map written and opened in Chromium",
     "tests/test_properties.py": "property tests on many random inputs",
     "tests/capi/test_downstream_c.py": "compiles a C consumer",

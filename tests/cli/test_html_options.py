@@ -14,7 +14,7 @@ import countgrid
 from countgrid.cli import main
 from countgrid.text import Corpus
 
-from _map_page import decode
+from _map_page import decode, decode_block
 
 WORDS = [f"w{i}" for i in range(8)]
 
@@ -112,3 +112,27 @@ def test_versus_errors_name_the_argument(model, capsys, args, message):
     assert status == 2 and len(lines) == 1 and "Traceback" not in out.err, out.err
     assert re.search(message, lines[0]), lines[0]
     assert not (model / "m.html").exists()
+
+
+def test_bundle_writes_a_folder_with_the_same_data(model, capsys):
+    status, cap = run(["html", "grid.npz", "--bundle", "big", "--time-col", "date"], capsys)
+    assert status == 0, cap.err
+    assert re.search(r"wrote big/index\.html \([\d.]+ KB, 40 documents in 1 chunk file\)",
+                     cap.out)
+    assert sorted(p.name for p in (model / "big" / "documents").iterdir()) == \
+        ["chunk-00000.js"]
+    status, _ = run(["html", "grid.npz", "-o", "one.html", "--time-col", "date", "-q"], capsys)
+    page = (model / "big" / "index.html").read_text(encoding="utf-8")
+    assert 'id="cg-documents"' not in page and "documents/chunk-00000.js" in page
+    one = decode((model / "one.html").read_text(encoding="utf-8"))
+    assert one["time"]["labels"] == decode_block(page, "cg-data")["time"]["labels"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-o", "m.html", "--bundle", "b"], "argument -o/--output: .*not both"),
+    ([], "argument -o/--output: give the HTML file to write, or --bundle DIR"),
+    (["--bundle", "grid.npz"], "argument --bundle: grid.npz exists and is not a folder"),
+])
+def test_bundle_misuse_is_named(model, capsys, argv, message):
+    status, cap = run(["html", "grid.npz", *argv], capsys)
+    assert status == 2 and re.search(message, cap.err), cap.err

@@ -53,7 +53,7 @@ def browser():
 class Page:
     """A loaded map with its console messages and page errors."""
 
-    def __init__(self, browser, path, width=1200, height=760):
+    def __init__(self, browser, path, width=1200, height=760, timeout=30000):
         self.page = browser.new_page(viewport={"width": width, "height": height},
                                      accept_downloads=True)
         self.errors = []
@@ -63,8 +63,9 @@ class Page:
         self.page.on("request", lambda r: self.errors.append(f"network request: {r.url}")
                      if not r.url.startswith(("file:", "data:", "blob:")) else None)
         self.page.goto(path.as_uri())
-        self.page.wait_for_function("window.countgridMap && 'ready' in window.countgridMap",
-                                    timeout=30000, polling=50)
+        self.page.wait_for_function(
+            "window.countgridMap && (countgridMap.ready || 'error' in countgridMap)",
+            timeout=timeout, polling=50)
         ready = self.page.evaluate("countgridMap.ready")
         assert ready, self.page.evaluate("countgridMap.error")
 

@@ -271,7 +271,14 @@ def test_page_is_self_contained_and_carries_the_data(fitted, tmp_path, data_form
               title="A <map> & {{DATA}}")
     path = write_html(grid, tmp_path / "m.html", X, data_format=data_format, **kw)
     page = path.read_text("utf-8")
-    assert page.count("</script>") == 2 and "<title>A &lt;map&gt; &amp; {{DATA}}</title>" in page
+    assert page.count("</script>") == 3 and "<title>A &lt;map&gt; &amp; {{DATA}}</title>" in page
+    # the map part before the script, the documents part after it (read after the first
+    # frame); the titles and snippets travel only in the latter
+    head, script, docs = (page.index(s) for s in ('id="cg-data"', "<script>\n",
+                                                    'id="cg-documents"'))
+    assert head < script < docs
+    if data_format == "json":
+        assert fitted["titles"][0] not in page[:docs] and fitted["titles"][0] in page[docs:]
     # nothing is fetched: no external script, style sheet, image or font
     assert not re.search(r'<(script|link|img|iframe)[^>]+(src|href)=', page)
     assert "@import" not in page and "url(http" not in page

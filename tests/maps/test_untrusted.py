@@ -189,9 +189,10 @@ def test_no_text_can_close_the_script_or_title(tiny, tmp_path, data_format):
               title=" ".join(HOSTILE))
     path = write_html(grid, tmp_path / "m.html", X, data_format=data_format, **kw)
     page = path.read_text("utf-8")
-    assert page.lower().count("</script") == 2            # the data block's and the code's
+    # the two data blocks' and the code's
+    assert page.lower().count("</script") == 3
     scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, re.S)
-    assert len(scripts) == 2
+    assert len(scripts) == 3
     for text in scripts:
         for bad in ("</", "<!--", "\u2028", "\u2029"):
             assert bad not in text

@@ -152,7 +152,7 @@ def test_markup_in_every_text_is_shown_as_text(open_map, tmp_path, fmt):
     assert "<script>window.__pwned=1</script>" in pg("countgridMap.csv()")
     # no element was made from the data: only the page's own
     assert pg("document.querySelectorAll('img, svg, iframe, object, embed').length") == 0
-    assert pg("document.querySelectorAll('script').length") == 2
+    assert pg("document.querySelectorAll('script').length") == 3
     assert pg("window.__pwned") is None
     assert pg.errors == []
 

@@ -16,6 +16,7 @@ from countgrid.cli._output import size_text
 from countgrid.cli._progress import show_progress
 from countgrid.cli._top_words import add_weighting_options, weighting_of
 from countgrid.cli._transform import documents_for
+from countgrid.maps._bundle import CHUNK_FOLDER
 
 EXAMPLE = """\
 examples:
@@ -27,6 +28,7 @@ examples:
   countgrid html model.npz -o again.html --annotations countgrid-notes.json
   countgrid html model.npz new_posts/ --versus other_posts/ --names new,other -o diff.html
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
+  countgrid html model.npz posts.csv --text-col body --bundle posts_map   # a folder: 1M documents
 """
 
 
@@ -34,8 +36,8 @@ NAME = "html"
 HELP = "write the interactive map of a counting grid (one offline HTML file)"
 DESCRIPTION = ("Write one self-contained HTML file (no network, no server): the grid's words "
                "cell by cell, zoom and pan around the torus, word search, click a cell for the "
-               "documents there, colour by a metadata column.  docs/map.md explains how to read "
-               "it.")
+               "documents there, colour by a metadata column.  With --bundle, a folder that "
+               "holds a million documents.  docs/map.md explains how to read it.")
 
 
 def add_arguments(p):
@@ -44,7 +46,11 @@ def add_arguments(p):
     p.add_argument("input", metavar="INPUT", nargs="?", default=None,
                    help="documents to place on the map (default: those the model was "
                         "fitted on)")
-    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("-o", "--output", default=None, help="the HTML file to write")
+    p.add_argument("--bundle", default=None, metavar="DIR",
+                   help="write a folder instead of one file: DIR/index.html draws at once "
+                        "and loads the documents from DIR/documents/ (beyond ~250,000 "
+                        "documents; opens from file:// or any static web host)")
     add_colouring_options(p, "metadata column to colour the cells by (categorical: a "
                              "legend; numbers: a colour bar)")
     p.add_argument("--time-col", default=None,
@@ -77,8 +83,21 @@ def _stem(path):
     return printable(name.split(".")[0] or name)
 
 
+def _bundle_folder(path):
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"argument --bundle: {printable(path)} exists and is not a folder")
+    return path
+
+
 def run(args, out):
-    output = check_output(args.output, ["html", "htm"], example="map", inputs=input_paths(args))
+    if (args.output is None) == (args.bundle is None):
+        raise UsageError("argument -o/--output: give the HTML file to write, or --bundle DIR "
+                         "for a folder (not both)")
+    if args.bundle is not None:
+        output = _bundle_folder(args.bundle)
+    else:
+        output = check_output(args.output, ["html", "htm"], example="map",
+                              inputs=input_paths(args))
     t0 = time.perf_counter()
     est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     if grid_of(est) is None:
@@ -162,14 +181,19 @@ def run(args, out):
         options["n_words"] = args.n_words
     if args.title:
         options["title"] = args.title
+    write = maps.write_html if args.bundle is None else maps.write_bundle
     with show_progress(quiet=args.quiet, verbose=args.verbose), _progress.passes("map"):
         if docs is None:
-            maps.write_html(est, output, feature_names=words, **options)
+            page = write(est, output, feature_names=words, **options)
         elif versus is not None:
-            maps.write_html(est, output, corpus=docs, versus=versus, names=names, **options)
+            page = write(est, output, corpus=docs, versus=versus, names=names, **options)
         else:
-            maps.write_html(est, output, corpus=docs, **options)
+            page = write(est, output, corpus=docs, **options)
     n = (0 if docs is None else len(docs)) + (0 if versus is None else len(versus))
-    print(f"wrote {printable(output)} ({size_text(output)}, {n} documents) in "
-          f"{time.perf_counter() - t0:.1f} s: open it in a web browser", file=out)
+    what = f"{size_text(output)}, {n} documents"
+    if args.bundle is not None:
+        chunks = os.listdir(os.path.join(output, CHUNK_FOLDER))
+        what += f" in {len(chunks)} chunk file{'s' if len(chunks) != 1 else ''}"
+    print(f"wrote {printable(str(page))} ({what}) in {time.perf_counter() - t0:.1f} s: "
+          "open it in a web browser", file=out)
     return 0

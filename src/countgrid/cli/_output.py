@@ -69,7 +69,12 @@ def wrote(out, path, details=""):
 
 
 def size_text(path):
-    n = os.path.getsize(path)
+    """The size of a file, or of the files in a folder and its subfolders, for people."""
+    if os.path.isdir(path):
+        n = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path)
+                for f in files)
+    else:
+        n = os.path.getsize(path)
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1000 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"

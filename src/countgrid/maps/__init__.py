@@ -13,12 +13,13 @@ from countgrid.maps._data import (MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_LINK_CHARS,
                                   safe_link, search_cells, truncate_text)
 from countgrid.grid._display import register_map
 from countgrid.maps._annotations import read_annotations
+from countgrid.maps._bundle import write_bundle
 from countgrid.maps._html import grid_to_html, write_html
 from countgrid.maps._preview import MapEmbed, embed, preview_html
 
 register_map(grid_to_html, preview_html)
 
-__all__ = ["write_html", "embed", "MapEmbed", "map_data", "rank_documents", "search_cells",
+__all__ = ["write_html", "write_bundle", "embed", "MapEmbed", "map_data", "rank_documents", "search_cells",
            "safe_link", "read_annotations",
            "truncate_text", "SEARCH_FRACTION", "MAX_TITLE_CHARS", "MAX_ID_CHARS",
            "MAX_SNIPPET_CHARS", "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_WORD_CHARS",

@@ -23,6 +23,7 @@ from countgrid._utils.atomic import atomic_write
 from countgrid._utils.docs import fill_doc
 from countgrid.maps._annotations import apply_annotations
 from countgrid.maps._data import DOCUMENTS_DOC, map_data
+from countgrid.maps._parts import split_documents
 
 __all__ = ["write_html", "render_html", "encode_payload"]
 
@@ -141,9 +142,26 @@ def _script_safe(text):
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def render_html(data, data_format="auto"):
-    """The page's text for the data of :func:`map_data`."""
-    fmt, payload = encode_payload(data, data_format)
+def _data_element(element_id, fmt, payload):
+    text = payload if fmt == "gzip" else _script_safe(payload)
+    return (f'<script id="{element_id}" type="application/octet-stream" '
+            f'data-format="{fmt}">{text}</script>')
+
+
+def render_html(data, data_format="auto", bundle_files=None):
+    """The page's text for the data of :func:`map_data`.
+
+    The map part (what the first frame needs) comes before the script, the documents part
+    after it, so that the page draws before it reads the documents (docs/map.md, "Size
+    and speed").  ``bundle_files``: the relative paths of a bundle's document chunks, which
+    the page loads instead (:func:`write_bundle`)."""
+    head, docs = split_documents(data)
+    if bundle_files is not None:
+        head["bundle"] = {"files": list(bundle_files)}
+    fmt, payload = encode_payload(head, data_format)
+    docs_block = ""
+    if bundle_files is None:
+        docs_block = _data_element("cg-documents", *encode_payload(docs, data_format))
     page = _asset("template.html")
     parts = {
         "{{TITLE}}": html.escape(_text(data["title"])),
@@ -151,12 +169,13 @@ def render_html(data, data_format="auto"):
         "{{JS}}": _script_safe(_asset("map.js")),
         "{{FORMAT}}": fmt,
         "{{DATA}}": payload if fmt == "gzip" else _script_safe(payload),
+        "{{DOCS}}": docs_block,
     }
     for key in parts:
         if key not in page:
             raise RuntimeError(f"the map template lacks {key}")
     # one pass: a title or data containing "{{JS}}" is not expanded again
-    return re.sub(r"\{\{(TITLE|CSS|JS|FORMAT|DATA)\}\}",
+    return re.sub(r"\{\{(TITLE|CSS|JS|FORMAT|DATA|DOCS)\}\}",
                   lambda m: parts[m.group(0)], page)
 
 

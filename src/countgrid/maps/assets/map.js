@@ -63,10 +63,11 @@
     return out;
   }
 
-  async function loadData() {
-    const el = $("cg-data");
-    const text = el.textContent;
-    if (el.dataset.format === "json") return resolve(JSON.parse(text), null);
+  // A part of the data (docs/map.md, "Size and speed"): plain JSON, or gzip + base64 of
+  // uint32 header length | JSON header | binary blob.
+  async function decodePart(format, text) {
+    if (format === "json") return resolve(JSON.parse(text), null);
+    if (format !== "gzip") throw new Error(`unknown data format ${JSON.stringify(String(format)).slice(0, 40)}`);
     if (typeof DecompressionStream === "undefined") {
       throw new Error("This map is compressed and needs a browser with DecompressionStream " +
         "(Chrome 80+, Firefox 113+, Safari 16.4+).");
@@ -78,6 +79,80 @@
     const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, n)));
     // a copy starting at the blob: its typed arrays are then aligned (offsets are 8-aligned)
     return resolve(header, buf.slice(4 + n));
+  }
+
+  function loadData() {
+    const el = $("cg-data");
+    return decodePart(el.dataset.format, el.textContent);
+  }
+
+  // The documents part: in a single file, the block after this script (read once the page
+  // is parsed, after the first frame); in a bundle, chunk files of consecutive documents,
+  // each a script that hands its part to countgridChunk (<script> works from file://, where
+  // fetch does not).  onPart(k, part) is called as each arrives, in order.
+  function loadDocuments(D, onPart) {
+    if (!D.bundle) {
+      const parsed = document.readyState === "loading"
+        ? new Promise((ok) => document.addEventListener("DOMContentLoaded", ok, { once: true }))
+        : Promise.resolve();
+      return parsed.then(() => {
+        const el = $("cg-documents");
+        if (!el) throw new Error("the page has no documents block (cut short?)");
+        return decodePart(el.dataset.format, el.textContent);
+      }).then((part) => { onPart(0, part); });
+    }
+    const files = D.bundle.files;
+    return new Promise((done, failed) => {
+      let k = 0;
+      window.countgridChunk = (i, format, text) => {
+        if (i !== k) { failed(new Error(`chunk ${i} arrived in place of chunk ${k}`)); return; }
+        decodePart(format, text).then((part) => { onPart(k, part); k++; next(); }, failed);
+      };
+      function next() {
+        if (k === files.length) { delete window.countgridChunk; done(); return; }
+        const tag = document.createElement("script");
+        tag.src = files[k];
+        tag.onerror = () => failed(new Error(`could not read ${files[k]} (is the bundle's folder complete?)`));
+        tag.onload = () => tag.remove();
+        document.head.appendChild(tag);
+      }
+      next();
+    });
+  }
+
+  // The parts of a bundle joined into the arrays of one documents part (doc_offsets
+  // rebased); a single part is used as it is.
+  function joinParts(parts) {
+    if (parts.length === 1) return parts[0];
+    const join = (arrays) => {
+      if (arrays.some((a) => a === null || a === undefined)) return null;
+      if (Array.isArray(arrays[0])) return [].concat(...arrays);
+      const out = new arrays[0].constructor(arrays.reduce((s, a) => s + a.length, 0));
+      let at = 0;
+      for (const a of arrays) { out.set(a, at); at += a.length; }
+      return out;
+    };
+    const out = {};
+    for (const key of Object.keys(parts[0])) {
+      if (key === "colorings" || key === "time" || key === "doc_offsets") continue;
+      out[key] = join(parts.map((p) => p[key]));
+    }
+    const n = parts.reduce((s, p) => s + p.doc_offsets.length - 1, 0);
+    const off = new Uint32Array(n + 1);
+    let t = 0, base = 0;
+    for (const p of parts) {
+      const o = p.doc_offsets;
+      for (let j = 1; j < o.length; j++) off[t + j] = base + o[j];
+      t += o.length - 1; base += o[o.length - 1];
+    }
+    out.doc_offsets = off;
+    out.colorings = parts[0].colorings.map((c, k) => {
+      const col = {};
+      for (const key of Object.keys(c)) col[key] = join(parts.map((p) => p.colorings[k][key]));
+      return col;
+    });
+    if (parts[0].time) out.time = { doc_periods: join(parts.map((p) => p.time.doc_periods)) };
+    return out;
   }
 
   // ------------------------------------------------------------------ colours
@@ -168,6 +243,7 @@
     };
     for (const n of D.notes || []) if (n.cell >= 0 && n.cell < L) state.notes.set(n.cell, String(n.text));
     const shown = (t) => state.docFilter === null || state.docFilter[t] === 1;
+    let docsIn = false, pendingCall = null;     // the documents part (attachDocuments)
 
     // header
     const fmt = (x) => x.toLocaleString("en-US");
@@ -684,11 +760,11 @@
       const c = p.get("c");
       if (c !== null && D.colorings.some((col) => col.name === c)) colorBy(c);
       const q = p.get("q");
-      if (q !== null) {
+      if (docsIn && q !== null) {
         input.value = q.slice(0, 500);
         if (p.get("m") === "documents" && N) { mode.value = "documents"; searchDocuments(input.value); } else search(input.value);
       }
-      for (const part of (p.get("f") || "").split("_").slice(0, 64)) {
+      for (const part of (docsIn ? p.get("f") || "" : "").split("_").slice(0, 64)) {
         const m = /^(\d{1,4}):(?:((?:\d{1,4}(?:\.\d{1,4})*)?)|(-?[\d.eE+-]{0,40})~(-?[\d.eE+-]{0,40}))$/.exec(part);
         if (!m || Number(m[1]) >= FILTERABLE.length) continue;
         const col = FILTERABLE[Number(m[1])];
@@ -696,11 +772,11 @@
         else if (col.kind === "continuous" && m[3] !== undefined) setFilter(col.name, [m[3], m[4]]);
       }
       const range = /^(\d{1,6})-(\d{1,6})$/.exec(p.get("t") || "");
-      if (range && T) setTime(Number(range[1]), Number(range[2]));
-      const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(p.get("pin") || "");
+      if (docsIn && range && T) setTime(Number(range[1]), Number(range[2]));
+      const pinned = /^(-?\d{1,9}),(-?\d{1,9})$/.exec(docsIn ? p.get("pin") || "" : "");
       if (pinned) pin(Number(pinned[1]), Number(pinned[2]));
       const rect = /^(-?\d{1,6}),(-?\d{1,6}),(-?\d{1,6}),(-?\d{1,6})$/.exec(p.get("s") || "");
-      if (rect && !pinned) {
+      if (docsIn && rect && !pinned) {
         const [r0, c0, r1, c1] = rect.slice(1).map(Number);
         if (r1 >= r0 && c1 >= c0) selectRect(r0, c0, r1, c1);
       }
@@ -1109,8 +1185,8 @@
     // countgrid.grid.shares_by_period's density), the document lists keep its documents,
     // and each region's sparkline marks it.  A one-period range plays through the periods.
     // the filters (below) and the time range together decide the documents kept
-    const FILTERABLE = D.colorings.filter((c) => (c.kind === "categorical" && c.doc_levels) ||
-      (c.kind === "continuous" && c.doc_values));
+    const FILTERABLE = D.colorings.filter((c) => c.per_document &&
+      (c.kind === "categorical" || c.kind === "continuous"));
     const filters = new Map();      // index into FILTERABLE -> Set of levels | [lo, hi]
     const T = D.time || null, P = T ? T.labels.length : 0;
     const time = { on: false, p0: 0, p1: Math.max(0, P - 1), timer: null };
@@ -1494,23 +1570,62 @@
     });
     new ResizeObserver(() => { resize(); draw(); }).observe(stage);
 
+    // The documents arrive after the first frame (docs/map.md, "Size and speed"): what
+    // needs them (lists, document search, time ranges, filters) waits for them; a call
+    // made before they are in runs once they are (the latest one).
+    const needsDocuments = (fn) => function (...args) {
+      if (docsIn) return fn.apply(this, args);
+      pendingCall = () => fn.apply(this, args);
+      $("cg-panel-info").textContent = "Loading the documents\u2026";
+      return null;
+    };
+    pin = needsDocuments(pin); selectRect = needsDocuments(selectRect);
+    searchDocuments = needsDocuments(searchDocuments); setTime = needsDocuments(setTime);
+    setFilter = needsDocuments(setFilter);
+
     resize();
     renderRegions();
-    renderFilters();
     markSparklines();
     if (D.color_by) colorBy(D.color_by);
     // two corpora (docs/map.md, "Two corpora"): open on where they differ
     if (D.compare && Array.isArray(D.compare) && D.compare.length === 3) showDifference(D.compare[0], D.compare[1], D.compare[2]);
+    // a shared link's place and colouring at once; the rest once the documents are in
     if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
-    ready = true;
-    window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
     draw();
     const firstFrameMs = performance.now();
 
+    function attachDocuments(docs) {
+      for (const key of Object.keys(docs)) if (key !== "colorings" && key !== "time") D[key] = docs[key];
+      (docs.colorings || []).forEach((c, k) => Object.assign(D.colorings[k], c));
+      if (docs.time && T) Object.assign(T, docs.time);
+      docsIn = true;
+      renderFilters();
+      if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
+      ready = true;
+      window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
+      if (pendingCall) { const call = pendingCall; pendingCall = null; call(); }
+      if (!state.listed.length && !state.docResults.length) $("cg-panel-info").textContent = "Click a cell to list the documents whose windows cover it.";
+      draw();
+    }
+    const parts = [], nParts = D.bundle ? D.bundle.files.length : 1;
+    if (N) $("cg-stats").textContent = `${stats} · loading the documents\u2026`;
+    loadDocuments(D, (k, part) => {
+      parts.push(part);
+      if (nParts > 1) $("cg-stats").textContent = `${stats} · documents ${k + 1}/${nParts}`;
+    }).then(() => {
+      attachDocuments(joinParts(parts));
+      parts.length = 0;
+      $("cg-stats").textContent = stats;
+      window.countgridMap.documentsMs = performance.now();
+      window.countgridMap.ready = true;
+      document.documentElement.dataset.ready = "1";
+    }).catch(fail);
+
     // A small hook for tests and scripting: real state, not pixels only.
     window.countgridMap = {
-      ready: true,
+      ready: false,         // true once the documents are in (documentsMs)
       firstFrameMs,
+      documentsMs: null,
       extent: [E1, E2],
       window: [W1, W2],
       search,
@@ -1565,7 +1680,6 @@
       csv: csvText,
       png() { return canvas.toDataURL("image/png"); },
     };
-    document.documentElement.dataset.ready = "1";
   }
 
   function fail(err) {
@@ -1573,7 +1687,9 @@
     const box = $("cg-error");
     box.textContent = "The map could not be shown: " + (err && err.message ? err.message : err);
     box.hidden = false;
-    window.countgridMap = { ready: false, error: String(err && err.message ? err.message : err) };
+    // a map already drawn keeps its hook (the documents part failed)
+    window.countgridMap = Object.assign(window.countgridMap || {},
+      { ready: false, error: String(err && err.message ? err.message : err) });
   }
 
   loadData().then(start).catch(fail);
