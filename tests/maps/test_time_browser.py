@@ -81,6 +81,13 @@ def test_the_lists_keep_the_documents_of_the_range(open_map, fitted, time_map):
     pg("countgridMap.setTime(null)")
     assert pg("countgridMap.timeRange()") is None
     assert pg("countgridMap.pin(4, 6)") == everyone[:100]
+    # so does choosing a colouring, which ends the time view: the pinned cell's list
+    # follows at once (it kept the range's documents until the next click)
+    pg("countgridMap.setTime(1, 2)")
+    assert pg("countgridMap.listedDocuments()") == want
+    pg("countgridMap.colorBy('topic')")
+    assert pg("countgridMap.timeRange()") is None
+    assert pg("countgridMap.listedDocuments()") == everyone[:100]
 
 
 def test_the_sliders_the_play_button_and_the_fragment(open_map, time_map):

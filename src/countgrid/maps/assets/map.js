@@ -1007,7 +1007,8 @@
       select.appendChild(o);
     });
     function colorBy(name) {
-      if (time.on) endTime();
+      // a colouring ends the time view: the lists hold every date again
+      if (time.on) { endTime(); if (docsIn) refreshLists(); }
       markRegionDifferences(null);
       const k = D.colorings.findIndex((c) => c.name === name);
       const legend = $("cg-legend");
