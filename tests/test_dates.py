@@ -115,3 +115,17 @@ def test_period_errors_and_the_limit():
         period_codes(dates, "hour")
     chosen, codes, labels, starts = period_codes(parse_dates(["", None]))
     assert codes.tolist() == [-1, -1] and labels == [] and starts.shape == (0,)
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_infinity_in_a_float_array_is_refused_as_in_a_list(value):
+    """Only NaN is a missing date: +-inf in a float array was taken for one (while the same
+    value in a list was refused); both name the argument and the row now."""
+    with pytest.raises(ValueError, match=r"when\[1\] = -?inf is not a Unix timestamp"):
+        parse_dates(np.array([0.0, value, np.nan]), "when")
+    with pytest.raises(ValueError, match=r"when\[1\] = .*is not a date"):
+        parse_dates([0.0, value], "when")
+    with pytest.raises(ValueError, match=r"when\[0\] = 1e\+300 is not a Unix timestamp"):
+        parse_dates(np.array([1e300]), "when")
+    got = parse_dates(np.array([0.0, np.nan]), "when")
+    assert str(got[0]) == "1970-01-01T00:00:00" and np.isnat(got[1])

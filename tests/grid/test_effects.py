@@ -129,3 +129,15 @@ def test_frame_without_pandas_says_what_to_do(fitted):
             fx.to_frame()
     else:
         assert isinstance(fx.to_frame(), pd.DataFrame)
+
+
+def test_too_few_documents_for_the_terms_names_x_and_covariates(fitted):
+    """As many documents as terms leave no residual degrees of freedom: the error names X
+    and covariates (it said "N documents for P terms", naming no argument)."""
+    grid, X, _, labels = fitted
+    with pytest.raises(ValueError, match=r"X has 2 documents for the 2 terms of covariates "
+                                         r"\(with the intercept\)"):
+        region_effects(grid, X[:2], {"x": np.array([0.0, 1.0])}, labels)
+    many = {f"c{i}": np.random.default_rng(i).normal(size=300) for i in range(299)}
+    with pytest.raises(ValueError, match="X has 300 documents for the 300 terms of covariates"):
+        region_effects(grid, X, many, labels)

@@ -122,6 +122,13 @@ def test_the_same_whatever_the_threads():
     (dict(level=True), ValueError, "level"),
     (dict(prior_weight=0), ValueError, "prior_weight"),
     (dict(prior_weight=float("nan")), ValueError, "prior_weight"),
+    # a list is not one label: numpy's unnamed broadcast error before
+    (dict(a=["red"]), TypeError, r"a must be one label of groups, got a list of shape \(1,\)"),
+    (dict(b=np.array(["green", "blue"])), TypeError, "b must be one label of groups"),
+    # an int beyond float's range is a Real: numpy's unnamed isfinite TypeError before
+    (dict(prior_weight=10**400), ValueError,
+     "prior_weight must be a positive number within the range of a float"),
+    (dict(prior_weight=-10**400), ValueError, "prior_weight"),
 ])
 def test_errors(fitted, kw, error, match):
     cg, X, group = fitted
@@ -164,3 +171,39 @@ def test_regions_sum_the_cells_masses(fitted, alpha0):
     assert res.marked.any()                    # red's words: its region stands out
     with pytest.raises(ValueError, match="labels must be non-negative ints"):
         compare_groups(cg, X, group, "red", labels=labels[:2])
+
+
+def test_a_huge_int_prior_weight_is_its_float(fitted):
+    """prior_weight=10**30, a valid Real beyond int64, is 1e30 (numpy's isfinite refused
+    it with an unnamed TypeError)."""
+    cg, X, group = fitted
+    res = compare_groups(cg, X, group, "red", "green", prior_weight=10**30)
+    ref = compare_groups(cg, X, group, "red", "green", prior_weight=1e30)
+    np.testing.assert_array_equal(res.delta, ref.delta)
+    assert res.prior_weight == 1e30
+
+
+@pytest.mark.parametrize("level", [1 - 1e-16, 1 - 2**-53, 1e-300])
+def test_levels_at_the_ends_give_finite_intervals(fitted, level):
+    """z = -ndtri((1 - level) / 2): ndtri(0.5 + level / 2) rounded to ndtri(1) = inf for
+    a level within 1e-16 of 1, and the intervals were infinite."""
+    from scipy.stats import norm
+    cg, X, group = fitted
+    res = compare_groups(cg, X, group, "red", "green", level=level)
+    assert np.isfinite(res.low).all() and np.isfinite(res.high).all()
+    z = norm.isf((1 - level) / 2)
+    np.testing.assert_allclose(res.high - res.delta, z * res.std, rtol=1e-12)
+
+
+def test_labels_need_two_regions_none_skipped(fitted):
+    """One region holds all of each group's mass, and a skipped region number none: their
+    log-odds were NaN (a RuntimeWarning only); both are refused, naming labels."""
+    cg, X, group = fitted
+    with pytest.raises(ValueError, match="labels has one region: comparing the groups over "
+                                         "regions needs at least two"):
+        compare_groups(cg, X, group, "red", labels=np.zeros(cg.pi_.shape[:-1], int))
+    gap = (np.arange(42).reshape(6, 7) % 2) * 2            # regions 0 and 2
+    with pytest.raises(ValueError, match="labels skips region 1"):
+        compare_groups(cg, X, group, "red", labels=gap)
+    two = compare_groups(cg, X, group, "red", labels=gap // 2)
+    assert two.delta.shape == (2,) and np.isfinite(two.delta).all()

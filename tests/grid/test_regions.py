@@ -272,3 +272,89 @@ def test_top_words_regions_command(fitted, tmp_path, capsys):
     assert len(lines) == 6
     assert main(["top-words", str(path), "--regions", "121", "-q"]) == 2
     assert "at most 120 regions" in capsys.readouterr().err
+
+
+# ---- the grid and the labels every statistic of a grid takes ---------------------------
+def _statistics():
+    """``name -> call(grid, X, labels)`` of the map's five statistics (small arguments)."""
+    from countgrid.grid import compare_groups, region_effects, shares_by_period
+    days = np.repeat(["2024-01-15", "2024-02-15"], 20)
+    return {
+        "regions": lambda g, X, lab: regions(g, 3),
+        "region_words": lambda g, X, lab: region_words(g, lab, 3),
+        "compare_groups": lambda g, X, lab: compare_groups(g, X, np.arange(40) % 2, 0, 1,
+                                                           labels=lab).delta,
+        "shares_by_period": lambda g, X, lab: shares_by_period(g, X, days, labels=lab).mass,
+        "region_effects": lambda g, X, lab: region_effects(
+            g, X, {"x": np.arange(40.0)}, lab, n_draws=2).estimate,
+    }
+
+
+@pytest.fixture(scope="module")
+def small():
+    X = np.random.default_rng(4).poisson(1.0, size=(40, 12))
+    with pytest.warns(countgrid.ConvergenceWarning):
+        grid = countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0,
+                                      dtype=np.float64).fit(X)
+    return grid, X, regions(grid, 3)
+
+
+@FEW_ITERATIONS
+@pytest.mark.parametrize("name", sorted(_statistics()))
+def test_the_grid_must_be_a_counting_grid_or_a_classifier_of_one(small, name):
+    """None, a file name, a fitted pLSA: a TypeError naming grid (not "This PLSA instance
+    is not fitted yet"); a fitted CountingGridClassifier: its grid_, as map_data takes it;
+    a GenerativeCountingGridClassifier (one grid per class): refused, naming grids_."""
+    _, X, labels = small
+    call = _statistics()[name]
+    plsa = countgrid.PLSA(n_components=2, n_iter=2, random_state=0).fit(X)
+    for bad in (None, "model.npz", plsa):
+        with pytest.raises(TypeError, match="grid must be a fitted CountingGrid"):
+            call(bad, X, labels)
+    y = np.arange(40) % 2
+    clf = countgrid.CountingGridClassifier((4, 4), (2, 2), n_iter=3, random_state=0,
+                                           dtype=np.float64).fit(X, y)
+    np.testing.assert_array_equal(np.asarray(call(clf, X, labels)),
+                                  np.asarray(call(clf.grid_, X, labels)))
+    gen = countgrid.GenerativeCountingGridClassifier((4, 4), (2, 2), n_iter=2, random_state=0)
+    with pytest.raises(TypeError, match="grid: a GenerativeCountingGridClassifier .* grids_"):
+        call(gen.fit(X, y), X, labels)
+    with pytest.raises(NotFittedError):
+        call(countgrid.CountingGridClassifier((4, 4), (2, 2)), X, labels)
+
+
+@pytest.mark.parametrize("name", ["region_words", "compare_groups", "shares_by_period",
+                                  "region_effects"])
+@pytest.mark.parametrize("value, dtype", [(10**12, np.int64), (2**63 + 5, np.uint64),
+                                          (16, np.int64)])
+def test_region_numbers_beyond_the_cells_are_refused(small, name, value, dtype):
+    """A grid has at most one region per cell: a cell numbered 10**12 (numpy's unnamed
+    MemoryError, allocating that many regions) or 2**63 + 5 (wrapped negative: IndexError,
+    OverflowError) is a ValueError naming labels."""
+    grid, X, labels = small
+    bad = labels.astype(dtype)
+    bad[0, 0] = value
+    with pytest.raises(ValueError, match=rf"labels holds region {value}, but a grid of 16 "
+                                         r"cells has at most 16 regions"):
+        _statistics()[name](grid, X, bad)
+    every = np.arange(16).reshape(4, 4)        # the largest number a grid can have
+    assert np.asarray(_statistics()[name](grid, X, every)).size
+
+
+@pytest.mark.parametrize("name", sorted(_statistics()))
+def test_a_window_changed_after_fit_is_refused_until_set_back(small, name):
+    """set_params(window=) after fit: the statistics (and the grid's own inference) refuse
+    it, naming grid and window, instead of computing with a window the grid was not
+    fitted with; set back, the results are those of the grid as fitted."""
+    import copy
+    grid, X, labels = small
+    call = _statistics()[name]
+    before = np.asarray(call(grid, X, labels))
+    changed = copy.deepcopy(grid).set_params(window=(3, 3))
+    with pytest.raises(ValueError, match=r"grid: window was changed from \(2, 2\) to "
+                                         r"\(3, 3\) after fit; fit again"):
+        call(changed, X, labels)
+    with pytest.raises(ValueError, match="window was changed"):
+        changed.transform(X)
+    changed.set_params(window=(2, 2))
+    np.testing.assert_array_equal(np.asarray(call(changed, X, labels)), before)

@@ -101,5 +101,12 @@ def test_errors_name_the_argument(fitted):
         shares_by_period(grid, X, days, labels=np.zeros((2, 2), int))
     with pytest.raises(countgrid.exceptions.NotFittedError):
         shares_by_period(countgrid.CountingGrid(), X, days)
+    # Unix timestamps: NaN is a missing date, +-inf no date (it was taken for a missing one)
+    stamps = np.arange(len(days)) * 86400.0
+    stamps[5] = np.nan
+    assert shares_by_period(grid, X, stamps).n_undated == 1
+    stamps[9] = -np.inf
+    with pytest.raises(ValueError, match=r"dates\[9\] = -inf is not a Unix timestamp"):
+        shares_by_period(grid, X, stamps)
     none = shares_by_period(grid, X, np.array([""] * len(days), object))
     assert none.labels == [] and none.mass.shape == (0, 6, 7) and none.n_undated == 150

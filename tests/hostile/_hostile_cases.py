@@ -1,7 +1,8 @@
 """Cases of the hostile suite (issue 13): every public estimator, function and the command
 line, against every class of bad input, generated combinatorially (the front door of issue
 11: _hostile_front_door.py; the scale API of issue 14: _hostile_scale.py; files and outputs
-a stranger controls, issue 30: _hostile_security.py).
+a stranger controls, issue 30: _hostile_security.py; the map's statistics of issue 24:
+_hostile_atlas.py).
 
 Each :class:`Case` states what it expects: ``"ok"`` (must succeed; its ``oracle`` checks the
 result), ``"raise"`` (must raise a clear error naming one of ``names``) or ``"either"``
@@ -2811,7 +2812,13 @@ import _hostile_security  # noqa: E402 - files and outputs a stranger controls (
 
 GENERATORS = GENERATORS + tuple(_hostile_front_door._with_data(g)
                                 for g in _hostile_security.GENERATORS)
-KNOWN_FAILURES = {**_hostile_scale.KNOWN_FAILURES, **_hostile_security.KNOWN_FAILURES}
+
+import _hostile_atlas  # the map's statistics of issue 24 (the atlas)
+
+GENERATORS = GENERATORS + tuple(_hostile_front_door._with_data(g)
+                                for g in _hostile_atlas.GENERATORS)
+KNOWN_FAILURES = {**_hostile_scale.KNOWN_FAILURES, **_hostile_security.KNOWN_FAILURES,
+                  **_hostile_atlas.KNOWN_FAILURES}
 
 
 def build_cases():

@@ -1,9 +1,10 @@
 """The hostile suite of issue 13: every public estimator, function and the command line
 against every class of bad input (tests/hostile/_hostile_cases.py; the front door of issue
 11 in _hostile_front_door.py, the scale API of issue 14 in _hostile_scale.py, files and
-outputs a stranger controls, issue 30, in _hostile_security.py), each case isolated in a
-worker process (_hostile_engine.py).  A case passes when it is ``ok`` or a ``clear-error``;
-the failure message lists every other case, one line each.
+outputs a stranger controls, issue 30, in _hostile_security.py; the map's statistics of
+issue 24 in _hostile_atlas.py), each case isolated in a worker process (_hostile_engine.py).
+A case passes when it is ``ok`` or a ``clear-error``; the failure message lists every other
+case, one line each.
 
 ``python tools/hostile.py`` runs the same suite and prints its tables (also against another
 installation with ``--python``).  COUNTGRID_HOSTILE_WORKERS sets the number of workers
@@ -50,4 +51,5 @@ def test_hostile_suite():
     fixed = [r["id"] for r in results if r["id"] in KNOWN_FAILURES
              and r["outcome"] not in engine.FAILING]
     assert not fixed, f"known hostile failures that now pass (remove them from " \
-                      f"KNOWN_FAILURES of _hostile_scale.py or _hostile_security.py): {fixed}"
+                      f"KNOWN_FAILURES of _hostile_scale.py, _hostile_security.py or " \
+                      f"_hostile_atlas.py): {fixed}"

@@ -62,7 +62,7 @@ def test_corpora_keep_their_shared_columns_and_names(fitted, two):
         map_data(fitted["grid"], versus=Y)
     with pytest.raises(TypeError, match="versus must be a countgrid.text.Corpus"):
         map_data(fitted["grid"], X, versus="other.csv")
-    with pytest.raises(ValueError, match="X has 5 features"):
+    with pytest.raises(ValueError, match="versus has 5 features"):
         map_data(fitted["grid"], X, versus=Y[:, :5])
     with pytest.raises(ValueError, match="'corpus' names the two corpora"):
         map_data(fitted["grid"], X, versus=Y, metadata={"corpus": np.zeros(X.shape[0])})

@@ -86,7 +86,8 @@ def parse_dates(values, name="dates"):
     ----------
     values : array-like of shape (n,)
         ISO 8601 strings, Unix timestamps (seconds), ``datetime``/``date`` objects or
-        ``datetime64`` values; empty strings, None, NaN and NaT are missing.
+        ``datetime64`` values; empty strings, None, NaN and NaT are missing (infinity is
+        no date: refused, in a list or in a float array).
     name : str
         The argument named in errors.
 
@@ -110,11 +111,12 @@ def parse_dates(values, name="dates"):
         except (ValueError, TypeError, DeprecationWarning, UserWarning):
             pass
     if arr.dtype.kind == "f":
-        ok = np.isfinite(arr)
-        big = np.abs(np.where(ok, arr, 0)) > _MAX_TIMESTAMP
+        ok = ~np.isnan(arr)                       # NaN: missing; +-inf: no date, refused
+        big = ok & ~(np.abs(np.where(ok, arr, 0)) <= _MAX_TIMESTAMP)
         if big.any():
             row = int(np.flatnonzero(big)[0])
-            raise ValueError(f"{name}[{row}] = {arr[row]!r} is not a Unix timestamp in seconds")
+            raise ValueError(f"{name}[{row}] = {float(arr[row])!r} is not a Unix timestamp "
+                             f"in seconds")
         out = np.full(arr.shape, _NAT)
         out[ok] = np.floor(arr[ok]).astype(np.int64).astype("datetime64[s]")
         return out

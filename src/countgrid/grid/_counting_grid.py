@@ -217,6 +217,11 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                       "n_features_in_": scalar("int", bind="n_features"),
                       "n_batch_iter_": scalar("int")}
     _derived_arrays = ("h_",)
+    #: The window is how inference reads ``pi_`` (``h_`` is its window means; positions'
+    #: centres, relevance, documents near a cell, the map and its statistics take it):
+    #: changed by ``set_params`` after fit, it is refused until the next fit
+    #: (docs/robustness.md, "Parameters after fit").
+    _inference_params = ("window",)
 
     def __init__(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",
                  posterior_floor="auto", window_schedule="auto", learn_prior=False, min_iter=30,

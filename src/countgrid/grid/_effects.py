@@ -154,7 +154,7 @@ def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, rando
     >>> fx.terms, fx.estimate.shape
     (['(intercept)', 'party=red'], (3, 2))
     """
-    extent, Xc = grid_documents(grid, X)
+    grid, extent, Xc = grid_documents(grid, X)
     _, window = check_grid(extent, grid.window)
     L = grid_size(extent)
     n = Xc.shape[0]
@@ -165,7 +165,8 @@ def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, rando
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
     D, terms, reference = _design(covariates, n)
     if n <= D.shape[1]:
-        raise ValueError(f"{n} documents for {D.shape[1]} terms: more documents are needed")
+        raise ValueError(f"X has {n} documents for the {D.shape[1]} terms of covariates (with "
+                         f"the intercept): the regression needs more documents than terms")
     rng = check_random_state(random_state)
     U = window_region_shares(region_of, window)               # (L, R)
     R = U.shape[1]

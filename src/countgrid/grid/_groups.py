@@ -16,6 +16,7 @@ with ``alpha_i = alpha_0 * p(i)``, ``p`` the share of the cell in both groups to
 and ``alpha_0`` the prior's weight (``prior_weight``, in documents).  A cell is marked
 when its interval ``delta_i +- z sqrt(var)`` excludes 0.
 """
+import math
 from numbers import Real
 
 import numpy as np
@@ -24,10 +25,14 @@ from scipy.special import ndtri
 from countgrid._utils.counts import check_counts
 from countgrid._utils.docs import fill_doc
 from countgrid._utils.results import ResultDict
-from countgrid._utils.validation import check_is_fitted
 from countgrid.grid._browse import window_coverage
 from countgrid.grid._posteriors import visit_posteriors
-from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
+from countgrid.grid._regions import (
+    GRID_AND_DOCUMENTS_DOC,
+    check_region_labels,
+    fitted_grid,
+    region_sizes,
+)
 from countgrid.grid._torus import check_grid, grid_size
 
 __all__ = ["compare_groups", "GroupComparison", "group_masses", "grid_documents",
@@ -45,11 +50,12 @@ class GroupComparison(ResultDict):
 
 
 def grid_documents(grid, X):
-    """``(extent, X)`` of a fitted grid and its documents checked (float64 counts over the
-    grid's words): the start of the statistics over documents on a grid."""
-    check_is_fitted(grid, "pi_")
+    """``(grid, extent, X)``: the fitted CountingGrid of ``grid`` (:func:`fitted_grid`),
+    its extent and the documents checked (float64 counts over the grid's words): the
+    start of the statistics over documents on a grid."""
+    grid = fitted_grid(grid)
     Xc, _ = check_counts(X, np.float64, n_features=np.shape(grid.pi_)[-1], owner="the grid")
-    return tuple(np.shape(grid.pi_)[:-1]), Xc
+    return grid, tuple(np.shape(grid.pi_)[:-1]), Xc
 
 
 def add_group_corners(per_corner, codes, q):
@@ -75,6 +81,25 @@ def group_masses(grid, X, codes, n_groups):
     return cell_masses(per_corner, extent, window)
 
 
+def _check_prior_weight(prior_weight):
+    """``prior_weight`` as a positive finite float, else ValueError naming it (a Python
+    int of any size is a Real: one beyond float's range is refused, not numpy's
+    TypeError)."""
+    value = None
+    if isinstance(prior_weight, Real) and not isinstance(prior_weight, bool):
+        try:
+            value = float(prior_weight)
+        except OverflowError:
+            raise ValueError(f"prior_weight must be a positive number within the range of a "
+                             f"float (1.8e308), got a {type(prior_weight).__name__} beyond it"
+                             ) from None
+    if value is None or not math.isfinite(value) or value <= 0:
+        shown = repr(prior_weight if value is None else value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ValueError(f"prior_weight must be a positive number, got {shown}")
+    return value
+
+
 @fill_doc(grid_and_documents=GRID_AND_DOCUMENTS_DOC)
 def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
                    labels=None):
@@ -90,20 +115,22 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
     groups : array-like of shape (n_documents,)
         A group label per document (e.g. a metadata column).
     a : object
-        The label of the first group.
+        The label of the first group (one label: a scalar, not a list).
     b : object, optional
         The label of the second group; None (default) compares ``a`` with all other
         documents.
     level : float in (0, 1), default=0.95
         The coverage of the intervals ``low``, ``high``.
     prior_weight : float, optional
-        ``alpha_0``, the prior's weight in documents (default: the number of cells, about
-        one document of prior mass per cell, so that a cell few documents reach stays near
-        0; with ``labels``, the number of regions).
+        ``alpha_0``, the prior's weight in documents, a positive finite real (default:
+        the number of cells, about one document of prior mass per cell, so that a cell few
+        documents reach stays near 0; with ``labels``, the number of regions).
     labels : array-like of int of shape ``extent``, optional
         A region per cell (:func:`countgrid.grid.regions`): compare the regions instead
         of the cells, each region's mass the sum over its cells (more documents per
-        unit, so narrower intervals); the arrays then have shape ``(n_regions,)``.
+        unit, so narrower intervals); the arrays then have shape ``(n_regions,)``.  At
+        least two regions, numbered ``0 .. n_regions - 1`` with none skipped (a region
+        without cells, or one holding all the mass, has no log-odds).
 
     Returns
     -------
@@ -122,7 +149,7 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
     >>> res.delta.shape, bool(res.marked.any())
     ((5, 5), True)
     """
-    extent, Xc = grid_documents(grid, X)
+    grid, extent, Xc = grid_documents(grid, X)
     L = grid_size(extent)
     n = Xc.shape[0]
     groups = np.asarray(groups)
@@ -131,6 +158,10 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
                          f"{groups.shape}")
     if isinstance(level, bool) or not isinstance(level, Real) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    for name, label in (("a", a), ("b", b)):
+        if np.ndim(label) != 0:
+            raise TypeError(f"{name} must be one label of groups, got a "
+                            f"{type(label).__name__} of shape {np.shape(label)}")
     in_a = groups == a
     if not in_a.any():
         raise ValueError(f"a={a!r} is not a label of groups")
@@ -146,18 +177,18 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
         raise ValueError(f"every document is in group a={a!r}: nothing to compare with")
     if prior_weight is None:
         alpha0 = float(L)
-    elif isinstance(prior_weight, bool) or not isinstance(prior_weight, Real) \
-            or not np.isfinite(prior_weight) or prior_weight <= 0:
-        raise ValueError(f"prior_weight must be a positive number, got {prior_weight!r}")
     else:
-        alpha0 = float(prior_weight)
+        alpha0 = _check_prior_weight(prior_weight)
     keep = in_a | in_b
     codes = np.where(in_a, 0, 1)[keep]
     mass = group_masses(grid, Xc[keep], codes, 2)
     shape = extent
     if labels is not None:
         region_of = check_region_labels(labels, extent)
-        R = int(region_of.max()) + 1
+        R = region_sizes(region_of).size
+        if R < 2:
+            raise ValueError("labels has one region: comparing the groups over regions "
+                             "needs at least two (each group has all its mass in one)")
         mass = np.stack([np.bincount(region_of.ravel(), weights=m, minlength=R)
                          for m in mass])
         shape = (R,)
@@ -170,7 +201,9 @@ def compare_groups(grid, X, groups, a, b=None, *, level=0.95, prior_weight=None,
     delta = (np.log(y_a + alpha) - np.log(n_a + alpha0 - y_a - alpha)
              - np.log(y_b + alpha) + np.log(n_b + alpha0 - y_b - alpha))
     std = np.sqrt(1.0 / (y_a + alpha) + 1.0 / (y_b + alpha))
-    z = float(ndtri(0.5 + level / 2.0))
+    # the upper (1 - level) / 2 quantile: ndtri(0.5 + level / 2) rounds to ndtri(1) = inf
+    # for a level within 1e-16 of 1
+    z = -float(ndtri((1.0 - float(level)) / 2.0))
     low, high = delta - z * std, delta + z * std
     return GroupComparison(
         delta=delta.reshape(shape), std=std.reshape(shape), low=low.reshape(shape),

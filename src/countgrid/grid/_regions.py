@@ -20,29 +20,84 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._utils import progress as _progress
+from countgrid._utils.docs import fill_doc
 from countgrid._utils.validation import check_is_fitted
 from countgrid.grid import _words
+from countgrid.grid._classifiers import (
+    GenerativeCountingGridClassifier,
+    _EmbeddingReadout,
+)
+from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._torus import check_grid, grid_size
 
 __all__ = ["regions", "region_words", "torus_edges", "ward_merges", "cut_tree",
-           "check_region_labels", "GRID_AND_DOCUMENTS_DOC"]
+           "check_region_labels", "region_sizes", "fitted_grid", "GRID_DOC",
+           "GRID_AND_DOCUMENTS_DOC"]
 
+#: The grid argument of the map's statistics (regions, region_words and those below).
+GRID_DOC = """grid : CountingGrid, CountingGridClassifier or CountingGridRegressor
+    A fitted grid; of a classifier or regressor, its ``grid_`` (as
+    :func:`countgrid.maps.map_data` takes them)."""
 #: The first arguments of the statistics over documents on a grid (compare_groups,
 #: shares_by_period, region_effects; countgrid._utils.docs).
-GRID_AND_DOCUMENTS_DOC = """grid : CountingGrid
-    A fitted grid.
+GRID_AND_DOCUMENTS_DOC = GRID_DOC + """
 X : {array-like, sparse matrix} of shape (n_documents, n_features)
     The documents."""
 
 
+def fitted_grid(grid):
+    """The fitted :class:`CountingGrid` of ``grid``: the grid itself, or the ``grid_`` of a
+    fitted CountingGridClassifier or CountingGridRegressor (as the map,
+    ``countgrid.maps._data._resolve_grid``).  Anything else is a TypeError naming
+    ``grid``; an unfitted one a NotFittedError; a grid whose ``window`` was changed by
+    ``set_params`` since fit a ValueError naming ``grid`` and ``window`` (as every method
+    of the grid refuses it: ``CountingGrid._inference_params``)."""
+    if isinstance(grid, GenerativeCountingGridClassifier):
+        raise TypeError("grid: a GenerativeCountingGridClassifier holds one grid per class; "
+                        "pass one of its grids_ instead")
+    if isinstance(grid, _EmbeddingReadout):
+        check_is_fitted(grid, "grid_")
+        grid = grid.grid_
+    if not isinstance(grid, CountingGrid):
+        raise TypeError(f"grid must be a fitted CountingGrid (or a CountingGridClassifier or "
+                        f"CountingGridRegressor), got {type(grid).__name__}")
+    if not hasattr(grid, "pi_"):
+        check_is_fitted(grid, "pi_")                    # NotFittedError, naming fit
+    try:
+        check_is_fitted(grid, "pi_")                    # a parameter changed since fit
+    except ValueError as exc:
+        raise ValueError(f"grid: {exc}") from None
+    return grid
+
+
 def check_region_labels(labels, extent):
-    """``labels`` as an int array of shape ``extent`` (a region per cell, numbered from 0),
-    else ValueError naming ``labels``."""
+    """``labels`` as an int array of shape ``extent`` (a region per cell, numbered from 0,
+    so below the number of cells), else ValueError naming ``labels``."""
     out = np.asarray(labels)
     if out.shape != tuple(extent) or out.dtype.kind not in "iu" or (out.size and out.min() < 0):
         raise ValueError(f"labels must be non-negative ints of the grid's shape "
                          f"{tuple(extent)}, got {out.dtype} of shape {out.shape}")
+    _check_largest_label(out)
     return out.astype(np.int64, copy=False)
+
+
+def _check_largest_label(labels):
+    """A grid has at most one region per cell: a larger region number (``10**12``, or a
+    uint64 beyond int64) would make numpy allocate that many regions or wrap negative."""
+    if labels.size and int(labels.max()) >= labels.size:
+        raise ValueError(f"labels holds region {int(labels.max())}, but a grid of "
+                         f"{labels.size} cells has at most {labels.size} regions, numbered "
+                         f"0 .. {labels.size - 1}")
+
+
+def region_sizes(labels):
+    """The cells of each region of checked labels (:func:`check_region_labels`), else a
+    ValueError naming ``labels`` when a region number below the largest is skipped."""
+    counts = np.bincount(np.ravel(labels))
+    if (counts == 0).any():
+        raise ValueError(f"labels skips region {int(np.flatnonzero(counts == 0)[0])}: "
+                         "number the regions 0 .. n_regions - 1")
+    return counts
 
 #: Principal coordinates the merges use (enough for Ward costs between neighbours to
 #: follow those of the full Hellinger coordinates: tests/grid/test_regions.py).
@@ -222,6 +277,7 @@ def _check_levels(n_regions, n_cells):
     return single, [int(k) for k in levels]
 
 
+@fill_doc(grid=GRID_DOC)
 def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
     """Contiguous regions of a fitted grid's cells that use the same words.
 
@@ -234,8 +290,7 @@ def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
+    {grid}
     n_regions : int or sequence of int, default=12
         The number of regions, or several numbers (one partition each), each between 1
         and the number of cells.
@@ -267,7 +322,7 @@ def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
     >>> labels.shape, sorted(np.unique(labels[1]).tolist())
     ((2, 6, 6), [0, 1, 2, 3, 4])
     """
-    check_is_fitted(grid, "pi_")
+    grid = fitted_grid(grid)
     extent = tuple(np.shape(grid.pi_)[:-1])
     check_grid(extent, grid.window)
     n = grid_size(extent)
@@ -281,6 +336,7 @@ def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
     return out[0] if single else out
 
 
+@fill_doc(grid=GRID_DOC)
 def region_words(grid, labels, n_words=10, feature_names=None, weighting="relevance",
                  X=None):
     """The words that name each region: its cells' average word distribution ranked as a
@@ -289,10 +345,10 @@ def region_words(grid, labels, n_words=10, feature_names=None, weighting="releva
 
     Parameters
     ----------
-    grid : CountingGrid
-        A fitted grid.
+    {grid}
     labels : array-like of int of shape ``extent``
-        A region per cell, ``0 .. n_regions - 1`` (:func:`regions`).
+        A region per cell, ``0 .. n_regions - 1`` (:func:`regions`), none skipped (so
+        fewer than the number of cells).
     n_words : int, default=10
     feature_names : sequence of str, optional
         The vocabulary (default: the grid's ``feature_names_in_`` if it has one).
@@ -308,7 +364,7 @@ default="relevance"
         Best first (ties by feature index): words when a vocabulary is known, else int64
         feature indices.
     """
-    check_is_fitted(grid, "pi_")
+    grid = fitted_grid(grid)
     pi = np.asarray(grid.pi_)
     extent, Z = tuple(pi.shape[:-1]), pi.shape[-1]
     labels = np.asarray(labels)
@@ -317,12 +373,10 @@ default="relevance"
     if labels.dtype.kind not in "iu" or labels.size == 0 or labels.min() < 0:
         raise ValueError("labels must hold the region numbers 0 .. n_regions - 1 of the "
                          "cells (countgrid.grid.regions)")
-    n_regions = int(labels.max()) + 1
+    _check_largest_label(labels)
     flat = labels.ravel().astype(np.int64)
-    counts = np.bincount(flat, minlength=n_regions)
-    if (counts == 0).any():
-        raise ValueError(f"labels skips region {int(np.flatnonzero(counts == 0)[0])}: "
-                         "number the regions 0 .. n_regions - 1")
+    counts = region_sizes(flat)
+    n_regions = counts.size
     indicator = sp.csr_matrix((1.0 / counts[flat], (flat, np.arange(flat.size))),
                               shape=(n_regions, flat.size))
     mean_pi = np.asarray(indicator @ pi.reshape(-1, Z).astype(np.float64))

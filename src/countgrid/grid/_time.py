@@ -98,7 +98,7 @@ def shares_by_period(grid, X, dates, period="auto", labels=None):
     >>> res.period, res.labels, res.n_documents.tolist(), res.region_share.shape
     ('month', ['2024-01', '2024-02', '2024-03'], [20, 20, 20], (3, 3))
     """
-    extent, Xc = grid_documents(grid, X)
+    grid, extent, Xc = grid_documents(grid, X)
     L = grid_size(extent)
     n = Xc.shape[0]
     when = parse_dates(dates, "dates")

@@ -69,13 +69,17 @@ def read_annotations(source):
     Raises
     ------
     ValueError
-        For a file that is too large, not JSON, not of this format or version, or a field
-        of the wrong type or out of the grid (naming it); at most 1,000 (``MAX_NOTES``) notes
-        and region names.
+        For an empty file name, a file that is too large, not JSON (a number of more than
+        4,300 digits included), not of this format or version, or a field of the wrong type
+        or out of the grid (naming it); at most 1,000 (``MAX_NOTES``) notes and region
+        names.
     """
     if isinstance(source, dict):
         doc = source
     elif isinstance(source, (str, bytes, os.PathLike)):
+        if not os.fspath(source):
+            raise ValueError("annotations: the file name is empty; give the JSON file the "
+                             "map's \"Save notes\" button wrote")
         with open(source, "rb") as fh:
             raw = fh.read(MAX_ANNOTATION_BYTES + 1)
         if len(raw) > MAX_ANNOTATION_BYTES:
@@ -83,7 +87,9 @@ def read_annotations(source):
                              f"{MAX_ANNOTATION_BYTES} bytes")
         try:
             doc = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
+            # ValueError: JSONDecodeError, UnicodeDecodeError, and Python's limit of
+            # 4,300 digits on an int's text
             raise ValueError(f"annotations: not a JSON file ({truncate_text(str(exc), 80)})"
                              ) from None
     else:

@@ -273,14 +273,9 @@ def _strings(values, n, name, default):
 
 
 def _vocabulary(model, feature_names, Z):
+    feature_names = _known_words(model, feature_names, Z)
     if feature_names is None:
-        for attr in ("feature_names_in_", "vocabulary_"):
-            names = getattr(model, attr, None)
-            if names is not None and len(names) == Z:
-                feature_names = names
-                break
-        else:
-            return [f"f{j}" for j in range(Z)]
+        return [f"f{j}" for j in range(Z)]
     if isinstance(feature_names, dict):     # CountVectorizer.vocabulary_: word -> column
         inv = [None] * len(feature_names)
         for word, j in feature_names.items():
@@ -294,6 +289,18 @@ def _vocabulary(model, feature_names, Z):
     if len(names) != Z:
         raise ValueError(f"feature_names has {len(names)} entries; the grid has {Z} features")
     return names
+
+
+def _known_words(model, feature_names, Z):
+    """The map's words when they are known (``feature_names``, else the model's own), or
+    None (the map then names the columns f0, f1, ...)."""
+    if feature_names is not None:
+        return feature_names
+    for attr in ("feature_names_in_", "vocabulary_"):
+        names = getattr(model, attr, None)
+        if names is not None and len(names) == Z:
+            return names
+    return None
 
 
 def _resolve_grid(grid):
@@ -662,9 +669,10 @@ default="relevance"
     if versus is not None:
         if X is None:
             raise ValueError("versus compares two corpora: pass X (or corpus=) too")
+        Z = np.shape(model.pi_)[-1]
         both = combine_corpora(dict(X=X, titles=titles, snippets=snippets, links=links,
-                                    ids=ids, metadata=metadata), versus, names,
-                               np.shape(model.pi_)[-1])
+                                    ids=ids, metadata=metadata), versus, names, Z,
+                               vocabulary=_known_words(model, feature_names, Z))
         X, titles, snippets, links, ids, metadata = (
             both[k] for k in ("X", "titles", "snippets", "links", "ids", "metadata"))
         if color_by is None:

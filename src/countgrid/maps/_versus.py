@@ -24,7 +24,33 @@ def _fields(source, name):
     return source, None, None, None, None, {}
 
 
-def combine_corpora(first, second, names, n_features):
+def _words(vocabulary):
+    """A vocabulary as a list of str (a dict ``word -> column`` in column order)."""
+    if isinstance(vocabulary, dict):
+        return [str(w) for w, _ in sorted(vocabulary.items(), key=lambda item: item[1])]
+    return [str(w) for w in vocabulary]
+
+
+def _check_vocabulary(second, vocabulary):
+    """Refuse a ``versus`` Corpus over other words than the map's (ValueError naming
+    versus): its counts would be put on the grid column by column."""
+    if vocabulary is None or not (hasattr(second, "counts") and hasattr(second, "vocabulary")):
+        return
+    theirs, ours = _words(second.vocabulary), _words(vocabulary)
+    if theirs == ours:
+        return
+    if len(theirs) != len(ours):
+        where = f"{len(theirs)} words, the map's {len(ours)}"
+    else:
+        j = next(i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b)
+        shown = [w if len(w) <= 40 else w[:37] + "..." for w in (theirs[j], ours[j])]
+        where = f"column {j} is {shown[0]!r}, the map's {shown[1]!r}"
+    raise ValueError(f"versus: the Corpus's vocabulary differs from the map's ({where}); "
+                     "count the other corpus over the map's words, e.g. "
+                     "Corpus.from_texts(texts, vocabulary=...)")
+
+
+def combine_corpora(first, second, names, n_features, vocabulary=None):
     """The documents of ``first`` then ``second`` as one set of map inputs.
 
     Parameters
@@ -38,6 +64,10 @@ def combine_corpora(first, second, names, n_features):
         The two corpora's names, the levels of the column ``"corpus"``.
     n_features : int
         The grid's number of words.
+    vocabulary : sequence of str or dict, optional
+        The map's words (of its ``corpus=``, ``feature_names`` or the grid): a
+        ``second`` Corpus over other words, or the same words in another order, is
+        refused (ValueError naming ``versus``).  None: not compared.
 
     Returns
     -------
@@ -51,8 +81,10 @@ def combine_corpora(first, second, names, n_features):
         raise ValueError(f"names must be two different non-empty names of the corpora, got "
                          f"{names!r}")
     X2, titles2, snippets2, links2, ids2, meta2 = _fields(second, "versus")
+    _check_vocabulary(second, vocabulary)
     Xa, _ = check_counts(first["X"], np.float64, n_features=n_features, owner="the map's grid")
-    Xb, _ = check_counts(X2, np.float64, n_features=n_features, owner="the map's grid")
+    Xb, _ = check_counts(X2, np.float64, n_features=n_features, name="versus",
+                         owner="the map's grid")
     na, nb = Xa.shape[0], Xb.shape[0]
     if na == 0 or nb == 0:
         raise ValueError("versus: each corpus needs documents to compare")
