@@ -93,6 +93,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 EXTRA = os.path.join(HERE, "_extra")
 os.makedirs(EXTRA, exist_ok=True)
 os.environ["COUNTGRID_DOCS_EXTRA"] = EXTRA
+# The dated corpus of plot_09 (load_python_changelog) is a dataset of the repository's
+# data/ folder, not of the installed package: found here whatever the installation.
+os.environ.setdefault("COUNTGRID_DATA_DIR", os.path.join(HERE, os.pardir, "data"))
 html_extra_path = [EXTRA]
 warnings.filterwarnings("ignore", category=UserWarning,
                         message="Matplotlib is currently using agg")

@@ -1,16 +1,27 @@
-"""Tests of countgrid.datasets (bundled demo corpus and the .npz reader)."""
+"""Tests of countgrid.datasets (bundled demo corpus, the .npz reader and the loader of
+the repository's dated corpus, Python's changelog)."""
+import importlib.util
 import os
+import shutil
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from countgrid._utils.dates import parse_dates
 from countgrid.datasets import Dataset, load_news20_3class, load_npz_corpus
-from repo_data import data_path
+from countgrid.text import Corpus, load_python_changelog
+from repo_data import checksums, data_path, sha256
 
 # the real dataset in data/ of the repository (data/README.md; not in the sdist)
 NEWS20_DIFFERENT = data_path("news20_different.npz", must_exist=False)
+PYTHON_CHANGELOG = data_path("python_changelog.npz", must_exist=False)
+changelog = pytest.mark.skipif(not os.path.exists(PYTHON_CHANGELOG),
+                               reason="data/ holds no datasets in this copy (sdist)")
+SECTIONS = ["Build", "C API", "Core and Builtins", "Documentation", "IDLE", "Library",
+            "Security", "Tests", "Tools/Demos", "Windows", "macOS"]
 
 
 def _bundled_path():
@@ -157,3 +168,135 @@ def test_load_npz_corpus_keeps_signed_values_and_checks_arguments(tmp_path):
     (tmp_path / "empty.npz").write_bytes(b"")
     with pytest.raises(ValueError, match="empty.npz is not a readable .npz corpus"):
         load_npz_corpus(tmp_path / "empty.npz")
+
+
+# ------------------------------------------------------------------ Python's changelog
+@changelog
+def test_python_changelog_file_is_listed_and_pickle_free():
+    assert sha256(PYTHON_CHANGELOG) == checksums()["python_changelog.npz"]
+    assert os.path.getsize(PYTHON_CHANGELOG) < 3e6
+    with np.load(PYTHON_CHANGELOG, allow_pickle=False) as z:
+        for key in z.files:
+            assert z[key].dtype.kind != "O", key
+        assert {"data", "indices", "indptr", "shape", "format", "y", "label_names",
+                "feature_names", "description", "texts_utf8", "texts_offsets", "sample_ids",
+                "dates", "releases", "links"} == set(z.files)
+        assert "PSF License" in str(z["description"])
+        assert "python3.11-doc 3.11.2-6+deb12u9" in str(z["description"])
+    d = load_npz_corpus(PYTHON_CHANGELOG, dtype=None)          # the generic reader too
+    assert d.X.dtype == np.int32 and list(d.label_names) == SECTIONS
+
+
+@changelog
+def test_python_changelog_corpus():
+    corpus = load_python_changelog(PYTHON_CHANGELOG)
+    assert isinstance(corpus, Corpus)
+    n, m = corpus.counts.shape
+    assert (n, m) == (8442, 3620)
+    assert corpus.vocabulary.shape == (m,) and len(set(corpus.vocabulary.tolist())) == m
+    assert sorted(corpus.metadata) == ["date", "release", "section"]
+    for key, values in corpus.metadata.items():
+        assert values.shape == (n,) and values.dtype.kind == "U", key
+    for field in (corpus.ids, corpus.titles, corpus.snippets, corpus.links):
+        assert field.shape == (n,)
+    assert len(set(corpus.ids.tolist())) == n
+    # every row has words; counts are whole numbers
+    assert (np.diff(corpus.counts.indptr) > 0).all()
+    assert np.array_equal(corpus.counts.data, np.round(corpus.counts.data))
+    # dates: ISO days, all parsed, in order, from 3.5.0a1 to 3.11.2
+    when = parse_dates(corpus.metadata["date"], "date")
+    assert not np.isnat(when).any() and (np.diff(when.astype(np.int64)) >= 0).all()
+    assert corpus.metadata["date"][0] == "2015-02-08"
+    assert corpus.metadata["date"][-1] == "2023-02-07"
+    releases = corpus.metadata["release"]
+    assert len(set(releases.tolist())) == 89
+    assert {"3.5.0a1", "3.6.0rc1", "3.10.0b1", "3.11.0rc2", "3.11.2"} <= set(releases.tolist())
+    assert set(releases[corpus.metadata["date"] == "2023-02-07"].tolist()) == {"3.11.2"}
+    # sections
+    section = corpus.metadata["section"]
+    assert sorted(set(section.tolist())) == SECTIONS
+    assert (section == "Library").sum() > (section == "Core and Builtins").sum() > 1000
+    assert (section == "Security").sum() == 105
+    # ids are issues (or RELEASE/SECTION/k), links go to the issue trackers
+    assert all(i.startswith(("gh-", "bpo-")) or i.count("/") >= 2 for i in corpus.ids)
+    assert all(link == "" or link.startswith(("https://github.com/python/cpython/issues/",
+                                              "https://bugs.python.org/"))
+               for link in corpus.links)
+    first = corpus.ids.tolist().index("bpo-23285")
+    assert corpus.snippets[first] == "PEP 475 - EINTR handling."
+    assert corpus.links[first].endswith("bpo=23285")
+    # the texts are whole and plain: no markup, no issue prefix
+    assert max(len(t) for t in corpus.snippets) > 300
+    assert not any(t.startswith(("gh-", "bpo-")) or "<code" in t or "&amp;" in t
+                   for t in corpus.snippets)
+    vocab = set(corpus.vocabulary.tolist())
+    assert {"asyncio", "typing", "unicode", "windows", "idle", "openssl"} <= vocab
+    assert not {"the", "fix", "patch", "python", "gh", "bpo"} & vocab
+
+
+@changelog
+def test_python_changelog_is_found_without_a_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("COUNTGRID_DATA_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"python_changelog\.npz does not exist.*"
+                                                r"COUNTGRID_DATA_DIR"):
+        load_python_changelog()
+    shutil.copy(PYTHON_CHANGELOG, tmp_path / "python_changelog.npz")
+    assert load_python_changelog().counts.shape == (8442, 3620)
+    with open(PYTHON_CHANGELOG, "rb") as f:                        # a file object
+        assert len(load_python_changelog(f)) == 8442
+
+
+def test_python_changelog_rejects_another_corpus(tmp_path):
+    path = _save_parts(tmp_path / "c.npz", label_names=np.array(["a", "b"]),
+                       feature_names=np.array(["x", "y", "z"]))
+    with pytest.raises(ValueError, match=r"c\.npz is not the Python changelog corpus: "
+                                         r"arrays \['texts_utf8'"):
+        load_python_changelog(path)
+
+
+def _changelog_tool():
+    path = Path(__file__).resolve().parent.parent / "tools" / "make_python_changelog.py"
+    if not path.is_file():
+        pytest.skip("tools/make_python_changelog.py not available (not a source checkout)")
+    spec = importlib.util.spec_from_file_location("_cg_tool_make_python_changelog", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _release(title, date, sections):
+    parts = [f'<section id="r"><h2>{title}<a class="headerlink" href="#r">\u00b6</a></h2>'
+             f"<p><em>Release date: {date}</em></p>"]
+    for name, items in sections:
+        parts.append(f'<section id="s"><h3>{name}</h3><ul class="simple">'
+                     + "".join(f"<li><p>{i}</p></li>" for i in items) + "</ul></section>")
+    return "".join(parts) + "</section>"
+
+
+def test_changelog_tool_parses_dedups_and_names():
+    tool = _changelog_tool()
+    link = '<a class="reference external" href="https://github.com/python/cpython/issues/{0}">' \
+           'gh-{0}</a>'
+    page = ('<section id="changelog"><h1>Changelog</h1>'
+            + _release("Python 3.7.0 beta 1", "2018-01-30", [
+                ("Library", [link.format(1) + ": Fix <code>os.stat()</code>\n  on &lt;Windows&gt;.",
+                             link.format(2) + ": Second.", "No issue here."])])
+            + _release("Python 3.6.5 final", "2018-03-28", [("Security", [
+                link.format(1) + ": Fix <code>os.stat()</code> on &lt;Windows&gt;."])])
+            + _release("Python 3.6.4 release candidate 1", "2017-12-05", [
+                ("Library", [link.format(2) + ": First.",
+                             "<ul><li><p>nested</p></li></ul>outer"])])
+            + "</section><div><h3>Navigation</h3><ul><li>Not an entry</li></ul></div>")
+    entries, n_releases, n_listed = tool.parse(page)
+    assert (n_releases, n_listed) == (3, 6)
+    texts, ids = tool.split_ids(entries)
+    # oldest first; the backport listed twice is kept once, at its earliest listing
+    assert texts == ["First.", "nestedouter", "Fix os.stat() on <Windows>.", "Second.",
+                     "No issue here."]
+    assert ids == ["gh-2", "3.6.4rc1/Library/1", "gh-1", "gh-2#2", "3.7.0b1/Library/1"]
+    assert [e["release"] for e in entries] == ["3.6.4rc1", "3.6.4rc1", "3.7.0b1", "3.7.0b1",
+                                               "3.7.0b1"]
+    assert entries[2]["section"] == "Library" and entries[2]["date"] == "2018-01-30"
+    assert entries[2]["link"] == "https://github.com/python/cpython/issues/1"
+    assert tool.release_name("Python 3.11.2 final") == "3.11.2"
+    assert tool.release_name("Python 3.5.0 alpha 1") == "3.5.0a1"

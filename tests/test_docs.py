@@ -225,10 +225,14 @@ def test_built_site_loads_nothing_from_the_network():
 def test_built_site_has_gallery_map_and_reference():
     gallery = os.path.join(BUILD, "gallery")
     examples = [n for n in os.listdir(gallery) if n.startswith("plot_") and n.endswith(".html")]
-    assert 6 <= len(examples) <= 8
+    assert 6 <= len(examples) <= 9
     with open(os.path.join(gallery, "plot_03_html_map.html"), encoding="utf-8") as f:
         assert 'src="../news20_map.html"' in f.read()
     assert os.path.getsize(os.path.join(BUILD, "news20_map.html")) > 10_000
+    # the dated corpus's map (plot_09: time slider, coloured by section)
+    with open(os.path.join(gallery, "plot_09_time_and_groups.html"), encoding="utf-8") as f:
+        assert 'src="../python_changelog_map.html"' in f.read()
+    assert os.path.getsize(os.path.join(BUILD, "python_changelog_map.html")) > 10_000
     names, _ = documented()
     pages = set(os.listdir(os.path.join(BUILD, "generated")))
     for name in names:

@@ -16,10 +16,10 @@ def _present():
     return [n for n in LISTED if os.path.isfile(os.path.join(DATA_DIR, n))]
 
 
-def test_the_list_names_the_twelve_datasets():
-    assert len(LISTED) == 12 and all(n.endswith(".npz") for n in LISTED)
+def test_the_list_names_the_thirteen_datasets():
+    assert len(LISTED) == 13 and all(n.endswith(".npz") for n in LISTED)
     assert {"news20_same.npz", "news20_full.npz", "reuters_r8.npz",
-            "colon_alon1999.npz"} <= set(LISTED)
+            "colon_alon1999.npz", "python_changelog.npz"} <= set(LISTED)
     readme = open(os.path.join(DATA_DIR, "README.md"), encoding="utf-8").read()
     for name in LISTED:      # every file has its row (and provenance) in the README
         assert f"`{name}`" in readme or f"`{name[:-4]}`" in readme, name

@@ -2,19 +2,24 @@
 
 One command, from the repository root, with countgrid and matplotlib installed:
 
-    python tools/make_doc_images.py [--out docs/img] [--no-map] [--map-features]
+    python tools/make_doc_images.py [--out docs/img] [--no-map] [--map-features] [--map-time]
 
 It also writes the two pictures of the README, from the same pipeline as ``countgrid
 demo``: ``demo_word_grid.png`` (the word grid) and ``demo_map.png``, a screenshot of the
 interactive map in headless Chromium (Playwright pointed at Debian's ``chromium``, as the
 map tests; ``--no-map`` skips it), and the screenshots of docs/map.md's features made on
 the same map (``map_regions.png``, ``map_select.png``, ``map_compare.png``,
-``map_filters.png``; ``--map-features`` writes only these).
+``map_filters.png``; ``--map-features`` writes only these).  ``--map-time`` writes only
+the screenshots of the map of a dated corpus, Python's changelog
+(``data/python_changelog.npz``, the model of ``examples/plot_09_time_and_groups.py``):
+``map_time.png`` (the years 2020-2022 chosen on the time bar, the cells coloured by their
+share of those years' entries, a sparkline per region) and ``map_groups.png`` (the
+Security section against the rest).
 
-Every model is fitted on the bundled 20 Newsgroups subset (``load_news20_3class``) with a
-fixed seed and one thread, and matplotlib's PNG metadata (software version, date) is
-dropped, so that a rerun on the same machine writes the same bytes.  Each image is
-checked to stay under 200 KB.
+Every other model is fitted on the bundled 20 Newsgroups subset (``load_news20_3class``);
+every model with a fixed seed and one thread, and matplotlib's PNG metadata (software
+version, date) is dropped, so that a rerun on the same machine writes the same bytes.  Each
+image is checked to stay under 200 KB (the screenshots under 400 KB).
 """
 import argparse
 import os
@@ -56,12 +61,18 @@ def main(argv=None):
     ap.add_argument("--no-map", action="store_true", help="skip the map screenshots")
     ap.add_argument("--map-features", action="store_true",
                     help="write only the README's map and docs/map.md's feature screenshots")
+    ap.add_argument("--map-time", action="store_true",
+                    help="write only docs/map.md's time and group screenshots, on the map of "
+                         "Python's changelog (data/python_changelog.npz)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     out = lambda name: os.path.join(args.out, name)  # noqa: E731
     warnings.simplefilter("ignore", ConvergenceWarning)
     if args.map_features:
         readme_pictures(out, with_map=True, word_grid=False)
+        return 0
+    if args.map_time:
+        time_pictures(out)
         return 0
 
     X, y, words, label_names = load_news20_3class()
@@ -164,6 +175,52 @@ def readme_pictures(out, with_map=True, word_grid=True):
     finally:
         os.unlink(page_path)
     for name in ["demo_map.png"] + [m[0] for m in MAP_FEATURES]:
+        _shrink(out(name))
+
+
+#: The years chosen on the time bar of ``map_time.png``.
+TIME_RANGE = ("2020", "2022")
+
+
+def time_pictures(out):
+    """docs/map.md's "Time" screenshots: the map of Python's changelog (the model of
+    examples/plot_09_time_and_groups.py: the package's defaults), with a range of years
+    chosen (``map_time.png``), and the Security section against the rest
+    (``map_groups.png``)."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, os.path.join(REPO, "data"))
+    from repo_data import data_path
+
+    from countgrid.text import load_python_changelog
+
+    corpus = load_python_changelog(data_path("python_changelog.npz"))
+    X = corpus.counts.astype(np.float32)
+    grid = countgrid.CountingGrid(random_state=SEED, num_threads=1).fit(X)
+    size = " x ".join(map(str, grid.pi_.shape[:-1]))
+    page_path = out("changelog_map.html")
+    countgrid.maps.write_html(grid, page_path, X, corpus=corpus, color_by="section",
+                              time="date", random_state=SEED,
+                              title=f"Python's changelog, 2015-2023: {size} counting grid")
+    shots = {"map_time.png": "countgridMap.setTime({p0}, {p1});",
+             "map_groups.png": "countgridMap.compare('section', 'Security', null);"}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=os.environ.get(
+                "COUNTGRID_CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            for name, script in shots.items():
+                page.goto("file://" + os.path.abspath(page_path))
+                page.wait_for_function("window.countgridMap && window.countgridMap.ready")
+                years = page.evaluate("countgridMap.timeLabels()")
+                p0, p1 = (years.index(y) for y in TIME_RANGE)
+                page.evaluate(script.format(p0=p0, p1=p1))
+                page.wait_for_timeout(300)
+                page.screenshot(path=out(name))
+            browser.close()
+    finally:
+        os.unlink(page_path)
+    for name in shots:
         _shrink(out(name))
 
 

@@ -21,6 +21,10 @@ __all__ = ["Dataset", "TextDataset", "load_news20_3class", "load_news20_3class_t
 
 _NEWS20_3CLASS = "news20_3class.npz"
 _NEWS20_3CLASS_TEXTS = "news20_3class_texts.npz"
+#: The data/ folder of a source checkout (src/countgrid/datasets.py -> data/): where the
+#: repository's datasets are for an editable install (data/README.md).
+_CHECKOUT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "data")
 
 TextDataset = namedtuple("TextDataset", ["texts", "y", "label_names", "split", "description"])
 TextDataset.__doc__ = """Raw texts with labels: ``(texts, y, label_names, split, description)``."""
@@ -252,3 +256,17 @@ def load_news20_3class_texts():
         texts = [blob[offsets[i]:offsets[i + 1]].decode("utf-8")
                  for i in range(len(offsets) - 1)]
         return TextDataset(texts, z["y"], z["label_names"], z["split"], str(z["description"]))
+
+
+def _repository_file(name):
+    """The repository dataset ``name``: in ``$COUNTGRID_DATA_DIR`` when set, else in the
+    ``data/`` folder of the source checkout this package runs from (an editable install);
+    FileNotFoundError saying where to find it otherwise (it is not in the wheel)."""
+    folder = os.environ.get("COUNTGRID_DATA_DIR") or _CHECKOUT_DATA
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{path} does not exist: {name} is one of the datasets of the data/ folder of a "
+            f"git clone of countgrid (not in its wheel or sdist; data/README.md). Pass its "
+            f"path, or set COUNTGRID_DATA_DIR to the folder holding it")
+    return path

@@ -46,7 +46,7 @@ def write_bundle(grid, folder, X=None, *, chunk_documents=CHUNK_DOCUMENTS, annot
         As for :func:`write_html`.
     folder : str or path-like
         The bundle's folder (created when missing; it may not be a file).
-    chunk_documents : int, default=CHUNK_DOCUMENTS
+    chunk_documents : int, default=50000
         Documents per chunk file.
     annotations
         As for :func:`write_html`.

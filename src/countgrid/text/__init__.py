@@ -5,14 +5,16 @@ titles, snippets, links, metadata) and saves without pickle; :func:`read_corpus`
 one from a folder of ``.txt`` files, a text/CSV/TSV/JSONL file, stdin or pre-vectorised
 counts (``.npz``, MatrixMarket, UCI bag-of-words); :func:`read_documents` returns the raw
 texts and fields before vectorising; :func:`select_by_resolving_power` selects terms;
-:func:`cap_document_lengths` scales very long documents down.
+:func:`cap_document_lengths` scales very long documents down;
+:func:`load_python_changelog` is a dated corpus of the repository's ``data/`` folder.
 Vectorising raw text uses scikit-learn's ``CountVectorizer`` (``pip install
 countgrid[text]``).  The user's page: docs/text.md.
 """
+from countgrid.text._changelog import load_python_changelog
 from countgrid.text._corpus import Corpus
 from countgrid.text._lengths import cap_document_lengths
 from countgrid.text._readers import FORMATS, read_corpus, read_documents
 from countgrid.text._selection import select_by_resolving_power
 
 __all__ = ["Corpus", "FORMATS", "read_corpus", "read_documents", "select_by_resolving_power",
-           "cap_document_lengths"]
+           "cap_document_lengths", "load_python_changelog"]
