@@ -25,9 +25,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import countgrid
-from countgrid.text import load_python_changelog
 from countgrid.grid import compare_groups, region_effects, region_words, regions, \
     shares_by_period
+from countgrid.text import load_python_changelog
 
 warnings.filterwarnings("ignore", category=countgrid.ConvergenceWarning)
 

@@ -9,7 +9,9 @@ demo``: ``demo_word_grid.png`` (the word grid) and ``demo_map.png``, a screensho
 interactive map in headless Chromium (Playwright pointed at Debian's ``chromium``, as the
 map tests; ``--no-map`` skips it), and the screenshots of docs/map.md's features made on
 the same map (``map_regions.png``, ``map_select.png``, ``map_compare.png``,
-``map_filters.png``; ``--map-features`` writes only these).  ``--map-time`` writes only
+``map_filters.png``, ``map_search.png``, ``map_notes.png``, and ``map_versus.png`` on a map
+of two corpora made of the demo's posts; ``--map-features`` writes only these).  ``--map-time``
+writes only
 the screenshots of the map of a dated corpus, Python's changelog
 (``data/python_changelog.npz``, the model of ``examples/plot_09_time_and_groups.py``):
 ``map_time.png`` (the years 2020-2022 chosen on the time bar, the cells coloured by their
@@ -109,7 +111,15 @@ MAP_FEATURES = [
     ("map_filters.png", "countgridMap.setFilter('group', ['rec.sport.baseball']);"
                         "document.getElementById('cg-filters-box').open = true;"
                         "countgridMap.colorBy(null); countgridMap.pin({rb}, {cb});"),
+    ("map_search.png", "countgridMap.searchDocuments('shuttle launch');"),
+    ("map_notes.png", "countgridMap.renameRegion(countgridMap.regionOf({r} * {E2} + {c}, "
+                      "countgridMap.regionLevels()[0]), 'space flight');"
+                      "countgridMap.pin({r}, {c});"
+                      "countgridMap.setNote({r}, {c}, 'launches, orbits and the shuttle');"),
 ]
+#: docs/map.md's "Two corpora": the demo's sci.space and alt.atheism posts against its
+#: rec.sport.baseball and alt.atheism posts, on the demo's grid
+VERSUS_SHOT = "map_versus.png"
 
 
 def _shrink(shot, max_bytes=400_000):
@@ -156,7 +166,7 @@ def readme_pictures(out, with_map=True, word_grid=True):
                 "COUNTGRID_CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1280, "height": 760})
             page.goto("file://" + os.path.abspath(page_path))
-            page.wait_for_function("window.countgridMap && window.countgridMap.firstFrameMs")
+            page.wait_for_function("window.countgridMap && window.countgridMap.ready")
             row, col = np.unravel_index(np.argmax(clf.gamma_[..., 2]), clf.gamma_.shape[:2])
             page.evaluate(f"window.countgridMap.pin({int(row)}, {int(col)})")
             page.wait_for_timeout(300)
@@ -164,17 +174,28 @@ def readme_pictures(out, with_map=True, word_grid=True):
             r, c = int(row), int(col)
             rb, cb = np.unravel_index(np.argmax(clf.gamma_[..., 1]), clf.gamma_.shape[:2])
             where = dict(r=r, c=c, r0=r - 2, c0=c - 2, r1=r + 2, c1=c + 2, rb=int(rb),
-                         cb=int(cb))
+                         cb=int(cb), E2=clf.grid_.pi_.shape[1])
             for name, script in MAP_FEATURES:
                 page.goto("file://" + os.path.abspath(page_path))
                 page.wait_for_function("window.countgridMap && window.countgridMap.ready")
                 page.evaluate(script.format(**where))
                 page.wait_for_timeout(300)
                 page.screenshot(path=out(name))
+            space = np.isin(labels, ["sci.space", "alt.atheism"])
+            baseball = np.isin(labels, ["rec.sport.baseball", "alt.atheism"])
+            countgrid.maps.write_html(
+                clf, page_path, corpus=corpus.subset(np.flatnonzero(space)),
+                versus=corpus.subset(np.flatnonzero(baseball)),
+                names=("space + atheism", "baseball + atheism"), random_state=SEED,
+                title=f"Two corpora on the demo's {size} counting grid")
+            page.goto("file://" + os.path.abspath(page_path))
+            page.wait_for_function("window.countgridMap && window.countgridMap.ready")
+            page.wait_for_timeout(300)
+            page.screenshot(path=out(VERSUS_SHOT))
             browser.close()
     finally:
         os.unlink(page_path)
-    for name in ["demo_map.png"] + [m[0] for m in MAP_FEATURES]:
+    for name in ["demo_map.png"] + [m[0] for m in MAP_FEATURES] + [VERSUS_SHOT]:
         _shrink(out(name))
 
 
