@@ -131,7 +131,7 @@ def test_the_rules_differ_only_on_repeated_words():
 
 
 def test_windows_do_not_depend_on_blocks_or_threads():
-    texts = _random_texts(4, n_texts=300, max_len=80)
+    texts = _random_texts(4, n_texts=150, max_len=60)
     offsets, tokens = _flat(texts)
     base = _cooc.windows(offsets, tokens, 6, 0, 7, 1)
     old = _cooc.block_work(50)
