@@ -980,11 +980,11 @@ def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=Non
         warnings.warn(f"{missing.size} top word(s) never occur in the reference corpus "
                       f"(word indices {missing[:5].tolist()}"
                       f"{'...' if missing.size > 5 else ''}, in {n_hit} of {len(values)} "
-                      f"topic(s)): {what}", RuntimeWarning, stacklevel=2)
+                      f"topic(s)): {what}", RuntimeWarning, stacklevel=3)
     elif undefined.any():
         warnings.warn(f"{int(undefined.sum())} of {len(values)} topic(s) have an undefined "
                       f"{measure} (a context vector of norm 0): NaN, left out of the mean",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=3)
     defined = values[~undefined]
     mean = float(np.mean(defined)) if defined.size else float("nan")
     return TopicCoherence(per_topic=values, mean=mean, undefined=undefined,
