@@ -44,7 +44,8 @@ LIBRARY_SOURCES = ["csrc/common/runtime.c", "csrc/grid/window.c", "csrc/grid/est
                    "csrc/grid/mstep.c", "csrc/kernels/itkernels.c", "csrc/topics/plsa.c"]
 # Private kernels, each linked into one family wrapper.
 PRIVATE_SOURCES = {"countgrid.rap._wrappers": ["csrc/rap/rap.c"],
-                   "countgrid.gtm._wrappers": ["csrc/gtm/gtm.c"]}
+                   "countgrid.gtm._wrappers": ["csrc/gtm/gtm.c"],
+                   "countgrid._utils._cooc": ["csrc/cooc/cooc.c"]}
 INCLUDE_DIRS = ["src/countgrid/include", "csrc", "csrc/common", np.get_include()]
 HEADERS = sorted(glob.glob("csrc/*/*.h")) + sorted(glob.glob("src/countgrid/include/countgrid/*.h"))
 LIB_NAME = "countgrid"          # libcountgrid.a / countgrid.lib
@@ -259,6 +260,8 @@ extensions = [
     extension("countgrid.kernels._wrappers"),
     extension("countgrid.rap._wrappers"),
     extension("countgrid.gtm._wrappers"),
+    # The co-occurrence counts of the coherence measures (a private helper, no family).
+    extension("countgrid._utils._cooc"),
     # Cython API: noexcept nogil functions calling the kernels through the capsule.
     extension("countgrid.cython_api"),
 ]

@@ -40,6 +40,7 @@ SLOW_FILES = {
     "tests/scale/test_dask.py": "a real dask LocalCluster",
     "tests/test_check_wheel.py": "builds and installs the wheel",
     "tests/kernels/test_itk_weighted_range.py": "the numerical range, on large Gram matrices",
+    "tests/test_coherence_gensim.py": "gensim's own coherence pipeline on a real corpus",
 }
 #: The threshold of ``tests/slow_tests.txt``, in seconds of one test.
 SLOW_SECONDS = 0.3

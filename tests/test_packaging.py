@@ -126,7 +126,8 @@ def test_check_wheel_contents_script(tmp_path):
     so = "cpython-311-x86_64-linux-gnu.so"
     full = [f"countgrid/{m}.{so}" for m in ("_kernels", "cython_api", "grid/_wrappers",
                                             "topics/_wrappers", "kernels/_wrappers",
-                                            "rap/_wrappers", "gtm/_wrappers")] + [
+                                            "rap/_wrappers", "gtm/_wrappers",
+                                            "_utils/_cooc")] + [
             "countgrid/cython_api.pxd", "countgrid/include/countgrid/countgrid.h",
             "countgrid/include/countgrid/countgrid_api.h", "countgrid/lib/libcountgrid.a",
             "countgrid.libs/libgomp-f9a9ad78.so.1.0.0"]

@@ -66,6 +66,7 @@ def _call(f, **kwargs):
 
 def cases():
     """(wrapper, corruption, itype, dtype, thunk) for every wrapper taking CSR/CSC."""
+    from countgrid._utils import _cooc as C
     from countgrid.grid import _wrappers as G
     from countgrid.gtm import _wrappers as M
     from countgrid.kernels import _wrappers as I
@@ -104,6 +105,17 @@ def cases():
                 M.accumulate_csc, **csr, resp=np.full((d, K), 1 / K)))
             yield ("rap.project", name, itype, dtype, _call(
                 R.project, **csr, rows=None, W=W, n=n, n_features=d))
+            if dtype is np.float64 and name != "data shorter":     # no values read
+                rel = np.full(d, -1, np.int32)
+                rel[::2] = np.arange(len(rel[::2]), dtype=np.int32)
+                yield ("cooc.docs", name, itype, dtype, _call(
+                    C.docs, indptr=ip, indices=ix, n_features=d, relevant=rel,
+                    n_relevant=len(rel[::2]), num_threads=NT))
+                if itype is np.int64 and name not in ("index = -1", "index = max"):
+                    # (ip, ix) as texts of tokens: a negative token is another word, valid
+                    yield ("cooc.windows", name, itype, dtype, _call(
+                        C.windows, offsets=ip, tokens=ix.astype(np.int32), window=3, rule=0,
+                        n_relevant=d, num_threads=NT))
             if itype is np.int64:   # these wrappers take int64 structures only
                 for symmetric in (False, True):
                     yield ("itk.jt_gram_csr" + (" sym" if symmetric else ""), name, itype,

@@ -11,29 +11,43 @@ document's tokens are split at random into an observed and a held-out half; the 
 infers the document from the observed half only and the held-out half is scored under
 the resulting predictive distribution (:func:`completion_perplexity`,
 :func:`completion_split`; docs/topics.md, "Held-out perplexity by document completion").
+
+Topic coherence (Röder, Both & Hinneburg, WSDM 2015; Mimno et al., EMNLP 2011): how often
+the top words of each topic (cell, region, hidden unit, map node) occur together in a
+reference corpus, by UMass, UCI, NPMI and C_V as gensim's ``CoherenceModel`` computes them,
+from co-occurrence counts made in C (:func:`topic_coherence`, :func:`topic_top_words`;
+docs/diagnostics.md).
 """
 import hashlib
 import math
+import warnings
 from collections import namedtuple
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator
+from countgrid._utils import coherence as _coherence
 from countgrid._utils.counts import Counts
 from countgrid._utils.memory import check_memory
-from countgrid._utils.param_validation import validate_call_params
+from countgrid._utils.param_validation import Interval, Options, validate_call_params
+from countgrid._utils.results import ResultDict
 from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, check_matrix,
                                    check_random_state)
 from countgrid.exceptions import not_fitted_error
-from countgrid.grid import CountingGrid, visit_posteriors
+from countgrid.grid import CountingGrid, region_words, visit_posteriors
+from countgrid.grid import regions as grid_regions
 from countgrid.grid._torus import grid_size
+from countgrid.gtm import ZIPGTM
+from countgrid.rap import RAP
 from countgrid.topics import _wrappers
 from countgrid.topics._plsa import PLSA
 
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve",
-           "completion_split", "completion_perplexity"]
+           "completion_split", "completion_perplexity", "topic_coherence",
+           "topic_top_words", "TopicCoherence"]
 
 RetrievalCurve = namedtuple("RetrievalCurve", ["precision", "recall", "n_retrieved", "auc"])
 RetrievalCurve.__doc__ = """Averaged recall-precision curve of a retrieval run.
@@ -574,3 +588,407 @@ def completion_perplexity(model, X, random_state=0):
     n_tokens = float(held.sum())
     with np.errstate(over="ignore"):
         return float(np.exp(-total / n_tokens))
+
+
+# ---------------------------------------------------------------- topic coherence
+
+class TopicCoherence(ResultDict):
+    """The result of :func:`topic_coherence`: a dict whose keys are also attributes.
+
+    Keys: ``per_topic`` (ndarray of shape (n_topics,), float64; NaN where the measure is
+    undefined), ``mean`` (the mean of the defined topics' values, float; NaN when none is
+    defined), ``undefined`` (ndarray of bool, the topics with a NaN), ``missing_words``
+    (int64 indices of the top words that no reference document or window holds),
+    ``top_words`` (ndarray (n_topics, n_top) of int64 word indices, best first),
+    ``measure``, ``window`` (None: boolean documents), ``window_rule`` (None for boolean
+    documents), ``epsilon``, ``gamma`` and ``n_documents`` (the reference's documents or
+    windows, the denominator of every probability).
+    """
+
+    def __repr__(self):
+        return (f"TopicCoherence(measure={self['measure']!r}, mean={self['mean']:.6g}, "
+                f"n_topics={len(self['per_topic'])}, n_documents={self['n_documents']})")
+
+
+def _feature_index(vocabulary, n_features=None):
+    """{word: index} of a vocabulary (a sequence of str, one per column)."""
+    if isinstance(vocabulary, (str, bytes)) or not hasattr(vocabulary, "__len__"):
+        raise TypeError(f"vocabulary must be a sequence of str (one per column), got "
+                        f"{type(vocabulary).__name__}")
+    names = [str(w) for w in vocabulary]
+    if n_features is not None and len(names) != n_features:
+        raise ValueError(f"vocabulary has {len(names)} words for {n_features} columns")
+    index = {w: i for i, w in enumerate(names)}
+    if len(index) != len(names):
+        raise ValueError("vocabulary holds a word twice")
+    return index
+
+
+def _rank_rows(weights, n_words, name):
+    """The ``n_words`` largest entries of each row, best first (ties by column)."""
+    W = np.asarray(weights, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
+        raise ValueError(f"{name} must be a non-empty 2-D (topics x words) matrix, got "
+                         f"shape {W.shape}")
+    if not np.isfinite(W).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    if n_words > W.shape[1]:
+        raise ValueError(f"n_words={n_words} exceeds the {W.shape[1]} words of {name}")
+    out = np.empty((W.shape[0], n_words), dtype=np.int64)
+    step = max(1, (1 << 22) // W.shape[1])
+    for r0 in range(0, W.shape[0], step):
+        out[r0:r0 + step] = np.argsort(-W[r0:r0 + step], axis=1, kind="stable")[:, :n_words]
+    return out
+
+
+def _names_to_indices(words, model):
+    """Word names (a grid's top_words with a vocabulary) back to feature indices."""
+    words = np.asarray(words)
+    if words.dtype.kind in "iu":
+        return words.astype(np.int64)
+    index = _feature_index(model.feature_names_in_)
+    return np.vectorize(index.__getitem__, otypes=[np.int64])(words)
+
+
+@validate_call_params({"n_words": [Interval(Integral, 1, None)],
+                       "weighting": [None, str, "array-like"]})
+def topic_top_words(source, n_words=10, *, regions=None, weighting=None):
+    """The top words of every topic of a fitted model or of a topic-word matrix.
+
+    What a "topic" is and how its words are ranked, per model (best first, ties by feature
+    index):
+
+    * :class:`countgrid.PLSA`: each topic's words by ``P(w|z)`` (``components_``);
+    * :class:`countgrid.CountingGrid`: each cell's words as
+      :meth:`~countgrid.CountingGrid.top_words` ranks them (by default LDAvis' relevance),
+      cells in C order (reshape to the grid's extent); with ``regions``, each region's
+      words as :func:`countgrid.grid.region_words` ranks them;
+    * :class:`countgrid.RAP`: each hidden unit's words by their weight ``W_ij``
+      (``components_``: the log-rate the unit adds to the word);
+    * :class:`countgrid.ZIPGTM`: each latent node's words by the expected count
+      ``(1 - p_kj) lambda_kj`` (:meth:`~countgrid.ZIPGTM.rates` and
+      :meth:`~countgrid.ZIPGTM.zero_probabilities`);
+    * any other fitted model with ``components_`` of shape (n_topics, n_features), e.g.
+      scikit-learn's ``LatentDirichletAllocation`` or ``NMF``: each row's largest weights;
+    * a 2-D array of real weights (topics x words): each row's largest weights.
+
+    Parameters
+    ----------
+    source : fitted model or array-like of shape (n_topics, n_features)
+    n_words : int, default=10
+        Top words per topic.
+    regions : int or array-like of int, optional
+        Counting grids only: a number of regions (:func:`countgrid.grid.regions`) or the
+        region of every cell (shape ``extent``); their words replace the cells'.
+    weighting : str or array-like, optional
+        Counting grids only: how cells (regions) rank words, as in
+        :meth:`~countgrid.CountingGrid.top_words` (default: its default, "relevance").
+
+    Returns
+    -------
+    ndarray of shape (n_topics, n_words), int64
+        Feature indices, best first.
+
+    Raises
+    ------
+    TypeError
+        If ``source`` is neither a model named above nor a matrix.
+    NotFittedError
+        If the model is not fitted.
+    ValueError
+        If ``n_words`` exceeds the number of words, or ``regions`` or ``weighting`` is
+        given for a model that is not a counting grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from countgrid.metrics import topic_top_words
+    >>> topic_top_words(np.array([[0.1, 0.5, 0.4], [0.7, 0.2, 0.1]]), n_words=2).tolist()
+    [[1, 2], [0, 1]]
+    """
+    n_words = int(n_words)
+    grid = isinstance(source, CountingGrid)
+    if not grid and (regions is not None or weighting is not None):
+        raise ValueError("regions and weighting apply to counting grids only (got a "
+                         f"{type(source).__name__})")
+    if grid:
+        check_is_fitted(source, "pi_")
+        n_features = int(np.shape(source.pi_)[-1])
+        if n_words > n_features:
+            raise ValueError(f"n_words={n_words} exceeds the grid's {n_features} words")
+        kw = {} if weighting is None else {"weighting": weighting}
+        if regions is None:
+            words = source.top_words(n_words, **kw)
+        else:
+            labels = (grid_regions(source, int(regions))
+                      if isinstance(regions, Integral) and not isinstance(regions, bool)
+                      else regions)
+            words = region_words(source, labels, n_words, **kw)
+        return _names_to_indices(words, source).reshape(-1, n_words)
+    if isinstance(source, ZIPGTM):
+        check_is_fitted(source, "rate_coef_")
+        return _rank_rows(source.rates() * (1.0 - source.zero_probabilities()), n_words,
+                          "the ZIPGTM's expected counts")
+    if isinstance(source, BaseEstimator) or hasattr(source, "fit"):
+        if isinstance(source, BaseEstimator) and not isinstance(source, (PLSA, RAP)):
+            raise TypeError(f"topic_top_words takes a PLSA, CountingGrid, RAP, ZIPGTM, a "
+                            f"model with components_ or a topic-word matrix; got "
+                            f"{type(source).__name__}"
+                            + (" (pass its grid_)" if hasattr(source, "grid_") else ""))
+        if isinstance(source, (PLSA, RAP)):
+            check_is_fitted(source, "components_")
+        comp = getattr(source, "components_", None)
+        if comp is None:
+            raise not_fitted_error(f"{type(source).__name__} has no components_: fit it "
+                                   f"first (topic_top_words ranks the words of each row)")
+        return _rank_rows(comp, n_words, f"{type(source).__name__}.components_")
+    if sp.issparse(source):
+        source = source.toarray()
+    try:
+        arr = np.asarray(source)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"source must be a fitted model or a topic-word matrix: {exc}") \
+            from None
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"source must be a fitted model or a topic-word matrix of real "
+                        f"numbers, got {type(source).__name__} of dtype {arr.dtype}")
+    return _rank_rows(arr, n_words, "the topic-word matrix")
+
+
+_MEASURE_NAMES = tuple(_coherence.MEASURES)
+
+
+def _top_word_array(topics, n_words, vocabulary, n_features):
+    """``topics`` as (n_topics, n_top) int64 word indices."""
+    if isinstance(topics, BaseEstimator) or hasattr(topics, "components_") \
+            or hasattr(topics, "fit"):
+        return topic_top_words(topics, 10 if n_words is None else n_words)
+    if sp.issparse(topics):
+        raise TypeError("topics must be top words (an array of word indices or words), a "
+                        "fitted model or a dense topic-word matrix, not a sparse matrix")
+    try:
+        arr = np.asarray(topics)
+    except ValueError as exc:
+        raise ValueError(f"topics must be rectangular (n_topics, n_top): {exc}") from None
+    if arr.dtype.kind == "f":                # a topic-word weight matrix
+        return topic_top_words(arr, 10 if n_words is None else n_words)
+    if arr.ndim != 2 or arr.shape[0] < 1:
+        raise ValueError(f"topics must have shape (n_topics, n_top) with at least one "
+                         f"topic, got shape {arr.shape}")
+    if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and arr.size
+                                  and all(isinstance(w, str) for w in arr.ravel())):
+        if vocabulary is None:
+            raise ValueError("topics holds words: give vocabulary (the feature names, one "
+                             "per column) to map them to word indices")
+        index = _feature_index(vocabulary, n_features)
+        unknown = [str(w) for w in arr.ravel() if str(w) not in index]
+        if unknown:
+            raise ValueError(f"topics holds words that are not in vocabulary: "
+                             f"{unknown[:5]}")
+        arr = np.vectorize(lambda w: index[str(w)], otypes=[np.int64])(arr)
+    elif arr.dtype.kind not in "iu":
+        raise TypeError(f"topics must hold int word indices or str words, got dtype "
+                        f"{arr.dtype}")
+    arr = arr.astype(np.int64)
+    if n_words is not None:
+        if n_words > arr.shape[1]:
+            raise ValueError(f"n_words={n_words} exceeds the {arr.shape[1]} top words given "
+                             f"per topic")
+        arr = arr[:, :n_words]
+    if arr.min() < 0 or (n_features is not None and arr.max() >= n_features):
+        bad = int(arr.min()) if arr.min() < 0 else int(arr.max())
+        raise ValueError(f"topics holds the word index {bad}, outside [0, "
+                         f"{n_features if n_features is not None else 'n_features'})")
+    dup = np.sort(arr, axis=1)
+    if (dup[:, 1:] == dup[:, :-1]).any():
+        t = int(np.flatnonzero((dup[:, 1:] == dup[:, :-1]).any(axis=1))[0])
+        raise ValueError(f"topic {t} lists a word twice: each topic's top words must be "
+                         "distinct (a topic-word matrix of integer counts: pass it as floats)")
+    return np.ascontiguousarray(arr)
+
+
+def _model_features(topics):
+    """``(n_features, vocabulary)`` that ``topics`` fixes: a fitted model's features and
+    ``feature_names_in_``, a float topic-word matrix's columns; else None."""
+    if sp.issparse(topics) or isinstance(topics, (list, tuple)):
+        return None, None
+    if isinstance(topics, np.ndarray):
+        return (topics.shape[1] if topics.dtype.kind == "f" and topics.ndim == 2
+                else None), None
+    names = getattr(topics, "feature_names_in_", None)
+    if isinstance(topics, CountingGrid) and hasattr(topics, "pi_"):
+        return int(np.shape(topics.pi_)[-1]), names
+    n = getattr(topics, "n_features_in_", None)
+    if n is None and np.ndim(getattr(topics, "components_", None)) == 2:
+        n = np.shape(topics.components_)[1]
+    return (None if n is None else int(n)), names
+
+
+@validate_call_params({
+    "measure": [Options(*_MEASURE_NAMES)],
+    "n_words": [None, Interval(Integral, 2, None)],
+    "window": [None, Interval(Integral, 1, None)],
+    "window_rule": [Options("boolean", "gensim")],
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "gamma": [Interval(Integral, 1, None)],
+    "num_threads": ["num_threads"],
+})
+def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=None,
+                    window=None, window_rule="boolean", vocabulary=None, epsilon=1e-12,
+                    gamma=1, num_threads=None):
+    """Coherence of the top words of every topic, on a reference corpus.
+
+    The four steps of Röder, Both & Hinneburg (WSDM 2015), exactly as gensim's
+    ``CoherenceModel`` takes them (docs/diagnostics.md): each topic's top words
+    ``w_1..w_N`` (best first) are *segmented* into pairs, the pairs are *confirmed* with
+    probabilities *estimated* from the reference, and the confirmations are *averaged*:
+
+    ============  ==============================  ===========================================
+    ``measure``   segments                        confirmation of a segment
+    ============  ==============================  ===========================================
+    "u_mass"      ``(w_i, w_j)``, ``j < i``       ``log((P(w_i, w_j) + eps) / P(w_j))``
+                                                  (Mimno et al., EMNLP 2011)
+    "c_uci"       ``(w_i, w_j)``, ``i != j``      PMI ``log((P(w_i, w_j) + eps) /
+                                                  (P(w_i) P(w_j)))``
+    "c_npmi"      ``(w_i, w_j)``, ``i != j``      NPMI ``PMI / -log(P(w_i, w_j) + eps)``
+    "c_v"         ``(w_i, {w_1..w_N})``           cosine of the context vectors
+                                                  ``v(W')_j = sum_{w in W'} NPMI(w, w_j)^gamma``
+    ============  ==============================  ===========================================
+
+    ``P(w)`` and ``P(w, w')`` are the fractions of the reference's boolean documents
+    (``window=None``: a document holds a word when it has a non-zero count of it) or of its
+    boolean sliding windows of ``window`` consecutive tokens (``texts`` needed) that hold
+    the word(s).  The counts are made in C with OpenMP for the union of the top words only
+    (integers: the result does not depend on ``num_threads``).  Higher is more coherent;
+    NPMI and C_V lie in [-1, 1] (C_V in [0, 1] in practice), UMass and UCI are unbounded
+    log-ratios.  The reference may be another corpus than the training one (UMass is
+    usually computed on the training corpus, NPMI and C_V on a large external one).
+
+    Parameters
+    ----------
+    topics : fitted model, array-like of shape (n_topics, n_top) or (n_topics, n_features)
+        The top words of each topic: int word indices (columns of ``X``) or str words
+        (with ``vocabulary``), best first, distinct within a topic; or a topic-word
+        matrix of real weights (a float array) or a fitted model, whose ``n_words`` top
+        words :func:`topic_top_words` finds (PLSA topics, counting-grid cells, RAP
+        hidden units, ZIP-GTM nodes, any ``components_``; for a grid's regions pass
+        ``topic_top_words(grid, n, regions=...)``).
+    X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+        The reference corpus as counts (boolean documents; float32, float64 or integers,
+        dense or any scipy.sparse format).  Empty documents count in ``n_documents``.
+    texts : sequence of sequences, optional
+        The reference corpus as token sequences, instead of ``X``: each a sequence of int
+        word indices (a negative index: a word outside the vocabulary, which keeps its
+        place in the windows) or of str words (with ``vocabulary``; unknown words keep
+        their place too).  Needed for ``window``; without it, each text is a boolean
+        document.
+    measure : {"c_npmi", "u_mass", "c_uci", "c_v"}, default="c_npmi"
+    n_words : int >= 2, optional
+        Top words per topic of a model or matrix (default 10); for given top words, the
+        first ``n_words`` of each (default all).
+    window : int >= 1, optional
+        Boolean sliding windows of this many tokens over ``texts`` (a text shorter than
+        the window is one window, as in gensim); None (default): boolean documents.
+        gensim's defaults are 110 for C_V and 10 for NPMI and UCI (Röder et al.'s best).
+    window_rule : {"boolean", "gensim"}, default="boolean"
+        "boolean": a word is in a window when one of its tokens is (Röder et al.).
+        "gensim": as gensim 4.x's ``WordOccurrenceAccumulator``, which drops a word when
+        one of its tokens leaves the window even if another stays: it undercounts words
+        repeated within a window; use it only to reproduce numbers computed with gensim.
+    vocabulary : sequence of str, optional
+        The word of every column, for str top words or str texts (default: a fitted
+        model's ``feature_names_in_``).
+    epsilon : float > 0, default=1e-12
+        Added to the joint probability (gensim's and Röder et al.'s value; Mimno et al.
+        add one document, ``epsilon = 1 / n_documents``).
+    gamma : int >= 1, default=1
+        C_V's exponent of the NPMI context vectors.
+    num_threads : int, optional
+        OpenMP threads of the counting (None: the OpenMP default, negative: all CPUs but
+        ``-num_threads - 1``).
+
+    Returns
+    -------
+    TopicCoherence
+        A dict with attribute access: ``per_topic``, ``mean``, ``undefined``,
+        ``missing_words``, ``top_words``, ``n_documents``, and the settings.
+
+    Warns
+    -----
+    RuntimeWarning
+        When top words never occur in the reference: NPMI, UCI and C_V are then undefined
+        for their topics (NaN in ``per_topic``, left out of ``mean``); UMass keeps
+        gensim's rule (a pair whose conditioning word ``w_j`` never occurs adds 0).
+
+    Raises
+    ------
+    TypeError
+        If ``topics``, ``X`` or ``texts`` is of the wrong kind.
+    ValueError
+        If neither or both of ``X`` and ``texts`` are given, ``window`` without ``texts``,
+        a word index outside the vocabulary, a topic listing a word twice, or fewer than
+        two top words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from countgrid.metrics import topic_coherence
+    >>> X = np.array([[1, 1, 0, 0], [2, 1, 0, 0], [0, 0, 1, 1], [0, 1, 1, 1]])
+    >>> result = topic_coherence([[0, 1], [2, 3]], X, measure="c_npmi")
+    >>> np.round(result.per_topic, 3).tolist(), result.n_documents
+    ([0.415, 1.0], 4)
+    """
+    if (X is None) == (texts is None):
+        raise ValueError("give the reference corpus as X (counts) or as texts (token "
+                         "sequences), one of the two")
+    if window is not None and texts is None:
+        raise ValueError("window needs texts: sliding windows run over token sequences "
+                         "(X has no token order)")
+    n_features, model_vocabulary = _model_features(topics)
+    if vocabulary is None:
+        vocabulary = model_vocabulary
+    counts = None
+    if X is not None:
+        counts = Counts(X, np.float32 if getattr(X, "dtype", None) == np.float32
+                        else np.float64, n_features=n_features, name="X",
+                        owner=type(topics).__name__ if n_features is not None else None)
+        n_features = counts.n_features
+    elif n_features is None and vocabulary is not None:
+        n_features = len(vocabulary)
+    top = _top_word_array(topics, n_words, vocabulary, n_features)
+    if top.shape[1] < 2:
+        raise ValueError(f"coherence needs at least 2 top words per topic, got "
+                         f"{top.shape[1]}")
+    nt = effective_n_threads(num_threads)
+    words, top_c = _coherence.relevant_words(top)
+    if counts is not None:
+        C, n_docs = _coherence.document_counts(counts.csr, words, nt)
+    else:
+        offsets, tokens = _coherence.text_tokens(texts, words, vocabulary, n_features)
+        C, n_docs = _coherence.window_counts(offsets, tokens, words.size, window,
+                                             1 if window_rule == "gensim" else 0, nt)
+    if n_docs == 0:
+        raise ValueError("the reference corpus has no documents")
+    values, undefined = _coherence.confirm(C, n_docs, top_c, measure, float(epsilon),
+                                           int(gamma))
+    missing = words[np.diagonal(C) == 0]
+    if missing.size:
+        what = ("their topics' values are NaN and left out of the mean"
+                if measure != "u_mass" else
+                "UMass adds 0 for each pair conditioned on one of them (gensim's rule)")
+        n_hit = int(np.isin(top, missing).any(axis=1).sum())
+        warnings.warn(f"{missing.size} top word(s) never occur in the reference corpus "
+                      f"(word indices {missing[:5].tolist()}"
+                      f"{'...' if missing.size > 5 else ''}, in {n_hit} of {len(values)} "
+                      f"topic(s)): {what}", RuntimeWarning, stacklevel=3)
+    elif undefined.any():
+        warnings.warn(f"{int(undefined.sum())} of {len(values)} topic(s) have an undefined "
+                      f"{measure} (a context vector of norm 0): NaN, left out of the mean",
+                      RuntimeWarning, stacklevel=3)
+    defined = values[~undefined]
+    mean = float(np.mean(defined)) if defined.size else float("nan")
+    return TopicCoherence(per_topic=values, mean=mean, undefined=undefined,
+                          missing_words=missing, top_words=top, measure=measure,
+                          window=None if window is None else int(window),
+                          window_rule=None if window is None else window_rule,
+                          epsilon=float(epsilon), gamma=int(gamma), n_documents=int(n_docs))

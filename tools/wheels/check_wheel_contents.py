@@ -23,6 +23,7 @@ COMMON = [
     (r"^countgrid/kernels/_wrappers\.[^/]*\.(so|pyd)$", "extension countgrid.kernels._wrappers"),
     (r"^countgrid/rap/_wrappers\.[^/]*\.(so|pyd)$", "extension countgrid.rap._wrappers"),
     (r"^countgrid/gtm/_wrappers\.[^/]*\.(so|pyd)$", "extension countgrid.gtm._wrappers"),
+    (r"^countgrid/_utils/_cooc\.[^/]*\.(so|pyd)$", "extension countgrid._utils._cooc"),
     (r"^countgrid/cython_api\.pxd$", "Cython declarations cython_api.pxd"),
     (r"^countgrid/include/countgrid/countgrid\.h$", "header countgrid/countgrid.h"),
     (r"^countgrid/include/countgrid/countgrid_api\.h$", "header countgrid/countgrid_api.h"),
