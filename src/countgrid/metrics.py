@@ -913,13 +913,6 @@ def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=Non
         A dict with attribute access: ``per_topic``, ``mean``, ``undefined``,
         ``missing_words``, ``top_words``, ``n_documents``, and the settings.
 
-    Warns
-    -----
-    RuntimeWarning
-        When top words never occur in the reference: NPMI, UCI and C_V are then undefined
-        for their topics (NaN in ``per_topic``, left out of ``mean``); UMass keeps
-        gensim's rule (a pair whose conditioning word ``w_j`` never occurs adds 0).
-
     Raises
     ------
     TypeError
@@ -928,6 +921,13 @@ def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=Non
         If neither or both of ``X`` and ``texts`` are given, ``window`` without ``texts``,
         a word index outside the vocabulary, a topic listing a word twice, or fewer than
         two top words.
+
+    Warns
+    -----
+    RuntimeWarning
+        When top words never occur in the reference: NPMI, UCI and C_V are then undefined
+        for their topics (NaN in ``per_topic``, left out of ``mean``); UMass keeps
+        gensim's rule (a pair whose conditioning word ``w_j`` never occurs adds 0).
 
     Examples
     --------
