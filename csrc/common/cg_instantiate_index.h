@@ -1,4 +1,5 @@
-/* The INDEX axis of cg_instantiate.h (included only from there, for one REAL type). */
+/* The INDEX axis: from cg_instantiate.h once per REAL type, and directly by kernels that
+ * have no REAL axis (csrc/cooc/cooc.c). */
 #ifdef CG_TEMPLATE_INDEXED
 #define INDEX int32_t
 #define ISUF i32

@@ -62,16 +62,11 @@ static int cg_cooc_check(int64_t n_relevant, int64_t ld_counts, const int64_t *c
 }
 
 #define CG_COOC_FN(name) CG_CAT3(name, _, ISUF)
-#define INDEX int32_t
-#define ISUF i32
-#include "cooc/cooc_docs_impl.h"
-#undef INDEX
-#undef ISUF
-#define INDEX int64_t
-#define ISUF i64
-#include "cooc/cooc_docs_impl.h"
-#undef INDEX
-#undef ISUF
+#define CG_TEMPLATE_INDEXED
+#define CG_TEMPLATE "cooc/cooc_docs_impl.h"
+#include "common/cg_instantiate_index.h"
+#undef CG_TEMPLATE
+#undef CG_TEMPLATE_INDEXED
 
 /* ------------------------------------------------------------- boolean sliding windows */
 
