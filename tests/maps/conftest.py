@@ -114,3 +114,11 @@ def fitted():
         grid = countgrid.CountingGrid((10, 13), (3, 4), n_iter=15, random_state=0).fit(X)
     return dict(grid=grid, X=X, words=words, meta=meta, titles=titles, snippets=snippets,
                 links=links, topic=topic)
+
+
+@pytest.fixture(scope="session")
+def map_options(fitted):
+    """The keyword arguments of the maps of ``fitted``: its words, titles, snippets, links
+    and metadata."""
+    return dict(feature_names=fitted["words"], titles=fitted["titles"],
+                snippets=fitted["snippets"], links=fitted["links"], metadata=fitted["meta"])

@@ -11,10 +11,9 @@ EXTENT = (10, 13)
 
 
 @pytest.fixture(scope="module")
-def map_files(fitted, tmp_path_factory):
+def map_files(fitted, map_options, tmp_path_factory):
     d = tmp_path_factory.mktemp("maps")
-    kw = dict(feature_names=fitted["words"], titles=fitted["titles"],
-              snippets=fitted["snippets"], links=fitted["links"], metadata=fitted["meta"])
+    kw = map_options
     return {fmt: write_html(fitted["grid"], d / f"map_{fmt}.html", fitted["X"],
                             data_format=fmt, title="test map", **kw)
             for fmt in ("json", "gzip")}, kw

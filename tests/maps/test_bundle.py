@@ -14,10 +14,6 @@ from countgrid.maps._bundle import CHUNK_FOLDER
 from countgrid.maps._parts import document_chunks, split_documents
 
 
-def _kw(fitted):
-    return dict(feature_names=fitted["words"], titles=fitted["titles"],
-                snippets=fitted["snippets"], links=fitted["links"], metadata=fitted["meta"])
-
 
 def _chunk_part(path):
     m = re.fullmatch(r'countgridChunk\((\d+),"gzip","([A-Za-z0-9+/=]*)"\);\n',
@@ -27,8 +23,8 @@ def _chunk_part(path):
     return int(m.group(1)), json.loads(raw[4:4 + n])
 
 
-def test_chunks_hold_consecutive_documents_with_their_own_offsets(fitted):
-    data = map_data(fitted["grid"], fitted["X"], **_kw(fitted))
+def test_chunks_hold_consecutive_documents_with_their_own_offsets(fitted, map_options):
+    data = map_data(fitted["grid"], fitted["X"], **map_options)
     docs = split_documents(data)[1]
     parts = document_chunks(docs, 70)
     assert [len(p["doc_index"]) for p in parts] == [70, 70, 70, 30]
@@ -46,9 +42,9 @@ def test_chunks_hold_consecutive_documents_with_their_own_offsets(fitted):
     assert len(empty) == 1 and len(empty[0]["doc_index"]) == 0
 
 
-def test_bundle_files_and_rewrites(fitted, tmp_path):
+def test_bundle_files_and_rewrites(fitted, map_options, tmp_path):
     index = write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=70,
-                         **_kw(fitted))
+                         **map_options)
     assert index == tmp_path / "b" / "index.html"
     chunks = sorted((tmp_path / "b" / CHUNK_FOLDER).iterdir())
     assert [c.name for c in chunks] == [f"chunk-{k:05d}.js" for k in range(4)]
@@ -58,7 +54,7 @@ def test_bundle_files_and_rewrites(fitted, tmp_path):
     assert fitted["titles"][0] not in page
     # a smaller rewrite leaves no chunk of the first
     write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=200,
-                 **_kw(fitted))
+                 **map_options)
     assert sorted(c.name for c in (tmp_path / "b" / CHUNK_FOLDER).iterdir()) == \
         ["chunk-00000.js", "chunk-00001.js"]
     (tmp_path / "f").write_text("x")

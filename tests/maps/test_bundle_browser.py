@@ -10,16 +10,12 @@ from countgrid.maps._bundle import CHUNK_FOLDER
 from _map_page import decode
 
 
-def _kw(fitted):
-    return dict(feature_names=fitted["words"], titles=fitted["titles"],
-                snippets=fitted["snippets"], links=fitted["links"], metadata=fitted["meta"])
 
-
-def test_bundle_page_lists_searches_and_filters_as_python(open_map, fitted, tmp_path):
-    kw = _kw(fitted)
+def test_bundle_page_lists_searches_and_filters_as_python(open_map, fitted, map_options,
+                                                          tmp_path):
     index = write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=70,
-                         **kw)
-    data = map_data(fitted["grid"], fitted["X"], **kw)
+                         **map_options)
+    data = map_data(fitted["grid"], fitted["X"], **map_options)
     pg = open_map(index)
     assert pg("countgridMap.documentsMs") >= pg("countgridMap.firstFrameMs") > 0
     for r, c in [(0, 0), (4, 7), (9, 12)]:
@@ -36,17 +32,19 @@ def test_bundle_page_lists_searches_and_filters_as_python(open_map, fitted, tmp_
     assert pg.errors == []
 
 
-def test_single_file_documents_come_after_the_first_frame(open_map, fitted, tmp_path):
+def test_single_file_documents_come_after_the_first_frame(open_map, fitted, map_options,
+                                                          tmp_path):
     from countgrid.maps import write_html
-    path = write_html(fitted["grid"], tmp_path / "m.html", fitted["X"], **_kw(fitted))
+    path = write_html(fitted["grid"], tmp_path / "m.html", fitted["X"], **map_options)
     assert decode(path.read_text("utf-8"))["titles"] == fitted["titles"]
     pg = open_map(path)
     assert pg("countgridMap.documentsMs") >= pg("countgridMap.firstFrameMs") > 0
 
 
-def test_a_missing_chunk_is_named_and_the_map_still_drawn(browser, fitted, tmp_path):
+def test_a_missing_chunk_is_named_and_the_map_still_drawn(browser, fitted, map_options,
+                                                          tmp_path):
     index = write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=70,
-                         **_kw(fitted))
+                         **map_options)
     (tmp_path / "b" / CHUNK_FOLDER / "chunk-00002.js").unlink()
     page = browser.new_page()
     page.goto(index.as_uri())
@@ -60,15 +58,14 @@ def test_a_missing_chunk_is_named_and_the_map_still_drawn(browser, fitted, tmp_p
 
 
 def test_over_http_a_click_before_the_documents_runs_once_they_are_in(browser, fitted,
-                                                                       tmp_path):
+                                                                       map_options, tmp_path):
     """A static web host (Python's http.server) holding back the last chunk: the map is
     drawn, a pin waits, and lists the Python ranking once the chunk is served."""
     import functools
     import http.server
     import threading
 
-    kw = _kw(fitted)
-    write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=70, **kw)
+    write_bundle(fitted["grid"], tmp_path / "b", fitted["X"], chunk_documents=70, **map_options)
     release = threading.Event()
 
     class Handler(http.server.SimpleHTTPRequestHandler):
@@ -95,7 +92,7 @@ def test_over_http_a_click_before_the_documents_runs_once_they_are_in(browser, f
         assert "Loading the documents" in page.inner_text("#cg-panel-info")
         release.set()
         page.wait_for_function("countgridMap.ready", timeout=30000, polling=50)
-        idx, _ = rank_documents(map_data(fitted["grid"], fitted["X"], **kw), (4, 7))
+        idx, _ = rank_documents(map_data(fitted["grid"], fitted["X"], **map_options), (4, 7))
         assert page.evaluate("countgridMap.listedDocuments()") == idx.tolist()
         assert "documents 3/4" not in page.inner_text("#cg-stats")
     finally:

@@ -1,6 +1,8 @@
 """One self-contained HTML file: template + inlined CSS/JS + the data of :func:`map_data`.
 
-The data travel as one payload: a JSON header in which every numpy array is replaced by
+The data travel in two parts (countgrid.maps._parts): the map part in a block before the
+script, the documents part in a block after it (or in a bundle's chunk files).  Each part
+is a payload: a JSON header in which every numpy array is replaced by
 ``{"$a": [dtype, byte offset, length]}`` into a binary blob of little-endian typed arrays
 (4-byte aligned).  Maps whose payload is small are embedded as plain JSON (arrays as
 ``{"$a": [dtype, [values]]}``), readable by any browser; larger ones as
@@ -158,7 +160,6 @@ def render_html(data, data_format="auto", bundle_files=None):
     head, docs = split_documents(data)
     if bundle_files is not None:
         head["bundle"] = {"files": list(bundle_files)}
-    fmt, payload = encode_payload(head, data_format)
     docs_block = ""
     if bundle_files is None:
         docs_block = _data_element("cg-documents", *encode_payload(docs, data_format))
@@ -167,15 +168,14 @@ def render_html(data, data_format="auto", bundle_files=None):
         "{{TITLE}}": html.escape(_text(data["title"])),
         "{{CSS}}": _asset("map.css"),
         "{{JS}}": _script_safe(_asset("map.js")),
-        "{{FORMAT}}": fmt,
-        "{{DATA}}": payload if fmt == "gzip" else _script_safe(payload),
+        "{{DATA}}": _data_element("cg-data", *encode_payload(head, data_format)),
         "{{DOCS}}": docs_block,
     }
     for key in parts:
         if key not in page:
             raise RuntimeError(f"the map template lacks {key}")
     # one pass: a title or data containing "{{JS}}" is not expanded again
-    return re.sub(r"\{\{(TITLE|CSS|JS|FORMAT|DATA|DOCS)\}\}",
+    return re.sub(r"\{\{(TITLE|CSS|JS|DATA|DOCS)\}\}",
                   lambda m: parts[m.group(0)], page)
 
 
