@@ -97,3 +97,33 @@ def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_pa
     assert html.unescape(frame.split('srcdoc="', 1)[1][:-len('"></iframe>')]).startswith(
         "<!DOCTYPE html>")
     assert np.isfinite(size).all()
+
+
+def test_a_map_hidden_until_shown_is_fitted_when_shown(fitted, browser, tmp_path):
+    """A map whose page has no size yet (a collapsed notebook output, a frame not laid out)
+    waits for its first real size: fitted to 1 pixel, it drew ~10^8 cells once shown and
+    the tab hung (about 1 in 12 fresh browsers loading the embedded map, CI at a922441)."""
+    grid, X = fitted["grid"], fitted["X"]
+    frame = maps.embed(grid, X, height=600, titles=fitted["titles"])._repr_html_()
+    host = HOST.replace("{{FRAME}}", frame.replace("<iframe ", '<iframe class="later" ', 1))
+    host = host.replace("</style>", ".later { display: none; }</style>")
+    (tmp_path / "host.html").write_text(host, encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((tmp_path / "host.html").as_uri())
+        inner = next(f for f in page.frames if f != page.main_frame)
+        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000,
+                                polling=50)
+        hidden = inner.evaluate("countgridMap.view()")
+        assert hidden["width"] == 0 and hidden["s"] >= 1, hidden
+        page.evaluate("document.querySelector('iframe').classList.remove('later')")
+        inner.wait_for_function("countgridMap.view().width > 300", timeout=10000, polling=50)
+        shown = inner.evaluate("countgridMap.view()")
+        E1, E2 = grid.extent
+        assert shown["s"] == pytest.approx(min(shown["width"] / E2, shown["height"] / E1))
+        assert inner.evaluate("countgridMap.cellAt(5, 5)") is not None
+        assert not errors, errors
+    finally:
+        page.close()

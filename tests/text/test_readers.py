@@ -343,6 +343,29 @@ def test_npz_scipy_matrix_with_labels(tmp_path):
     assert m.vocabulary.tolist() == ["c", "z", "a"]
 
 
+def test_npz_per_row_arrays_are_metadata_columns(tmp_path):
+    """A dataset's other arrays of one value per row (dates, releases, scores) are columns
+    (countgrid html data/python_changelog.npz --time-col dates); others are not."""
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 0], [4, 0, 0]]))
+    with open(tmp_path / "dated.npz", "wb") as f:
+        np.savez_compressed(f, data=X.data, indices=X.indices, indptr=X.indptr,
+                            shape=np.array(X.shape), format=np.array(b"csr"),
+                            y=np.array([1, 0, 1]), label_names=np.array(["neg", "pos"]),
+                            dates=np.array(["2020-01-02", "2021-03-04", "2022-05-06"]),
+                            score=np.array([0.5, 1.5, 2.5]), flag=np.array([1, 0, 1], bool),
+                            matrix=np.ones((3, 2)), short=np.array(["a", "b"]),
+                            label=np.array(["x", "y", "z"]),
+                            objects_as_bytes=np.array([b"a", b"b", b"c"]))
+    c = read_corpus(tmp_path / "dated.npz")
+    assert sorted(c.metadata) == ["dates", "flag", "label", "score"]
+    assert c.metadata["label"].tolist() == ["pos", "neg", "pos"]     # y comes first
+    assert c.metadata["dates"].tolist() == ["2020-01-02", "2021-03-04", "2022-05-06"]
+    np.testing.assert_array_equal(c.metadata["score"], [0.5, 1.5, 2.5])
+    d = read_corpus(data_path("python_changelog.npz"))
+    assert sorted(d.metadata) == ["dates", "label", "links", "releases"]
+    assert d.metadata["dates"][0] == "2015-02-08"
+
+
 def test_npz_errors(tmp_path):
     write(tmp_path / "junk.npz", b"not a zip at all")
     with pytest.raises(ValueError, match=r"junk\.npz is not a readable \.npz file"):

@@ -843,6 +843,13 @@ def _read_npz(label):
             metadata["split"] = split_names.astype(str)[split]
         else:
             metadata["split"] = split.astype(str)
+    # any other array of one value per row (e.g. a bundled dataset's dates, releases or
+    # links) is a metadata column under its member's name, as a CSV column would be
+    used = {"split", "split_names", "sample_ids", "texts_utf8", "texts_offsets"}
+    for name in sorted(set(ex) - used - set(metadata)):
+        column = ex[name]
+        if column.shape == (n,) and column.dtype.kind in "biufU":
+            metadata[name] = column.astype(str) if column.dtype.kind == "U" else column
     ids = None
     sample_ids = ex.get("sample_ids")
     if sample_ids is not None and sample_ids.shape == (n,) and \

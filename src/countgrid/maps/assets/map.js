@@ -258,16 +258,22 @@
     // ---- geometry
     function resize() {
       const r = stage.getBoundingClientRect();
+      // A page with no size yet (a hidden notebook output, a frame not laid out) is not
+      // fitted: a view fitted to one pixel drew ~10^8 copies of the cells once the page
+      // got its size, and the tab hung.  The view is fitted at the first real size.
+      if (r.width < 1 || r.height < 1) return;
       const cx = view.ox + cw / 2 / view.s, cy = view.oy + ch / 2 / view.s;
       const first = cw === 0;
-      cw = Math.max(1, Math.floor(r.width));
-      ch = Math.max(1, Math.floor(r.height));
+      cw = Math.floor(r.width);
+      ch = Math.floor(r.height);
       dpr = window.devicePixelRatio || 1;
       canvas.width = Math.round(cw * dpr);
       canvas.height = Math.round(ch * dpr);
       view.fit = Math.min(cw / E2, ch / E1);
-      if (first) fitView();
-      else { view.ox = cx - cw / 2 / view.s; view.oy = cy - ch / 2 / view.s; }
+      if (first) { fitView(); return; }
+      view.s = Math.max(view.s, view.fit * 0.5);   // zoomAt's floor, as the page grows
+      view.ox = cx - cw / 2 / view.s;
+      view.oy = cy - ch / 2 / view.s;
     }
     function fitView() {
       view.s = view.fit;
@@ -308,6 +314,7 @@
 
     // ---- drawing
     function draw() {
+      if (cw === 0) return;   // no size yet (resize)
       if (ready) rememberView();
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = "#ece9e1";
