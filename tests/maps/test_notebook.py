@@ -2,6 +2,7 @@
 (``_repr_html_``), ``to_html()`` without a path returns the page, and ``maps.embed`` puts
 the map in a sandboxed ``srcdoc`` iframe that keeps its size and cannot restyle or reach
 the host page, tested in Chromium with a hostile host page."""
+import contextlib
 import html
 import re
 
@@ -64,20 +65,32 @@ body { background: rgb(1, 2, 3); }
 </style></head><body><p id="host">host page</p>{{FRAME}}</body></html>"""
 
 
-def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_path):
-    grid, X = fitted["grid"], fitted["X"]
-    frame = maps.embed(grid, X, height=600, titles=fitted["titles"])._repr_html_()
-    assert re.match(r'<iframe sandbox="allow-scripts allow-downloads" ', frame)
-    (tmp_path / "host.html").write_text(HOST.replace("{{FRAME}}", frame), encoding="utf-8")
+@contextlib.contextmanager
+def host_page(browser, path, host):
+    """(page, the map's frame once ready, page errors) of the host page ``host`` at
+    ``path``; the page is closed after."""
+    path.write_text(host, encoding="utf-8")
     page = browser.new_page(viewport={"width": 1200, "height": 800})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        page.goto((tmp_path / "host.html").as_uri())
+        page.goto(path.as_uri())
         inner = next(f for f in page.frames if f != page.main_frame)
         # polled on a timer: headless Chromium at times runs no animation frame in the
         # sandboxed frame, and Playwright polls on animation frames by default (CI at 62928ea)
-        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000, polling=50)
+        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000,
+                                polling=50)
+        yield page, inner, errors
+    finally:
+        page.close()
+
+
+def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_path):
+    grid, X = fitted["grid"], fitted["X"]
+    frame = maps.embed(grid, X, height=600, titles=fitted["titles"])._repr_html_()
+    assert re.match(r'<iframe sandbox="allow-scripts allow-downloads" ', frame)
+    with host_page(browser, tmp_path / "host.html", HOST.replace("{{FRAME}}", frame)) as (
+            page, inner, errors):
         size = inner.evaluate("(() => { const c = document.querySelector('canvas');"
                               " const r = c.getBoundingClientRect();"
                               " return [r.width, r.height]; })()")
@@ -92,8 +105,6 @@ def test_the_embedded_map_is_isolated_and_keeps_its_size(fitted, browser, tmp_pa
         box = page.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
         assert box == pytest.approx(600, abs=4)
         assert not errors, errors
-    finally:
-        page.close()
     assert html.unescape(frame.split('srcdoc="', 1)[1][:-len('"></iframe>')]).startswith(
         "<!DOCTYPE html>")
     assert np.isfinite(size).all()
@@ -107,15 +118,7 @@ def test_a_map_hidden_until_shown_is_fitted_when_shown(fitted, browser, tmp_path
     frame = maps.embed(grid, X, height=600, titles=fitted["titles"])._repr_html_()
     host = HOST.replace("{{FRAME}}", frame.replace("<iframe ", '<iframe class="later" ', 1))
     host = host.replace("</style>", ".later { display: none; }</style>")
-    (tmp_path / "host.html").write_text(host, encoding="utf-8")
-    page = browser.new_page(viewport={"width": 1200, "height": 800})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto((tmp_path / "host.html").as_uri())
-        inner = next(f for f in page.frames if f != page.main_frame)
-        inner.wait_for_function("window.countgridMap && countgridMap.ready", timeout=30000,
-                                polling=50)
+    with host_page(browser, tmp_path / "host.html", host) as (page, inner, errors):
         hidden = inner.evaluate("countgridMap.view()")
         assert hidden["width"] == 0 and hidden["s"] >= 1, hidden
         page.evaluate("document.querySelector('iframe').classList.remove('later')")
@@ -125,5 +128,3 @@ def test_a_map_hidden_until_shown_is_fitted_when_shown(fitted, browser, tmp_path
         assert shown["s"] == pytest.approx(min(shown["width"] / E2, shown["height"] / E1))
         assert inner.evaluate("countgridMap.cellAt(5, 5)") is not None
         assert not errors, errors
-    finally:
-        page.close()
