@@ -322,6 +322,10 @@ def test_errors_name_the_argument():
         topic_coherence([[1, -2]], X)
     with pytest.raises(ValueError, match="at least 2 top words"):
         topic_coherence([[1], [2]], X)
+    # float top words are a weight matrix: the message says so (it named "ndarray")
+    with pytest.raises(ValueError, match=r"X has 30 features, but topics \(a float array, "
+                       r"read as a topic-word weight matrix of 3 words\)"):
+        topic_coherence(np.array([[0.0, np.nan, 2.0]]), X)
     with pytest.raises(ValueError, match="n_words=5 exceeds"):
         topic_coherence(top, X, n_words=5)
     with pytest.raises(TypeError, match="topics must hold"):

@@ -807,6 +807,14 @@ def _top_word_array(topics, n_words, vocabulary, n_features):
     return np.ascontiguousarray(arr)
 
 
+def _owner_name(topics):
+    """How X's feature-count message names what fixed the features."""
+    if isinstance(topics, np.ndarray):
+        return (f"topics (a float array, read as a topic-word weight matrix of "
+                f"{topics.shape[1]} words)")
+    return type(topics).__name__
+
+
 def _model_features(topics):
     """``(n_features, vocabulary)`` that ``topics`` fixes: a fitted model's features and
     ``feature_names_in_``, a float topic-word matrix's columns; else None."""
@@ -951,7 +959,7 @@ def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=Non
     if X is not None:
         counts = Counts(X, np.float32 if getattr(X, "dtype", None) == np.float32
                         else np.float64, n_features=n_features, name="X",
-                        owner=type(topics).__name__ if n_features is not None else None)
+                        owner=_owner_name(topics) if n_features is not None else None)
         n_features = counts.n_features
     elif n_features is None and vocabulary is not None:
         n_features = len(vocabulary)
