@@ -469,6 +469,16 @@ def _stat_case(entry, klass, variant, expect, names, oracle=None, grid=None, err
                 (f"countgrid.grid.{entry}",), error=error, match=match, cost=cost)
 
 
+def _stat_adder(out, entry, defaults):
+    """``add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw)``,
+    appending to ``out`` a :func:`_stat_case` of ``entry`` whose arguments not in ``kw``
+    come from ``defaults()`` (called per case: no two cases share an argument)."""
+    def add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw):
+        out.append(_stat_case(entry, klass, variant, expect, names, oracle, error=error,
+                              match=match, **{**defaults(), **kw}))
+    return add
+
+
 def _set_params_case(entry, call, same):
     """The statistic of a grid whose ``window`` was set to (3, 3) after fit: the result of
     the grid as fitted, or an error naming ``window``."""
@@ -593,10 +603,7 @@ def gen_region_words():
     out = []
     words = [str(w) for w in D.words]
 
-    def add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw):
-        kw.setdefault("labels", _lab(3))
-        out.append(_stat_case("region_words", klass, variant, expect, names, oracle,
-                              error=error, match=match, **kw))
+    add = _stat_adder(out, "region_words", lambda: {"labels": _lab(3)})
 
     add("params", "valid", "ok", ("labels",), region_words_oracle(3))
     add("params", "feature_names", "ok", ("feature_names",), region_words_oracle(3, 10, words),
@@ -668,13 +675,7 @@ def gen_region_words():
 def gen_compare_groups():
     out = []
 
-    def add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw):
-        kw.setdefault("X", D.Xs)
-        kw.setdefault("groups", D.y)
-        kw.setdefault("a", 0)
-        kw.setdefault("b", 1)
-        out.append(_stat_case("compare_groups", klass, variant, expect, names, oracle,
-                              error=error, match=match, **kw))
+    add = _stat_adder(out, "compare_groups", lambda: {"X": D.Xs, "groups": D.y, "a": 0, "b": 1})
 
     ok = compare_oracle(E, 20, 20)
     add("params", "valid", "ok", ("groups",), ok)
@@ -757,11 +758,7 @@ def gen_shares_by_period():
 
     out = []
 
-    def add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw):
-        kw.setdefault("X", D.Xs)
-        kw.setdefault("dates", _days())
-        out.append(_stat_case("shares_by_period", klass, variant, expect, names, oracle,
-                              error=error, match=match, **kw))
+    add = _stat_adder(out, "shares_by_period", lambda: {"X": D.Xs, "dates": _days()})
 
     add("dates", "valid", "ok", ("dates",), shares_oracle(12, period="week"))
     for period, n in [("month", 4), ("week", 12), ("day", 79), ("year", 1)]:
@@ -871,13 +868,8 @@ def gen_shares_by_period():
 def gen_region_effects():
     out = []
 
-    def add(klass, variant, expect, names, oracle=None, error=None, match=None, **kw):
-        kw.setdefault("X", D.Xs)
-        kw.setdefault("covariates", {"g": _groups_str()})
-        kw.setdefault("labels", _lab(3))
-        kw.setdefault("n_draws", 5)
-        out.append(_stat_case("region_effects", klass, variant, expect, names, oracle,
-                              error=error, match=match, **kw))
+    add = _stat_adder(out, "region_effects", lambda: {
+        "X": D.Xs, "covariates": {"g": _groups_str()}, "labels": _lab(3), "n_draws": 5})
 
     ok = effects_oracle()
     rng = np.random.default_rng(5)
