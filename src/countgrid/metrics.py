@@ -29,17 +29,18 @@ import scipy.sparse as sp
 
 from countgrid._base import BaseEstimator
 from countgrid._utils import coherence as _coherence
+from countgrid._utils import diagnostics as _diag
 from countgrid._utils.counts import Counts
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options, validate_call_params
-from countgrid._utils.results import ResultDict
+from countgrid._utils.results import ResultDict, TableResult
 from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, check_matrix,
                                    check_random_state)
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid import CountingGrid, region_words, visit_posteriors
 from countgrid.grid import regions as grid_regions
-from countgrid.grid._torus import grid_size
+from countgrid.grid._torus import check_grid, grid_size, window_sums
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
 from countgrid.topics import _wrappers
@@ -47,7 +48,8 @@ from countgrid.topics._plsa import PLSA
 
 __all__ = ["cosine_similarity", "precision_recall_curve_retrieval", "RetrievalCurve",
            "completion_split", "completion_perplexity", "topic_coherence",
-           "topic_top_words", "TopicCoherence"]
+           "topic_top_words", "TopicCoherence", "topic_diagnostics", "TopicDiagnostics",
+           "DIAGNOSTIC_COLUMNS"]
 
 RetrievalCurve = namedtuple("RetrievalCurve", ["precision", "recall", "n_retrieved", "auc"])
 RetrievalCurve.__doc__ = """Averaged recall-precision curve of a retrieval run.
@@ -1000,3 +1002,284 @@ def topic_coherence(topics, X=None, *, texts=None, measure="c_npmi", n_words=Non
                           window=None if window is None else int(window),
                           window_rule=None if window is None else window_rule,
                           epsilon=float(epsilon), gamma=int(gamma), n_documents=int(n_docs))
+
+
+# ---------------------------------------------------------------- the diagnostics table
+
+#: The per-topic columns of :func:`topic_diagnostics`, in table order.
+DIAGNOSTIC_COLUMNS = ("tokens", "share", "rank1_documents", "document_entropy",
+                      "effective_words", "uniform_distance", "corpus_distance",
+                      "exclusivity", "frex", "coherence")
+
+
+class TopicDiagnostics(TableResult):
+    """The result of :func:`topic_diagnostics`: a dict whose keys are also attributes.
+
+    Keys: one array of shape (n_topics,) per column of ``DIAGNOSTIC_COLUMNS``
+    (``tokens``, ``share``, ``rank1_documents``, ``document_entropy``, ``effective_words``,
+    ``uniform_distance``, ``corpus_distance``, ``exclusivity``, ``frex``, ``coherence``),
+    ``top_words`` (int64 word indices, shape (n_topics, n_words), best first), ``topics``
+    (what a row is: "topic", "cell", "region", "unit" or "node"), ``coherence_measure``,
+    ``frex_weight``, ``n_documents`` and ``n_tokens``.  ``table()`` gives the columns,
+    ``to_frame()`` a pandas DataFrame indexed by topic.
+    """
+
+    _frame_index = "topic"
+
+    def __repr__(self):
+        return (f"TopicDiagnostics(n_topics={len(self['tokens'])}, "
+                f"topics={self['topics']!r}, n_documents={self['n_documents']})")
+
+    def table(self, vocabulary=None):
+        """The diagnostics as columns, one row per topic.
+
+        Parameters
+        ----------
+        vocabulary : sequence of str, optional
+            The word of every column of the documents: the top words are given as words
+            (default: as word indices).
+
+        Returns
+        -------
+        dict
+            ``"topic"`` (0, 1, ...), the columns of ``DIAGNOSTIC_COLUMNS``, and
+            ``"top_words"`` (one space-separated str per topic).
+        """
+        top = self["top_words"]
+        if vocabulary is not None:
+            names = np.asarray([str(w) for w in vocabulary], dtype=object)
+            if top.size and top.max() >= names.size:
+                raise ValueError(f"vocabulary has {names.size} words; the top words index "
+                                 f"word {int(top.max())}")
+            words = [" ".join(names[row]) for row in top]
+        else:
+            words = [" ".join(map(str, row)) for row in top]
+        out = {"topic": np.arange(top.shape[0])}
+        out.update((c, self[c].copy()) for c in DIAGNOSTIC_COLUMNS)
+        out["top_words"] = words
+        return out
+
+
+def _grid_cell_weights(grid, labels):
+    """``(phi, visit)`` of a counting grid's cells (``labels=None``) or regions: each
+    cell's ``pi_`` (a region's mean over its cells, as region_words ranks it) and a visitor
+    of the documents' share of tokens drawn from each, ``sum_k q(k) [c in W_k] / |W|``
+    (each token picks a cell of its window uniformly, paper eq. 1)."""
+    pi = np.asarray(grid.pi_, dtype=np.float64)
+    extent, V = tuple(pi.shape[:-1]), pi.shape[-1]
+    window = check_grid(extent, grid.window)[1]
+    phi = pi.reshape(-1, V)
+    indicator = None
+    if labels is not None:
+        flat = np.asarray(labels).ravel().astype(np.int64)
+        counts = np.bincount(flat)
+        indicator = sp.csr_matrix((np.ones(flat.size), (np.arange(flat.size), flat)),
+                                  shape=(flat.size, counts.size))
+        phi = np.asarray((indicator.T @ phi) / counts[:, None])
+    nt = _model_threads(grid)
+    scale = 1.0 / grid_size(window)
+
+    def visit(X, add):
+        lengths = np.asarray(X.sum(axis=1)).ravel()
+
+        def block(t0, t1, q, _):
+            cells = window_sums(q, extent, window, backward=True, scale=scale,
+                                num_threads=nt)
+            add(cells if indicator is None else cells @ indicator, lengths[t0:t1])
+        visit_posteriors(grid, X, block)
+
+    return phi, visit
+
+
+def _rows_visitor(transform, n_topics):
+    """A visitor of ``transform`` (documents -> non-negative topic weights) by row blocks."""
+    def visit(X, add):
+        lengths = np.asarray(X.sum(axis=1)).ravel()
+        for r0, r1 in _row_blocks(X.shape[0], n_topics):
+            add(_check_doc_topic(transform(X[r0:r1]), r1 - r0, n_topics), lengths[r0:r1])
+    return visit
+
+
+def _diagnostic_source(model, n_words, regions, n_features):
+    """``(phi, top, visit, kind)`` of a fitted model: its topics' word distributions
+    (topics x words, rows summing to 1), their top words, a visitor of the documents'
+    topic weights, and what a topic is."""
+    if isinstance(model, CountingGrid):
+        check_is_fitted(model, "pi_")
+        labels = None
+        if regions is not None:
+            labels = (grid_regions(model, int(regions))
+                      if isinstance(regions, Integral) and not isinstance(regions, bool)
+                      else np.asarray(regions))
+        top = topic_top_words(model, n_words, regions=labels)
+        phi, visit = _grid_cell_weights(model, labels)
+        return phi, top, visit, "cell" if labels is None else "region"
+    if regions is not None:
+        raise ValueError(f"regions apply to counting grids only (got a "
+                         f"{type(model).__name__})")
+    top = topic_top_words(model, n_words)
+    if isinstance(model, RAP):
+        W, a, _ = model.canonical_parameters()
+        eta = a[None, :] + W.T                   # log-rates with one unit on (eq. 1)
+        phi = np.exp(eta - eta.max(axis=1, keepdims=True))
+        phi = _diag.normalized_rows(phi, "the RAP's unit word distributions")
+        return phi, top, _rows_visitor(model.expected_hidden, phi.shape[0]), "unit"
+    if isinstance(model, ZIPGTM):
+        phi = _diag.normalized_rows(model.rates() * (1.0 - model.zero_probabilities()),
+                                    "the ZIPGTM's expected counts")
+        return phi, top, _rows_visitor(model.predict_proba, phi.shape[0]), "node"
+    phi = _diag.normalized_rows(model.components_, f"{type(model).__name__}.components_")
+    if phi.shape[1] != n_features:
+        raise ValueError(f"{type(model).__name__}.components_ has {phi.shape[1]} words; X "
+                         f"has {n_features} columns")
+    if not callable(getattr(model, "transform", None)):
+        raise TypeError(f"model must have a transform method (document-topic weights), got "
+                        f"{type(model).__name__}")
+    return phi, top, _rows_visitor(model.transform, phi.shape[0]), "topic"
+
+
+@validate_call_params({
+    "n_words": [Interval(Integral, 2, None)],
+    "coherence": [Options(*_MEASURE_NAMES)],
+    "frex_weight": [Interval(Real, 0, 1, closed="neither")],
+    "num_threads": ["num_threads"],
+})
+def topic_diagnostics(model, X, *, n_words=10, regions=None, doc_topic=None,
+                      coherence="u_mass", frex_weight=0.7, num_threads=None):
+    """MALLET-style diagnostics of every topic (cell, region, unit, node) on documents.
+
+    One row per topic, from its word distribution ``phi_k`` (``sum_w phi_kw = 1``), its
+    ``n_words`` top words and the documents' topic weights ``theta_dk`` (normalised per
+    document), with ``n_d`` a document's tokens and ``a_dk = n_d theta_dk``
+    (docs/diagnostics.md, "The diagnostics table"):
+
+    ====================  ===================================================================
+    ``tokens``            expected tokens of the topic, ``T_k = sum_d a_dk`` (MALLET's tokens)
+    ``share``             ``T_k / sum_k T_k``
+    ``rank1_documents``   documents whose largest weight is the topic's (MALLET's rank_1_docs)
+    ``document_entropy``  entropy (nats) of ``a_dk / T_k`` over documents: low when a few
+                          documents hold the topic
+    ``effective_words``   ``1 / sum_w phi_kw^2`` (MALLET's eff_num_words)
+    ``uniform_distance``  ``KL(phi_k || uniform)`` (MALLET's uniform_dist)
+    ``corpus_distance``   ``KL(phi_k || p)``, ``p`` the word distribution of ``X``
+                          (MALLET's corpus_dist); ``inf`` when the topic uses a word ``X``
+                          never does
+    ``exclusivity``       mean over the top words of ``phi_kw / sum_k' phi_k'w`` (MALLET's)
+    ``frex``              mean over the top words of FREX, the weighted harmonic mean of the
+                          ranks (empirical CDFs within the topic) of exclusivity and of
+                          ``phi_kw`` (stm's ``exclusivity(M, frexw)`` divided by ``M``)
+    ``coherence``         :func:`topic_coherence` of the top words on ``X``
+    ====================  ===================================================================
+
+    What a topic, its word distribution and the documents' weights are, per model:
+
+    * :class:`countgrid.PLSA` and any fitted model with ``components_`` and ``transform``
+      (e.g. scikit-learn's ``LatentDirichletAllocation``): a topic, ``components_``
+      normalised per row, ``transform(X)`` normalised per row;
+    * :class:`countgrid.CountingGrid`: a cell, its ``pi_``, and the share of a document's
+      tokens drawn from the cell, ``sum_k q(k) [c in W_k] / |W|`` (each token of a
+      document at window ``k`` picks a cell of the window uniformly); with ``regions``, a
+      region, the mean ``pi_`` of its cells (as :func:`countgrid.grid.region_words`) and
+      the sum of its cells' shares;
+    * :class:`countgrid.RAP`: a hidden unit, the multinomial of the Poisson rates with
+      that unit alone on (``softmax(a + W_j)``, eq. 1), and the document's expected
+      hidden activities ``E[h | x]`` normalised per document (shares of activity: a
+      harmonium's units are not a mixture, read the document columns as such);
+    * :class:`countgrid.ZIPGTM`: a latent node, its expected counts ``(1 - p_k)
+      lambda_k`` normalised, and the responsibilities (``predict_proba``);
+    * a topic-word matrix (a 2-D float array): its rows normalised, and ``doc_topic``.
+
+    Parameters
+    ----------
+    model : fitted model or array-like of shape (n_topics, n_features)
+    X : {array-like, sparse matrix} of shape (n_documents, n_features)
+        The documents (counts): usually those the model was fitted on.
+    n_words : int >= 2, default=10
+        Top words per topic (:func:`topic_top_words`: the model's own ranking), for
+        exclusivity, FREX and coherence.
+    regions : int or array-like of int, optional
+        Counting grids only: a number of regions (:func:`countgrid.grid.regions`) or the
+        region of every cell; one row per region instead of per cell.
+    doc_topic : array-like of shape (n_documents, n_topics), optional
+        For a topic-word matrix only (and needed there): the documents' topic weights.
+    coherence : {"u_mass", "c_npmi", "c_uci", "c_v"}, default="u_mass"
+        The coherence measure, on the documents of ``X`` as boolean documents (UMass, as
+        MALLET and stm report; gensim's ``epsilon``).
+    frex_weight : float in (0, 1), default=0.7
+        FREX's weight on exclusivity (stm's ``frexw`` of ``exclusivity``).
+    num_threads : int, optional
+        Threads of the coherence counts (None: the OpenMP default).
+
+    Returns
+    -------
+    TopicDiagnostics
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is neither a model named above nor a matrix.
+    NotFittedError
+        If the model is not fitted.
+    ValueError
+        If ``X`` is not counts over the model's words, ``regions`` is given for a model
+        that is not a grid, ``doc_topic`` is missing or misshapen for a matrix (or given
+        for a model), or ``n_words`` exceeds the words.
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> from countgrid.metrics import topic_diagnostics
+    >>> X = np.random.default_rng(0).poisson(1.0, size=(60, 12))
+    >>> model = countgrid.PLSA(n_components=3, random_state=0).fit(X)
+    >>> d = topic_diagnostics(model, X, n_words=4)
+    >>> d.tokens.shape, bool(np.isclose(d.tokens.sum(), X.sum()))
+    ((3,), True)
+    """
+    n_words = int(n_words)
+    n_features, _ = _model_features(model)
+    counts = Counts(X, np.float64, n_features=n_features, name="X",
+                    owner=_owner_name(model) if n_features is not None else None)
+    csr = counts.csr
+    is_matrix = not (isinstance(model, BaseEstimator) or hasattr(model, "fit")
+                     or hasattr(model, "components_"))
+    if is_matrix:
+        if regions is not None:
+            raise ValueError("regions apply to counting grids only (got a topic-word matrix)")
+        if doc_topic is None:
+            raise ValueError("doc_topic is needed with a topic-word matrix: the documents' "
+                             "topic weights (n_documents x n_topics)")
+        if sp.issparse(model):
+            model = model.toarray()
+        phi = _diag.normalized_rows(model, "the topic-word matrix")
+        if phi.shape[1] != counts.n_features:
+            raise ValueError(f"the topic-word matrix has {phi.shape[1]} words; X has "
+                             f"{counts.n_features} columns")
+        if n_words > phi.shape[1]:
+            raise ValueError(f"n_words={n_words} exceeds the {phi.shape[1]} words of the "
+                             f"topic-word matrix")
+        top = _rank_rows(phi, n_words, "the topic-word matrix")
+        theta = _check_doc_topic(doc_topic, counts.n_samples, phi.shape[0])
+
+        def visit(Xc, add):
+            add(theta, np.asarray(Xc.sum(axis=1)).ravel())
+        kind = "topic"
+    else:
+        if doc_topic is not None:
+            raise ValueError("doc_topic is for a topic-word matrix; a model gives its "
+                             "documents' weights itself")
+        phi, top, visit, kind = _diagnostic_source(model, n_words, regions,
+                                                   counts.n_features)
+    totals = _diag.DocumentTotals(phi.shape[0])
+    visit(csr, totals.add)
+    out = totals.result()
+    word_counts = np.asarray(csr.sum(axis=0)).ravel()
+    if not word_counts.sum() > 0:
+        raise ValueError("X has no tokens")
+    out.update(_diag.word_statistics(phi, word_counts / word_counts.sum()))
+    out["exclusivity"] = _diag.exclusivity(phi, top)
+    out["frex"] = _diag.frex(phi, top, float(frex_weight))
+    out["coherence"] = topic_coherence(top, csr, measure=coherence,
+                                       num_threads=num_threads).per_topic
+    return TopicDiagnostics(out, top_words=top, topics=kind, coherence_measure=coherence,
+                            frex_weight=float(frex_weight), n_documents=counts.n_samples,
+                            n_tokens=float(word_counts.sum()))

@@ -12,6 +12,7 @@ import pytest
 
 import countgrid
 from countgrid.datasets import load_news20_3class_texts
+from countgrid.metrics import DIAGNOSTIC_COLUMNS, topic_diagnostics
 
 from _expected_warnings import FEW_ITERATIONS
 
@@ -322,3 +323,73 @@ def test_bad_text_input_is_one_line_naming_the_file(tmp_path):
     one_line_error(run(["evaluate", "rows.csv", "--text-col", "text", "--label-col", "nope"],
                        tmp_path), 1, "nope")
     assert not (tmp_path / "m.npz").exists()
+
+
+
+
+# ---------------------------------------------------------------- countgrid diagnostics
+@pytest.fixture(scope="module")
+def diag_models(posts):
+    ok(run(["fit", "posts", "-o", "grid.npz", "--seed", "1", *SMALL_GRID], posts))
+    ok(run(["fit", "posts", "-o", "plsa.npz", "--model", "plsa", "-k", "4", "--n-iter", "5",
+            "--threads", "1", "--min-df", "3"], posts))
+    return posts
+
+
+def _read_tsv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def test_the_table_is_topic_diagnostics_of_the_saved_corpus(diag_models):
+    res = ok(run(["diagnostics", "plsa.npz", "-o", "plsa.tsv", "--picture", "q.png"], diag_models))
+    assert "wrote plsa.tsv (4 topics)" in res.stdout and "wrote q.png" in res.stdout
+    assert (diag_models / "q.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = _read_tsv(diag_models / "plsa.tsv")
+    est, corpus = countgrid.load(diag_models / "plsa.npz"), countgrid.io.load_corpus(
+        diag_models / "plsa.npz")
+    want = topic_diagnostics(est, corpus.counts).table(corpus.vocabulary)
+    assert list(rows[0]) == ["topic", *DIAGNOSTIC_COLUMNS, "top_words"]
+    assert [r["top_words"] for r in rows] == want["top_words"]
+    for c in DIAGNOSTIC_COLUMNS:
+        np.testing.assert_allclose([float(r[c]) for r in rows], want[c], rtol=1e-5)
+    # stdout holds the table alone
+    res = ok(run(["diagnostics", "plsa.npz", "-n", "3"], diag_models))
+    assert res.stdout.splitlines()[0].startswith("topic\ttokens\t")
+    assert len(res.stdout.splitlines()) == 5
+
+
+def test_grid_regions_as_json(diag_models):
+    ok(run(["diagnostics", "grid.npz", "--regions", "5", "-o", "r.json", "--coherence",
+            "c_npmi", "--frex-weight", "0.5"], diag_models))
+    payload = json.loads((diag_models / "r.json").read_text(encoding="utf-8"))
+    assert payload["topics"] == "region" and payload["model"] == "CountingGrid"
+    assert payload["coherence_measure"] == "c_npmi" and payload["frex_weight"] == 0.5
+    assert len(payload["rows"]) == 5 and payload["n_documents"] == 3 * N_PER_GROUP
+    grid, corpus = countgrid.load(diag_models / "grid.npz"), countgrid.io.load_corpus(
+        diag_models / "grid.npz")
+    want = topic_diagnostics(grid, corpus.counts, regions=5, coherence="c_npmi",
+                             frex_weight=0.5)
+    np.testing.assert_allclose([r["tokens"] for r in payload["rows"]], want.tokens,
+                               rtol=1e-10)
+    assert payload["rows"][0]["top_words"] == [
+        corpus.vocabulary[i] for i in want.top_words[0]]
+    # cells, on other documents
+    ok(run(["diagnostics", "grid.npz", "posts/sci.space", "-o", "cells.tsv"], diag_models))
+    rows = _read_tsv(diag_models / "cells.tsv")
+    assert len(rows) == 64 and list(rows[0])[0] == "cell"
+    assert sum(int(r["rank1_documents"]) for r in rows) == N_PER_GROUP
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["diagnostics", "plsa.npz", "--regions", "3"], ["--regions", "PLSA"]),
+    (["diagnostics", "grid.npz", "--regions", "65"], ["--regions", "64 cells"]),
+    (["diagnostics", "plsa.npz", "-n", "1"], ["--n-words"]),
+    (["diagnostics", "plsa.npz", "--frex-weight", "1"], ["--frex-weight"]),
+    (["diagnostics", "plsa.npz", "-o", "d.csv"], ["--output", ".tsv"]),
+    (["diagnostics", "plsa.npz", "--picture", "q.nope"], ["--picture"]),
+    (["diagnostics", "plsa.npz", "--picture", "-"], ["--picture"]),
+    (["diagnostics", "nowhere.npz"], ["MODEL"]),
+])
+def test_diagnostics_errors_are_one_line(diag_models, argv, names):
+    one_line_error(run(argv, diag_models), 2, *names)
