@@ -33,7 +33,16 @@ parameters, values read as Python literals):
   priors ``1/K``); ``lda:max_iter=50``, ``lda:learning_method="online"``;
 * ``cg``: ``countgrid.CountingGrid(random_state=seed)``, the package defaults (the grid is
   sized to the fitting documents by ``extent="auto"``; ``--dims`` does not apply, it runs
-  once); ``cg:extent=(32,32)``.
+  once); ``cg:extent=(32,32)``;
+* ``rap``: ``countgrid.RAP(n_components=K, random_state=seed)``, the package defaults,
+  scored by the plug-in predictive of docs/rap.md, "Held-out perplexity".
+
+``--diagnostics`` adds, per model, the mean over its topics (the grid: ``--cg-regions``
+regions, ``countgrid.grid.regions``) of the coherence of their 10 top words
+(``countgrid.metrics``; docs/diagnostics.md): NPMI on the scored documents as boolean
+documents (a reference the model was not fitted on; topics whose words it never holds are
+left out and counted), UMass on the fitting documents, and MALLET's exclusivity and stm's
+FREX (``topic_diagnostics`` on the fitting documents).
 
     PYTHONPATH=src python experiments/heldout_completion.py --dataset reuters_r8 \\
         --split validation --dims 20,50,100 --models plsa-0.2,plsa:tempered=True
@@ -60,7 +69,8 @@ sys.path.insert(0, HERE)
 
 import countgrid  # noqa: E402
 from countgrid.exceptions import ConvergenceWarning  # noqa: E402
-from countgrid.metrics import completion_perplexity  # noqa: E402
+from countgrid.metrics import (completion_perplexity, topic_coherence,  # noqa: E402
+                               topic_diagnostics)
 from rap_retrieval import load, validation_split  # noqa: E402  (same preprocessing)
 
 #: The pLSA parameters before issue 22 (the rows "pLSA, 0.2 defaults").
@@ -73,8 +83,8 @@ def parse_model(spec):
     for item in filter(None, rest.split(";")):
         key, _, value = item.partition("=")
         params[key.strip()] = ast.literal_eval(value.strip())
-    if name not in ("plsa", "plsa-0.2", "lda", "cg"):
-        raise SystemExit(f"unknown model {name!r} (plsa, plsa-0.2, lda, cg)")
+    if name not in ("plsa", "plsa-0.2", "lda", "cg", "rap"):
+        raise SystemExit(f"unknown model {name!r} (plsa, plsa-0.2, lda, cg, rap)")
     return name, params
 
 
@@ -87,6 +97,9 @@ def make(name, params, k, seed, threads):
         from sklearn.decomposition import LatentDirichletAllocation
         return LatentDirichletAllocation(**{"n_components": k, "random_state": seed,
                                             "n_jobs": threads, **params})
+    if name == "rap":
+        return countgrid.RAP(**{"n_components": k, "random_state": seed,
+                                "num_threads": threads, **params})
     return countgrid.CountingGrid(**{"random_state": seed, "num_threads": threads, **params})
 
 
@@ -103,6 +116,20 @@ def describe(model):
         out["window"] = window
         out["capacity"] = float(np.prod(extent) / np.prod(window))
     return out
+
+
+def diagnostics(model, Xfit, Xscore, cg_regions):
+    """Mean coherence, exclusivity and FREX of the model's topics (module docstring)."""
+    grid = isinstance(model, countgrid.CountingGrid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # words absent from a reference
+        d = topic_diagnostics(model, Xfit, n_words=10,
+                              regions=cg_regions if grid else None)
+        npmi = topic_coherence(d.top_words, Xscore, measure="c_npmi")
+    return {"n_topics": int(d.tokens.size), "npmi_scored": npmi.mean,
+            "npmi_undefined": int(npmi.undefined.sum()),
+            "umass_fit": float(np.nanmean(d.coherence)),
+            "exclusivity": float(d.exclusivity.mean()), "frex": float(d.frex.mean())}
 
 
 def git_head():
@@ -125,6 +152,11 @@ def main():
     ap.add_argument("--completion-seed", type=int, default=0, help="the token split")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", default=None, help="rewritten after every row")
+    ap.add_argument("--diagnostics", action="store_true",
+                    help="add coherence (NPMI on the scored documents, UMass on the fitting "
+                         "ones), exclusivity and FREX of the top 10 words")
+    ap.add_argument("--cg-regions", type=int, default=20,
+                    help="--diagnostics: the grid's topics are this many regions")
     args = ap.parse_args()
     dims = [int(d) for d in args.dims.split(",") if d]
     specs = [parse_model(s) for s in args.models.split(",") if s]
@@ -158,12 +190,15 @@ def main():
                 fit_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             ppl = completion_perplexity(model, Xscore, random_state=args.completion_seed)
+            diag = {}
             score_s = time.perf_counter() - t0
             if isinstance(model, countgrid.PLSA):
                 # PLSA.score folds in the tokens it scores: the optimistic in-sample value
                 in_sample = float(np.exp(-model.score(Xscore) / Xscore.sum()))
             else:
                 in_sample = None
+            if args.diagnostics:
+                diag.update(diagnostics(model, Xfit, Xscore, args.cg_regions))
             label = name + (":" + ";".join(f"{a}={b!r}" for a, b in params.items())
                             if params else "")
             row = {"model": label, "K": k, "perplexity": ppl, "score_perplexity": in_sample,
@@ -171,22 +206,28 @@ def main():
                    "score_seconds": score_s, "load_average": [load_before,
                                                               os.getloadavg()[0]],
                    "convergence_warning": any(issubclass(w.category, ConvergenceWarning)
-                                              for w in caught), **describe(model)}
+                                              for w in caught), **describe(model), **diag}
             header["rows"].append(row)
             dump()
             extra = "".join(f"  {a} {row[a]}" for a in ("beta_", "n_iter_", "extent")
                             if a in row)
             if in_sample is not None:
                 extra += f"  (PLSA.score: {in_sample:.1f})"
+            if diag:
+                extra += (f"  NPMI {diag['npmi_scored']:.4f}  UMass {diag['umass_fit']:.3f}"
+                          f"  excl {diag['exclusivity']:.3f}  FREX {diag['frex']:.3f}")
             print(f"{label:40s} K={str(k):4s} perplexity {ppl:10.1f}  fit {fit_s:7.1f} s"
                   f"{extra}", flush=True)
 
-    print("\n| model | K | completion perplexity | in-sample (PLSA.score) | fit s |\n"
-          "|---|---|---|---|---|")
+    more = " NPMI (scored) | UMass (fitted) | exclusivity | FREX |" if args.diagnostics else ""
+    print(f"\n| model | K | completion perplexity | in-sample (PLSA.score) | fit s |{more}\n"
+          "|---|---|---|---|---|" + "---|---|---|---|" * bool(more))
     for r in header["rows"]:
         ins = "" if r["score_perplexity"] is None else f"{r['score_perplexity']:.0f}"
+        cells = (f" {r['npmi_scored']:.4f} | {r['umass_fit']:.3f} | {r['exclusivity']:.3f} |"
+                 f" {r['frex']:.3f} |") if more else ""
         print(f"| {r['model']} | {r['K'] or '-'} | {r['perplexity']:.0f} | {ins} | "
-              f"{r['fit_seconds']:.1f} |")
+              f"{r['fit_seconds']:.1f} |{cells}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import countgrid
 from countgrid.metrics import completion_perplexity, completion_split
 from _expected_warnings import FEW_ITERATIONS
 from _reference.completion import (fold_in_ref, grid_posterior_ref, heldout_loglik_ref,
+                                   rap_predictive_ref,
                                    perplexity_ref, split_ref)
 
 
@@ -161,6 +162,26 @@ def test_grid_matches_reference(dtype, sparse, learn_prior, nt):
     np.testing.assert_allclose(got, want, rtol=1e-9 if dtype == np.float64 else 2e-4)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("nt", [1, 2])
+def test_rap_matches_reference(dtype, sparse, nt):
+    X, _, _ = corpus(seed=18, D=30, W=12)
+    rap = countgrid.RAP(n_components=3, n_epochs=4, dtype=dtype, num_threads=nt,
+                        random_state=0).fit(X)
+    got = completion_perplexity(rap, sp.csr_matrix(X) if sparse else X, random_state=5)
+    obs, held = split_ref(X, 5)
+    keep = held.sum(axis=1) > 0
+    P = rap_predictive_ref(obs[keep], np.asarray(rap.components_, dtype=np.float64).T,
+                           rap.intercept_visible_.astype(np.float64),
+                           rap.intercept_hidden_.astype(np.float64),
+                           rap.n_trials_.astype(np.float64))
+    H = held[keep]
+    want = float(np.exp(-(H * np.log(P)).sum() / H.sum()))
+    np.testing.assert_allclose(got, want, rtol=1e-9 if dtype == np.float64 else 2e-4)
+    assert 1.0 < got < 12.0            # better than the uniform distribution over 12 words
+
+
 @FEW_ITERATIONS
 @pytest.mark.parametrize("nt", [1, 2])
 def test_thread_count_does_not_change_bits(nt):
@@ -169,7 +190,8 @@ def test_thread_count_does_not_change_bits(nt):
                           num_threads=1).fit(X)
     cg = countgrid.CountingGrid((5, 5), (2, 2), n_iter=5, window_schedule=None,
                                 random_state=0, num_threads=1).fit(X)
-    for model in (plsa, cg):
+    rap = countgrid.RAP(n_components=3, n_epochs=2, random_state=0, num_threads=1).fit(X)
+    for model in (plsa, cg, rap):
         one = completion_perplexity(model, X, random_state=0)
         model.set_params(num_threads=nt)
         assert completion_perplexity(model, X, random_state=0) == one
@@ -314,7 +336,9 @@ def test_bad_models():
     with pytest.raises(countgrid.NotFittedError):
         completion_perplexity(countgrid.CountingGrid((4, 4), (2, 2)), X)
     with pytest.raises(TypeError, match="model must be a PLSA"):
-        completion_perplexity(countgrid.RAP(n_components=2, n_epochs=1, random_state=0).fit(X), X)
+        completion_perplexity(countgrid.ZIPGTM(n_iter=1, random_state=0).fit(X), X)
+    with pytest.raises(countgrid.NotFittedError):
+        completion_perplexity(countgrid.RAP(n_components=2), X)
     y = np.arange(20) % 2
     clf = countgrid.CountingGridClassifier((4, 4), (2, 2), n_iter=2, window_schedule=None,
                                            random_state=0).fit(X, y)

@@ -34,7 +34,7 @@ from countgrid._utils.counts import Counts
 from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options, validate_call_params
 from countgrid._utils.results import ResultDict, TableResult
-from countgrid._utils.threads import effective_n_threads
+from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, check_matrix,
                                    check_random_state)
 from countgrid.exceptions import not_fitted_error
@@ -477,6 +477,25 @@ def _topic_scores(model, observed, heldout):
     return out
 
 
+def _rap_scores(model, observed, heldout):
+    """Held-out log-likelihood per row under the multinomial of RAP's Poisson rates at the
+    mean-field hidden state of the observed half, ``softmax_w(a_w + sum_j W_wj E[h_j|x])``
+    (eq. 1 with ``h`` replaced by ``E[h | x_observed]``, eq. 2)."""
+    W = np.asarray(model.components_, dtype=np.float64)          # (K, V)
+    a = np.asarray(model.intercept_visible_, dtype=np.float64)
+    out = np.empty(observed.shape[0])
+    for r0, r1 in _row_blocks(observed.shape[0], W.shape[1]):
+        H = np.asarray(model.expected_hidden(observed[r0:r1]), dtype=np.float64)
+        with limit_blas_threads(_model_threads(model)):
+            eta = H @ W + a
+        eta -= eta.max(axis=1, keepdims=True)
+        log_p = eta - np.log(np.exp(eta).sum(axis=1, keepdims=True))
+        held = heldout[r0:r1].tocoo()
+        out[r0:r1] = np.bincount(held.row, weights=held.data * log_p[held.row, held.col],
+                                 minlength=r1 - r0)
+    return out
+
+
 def _check_doc_topic(theta, n_rows, K):
     if sp.issparse(theta):
         theta = theta.toarray()
@@ -514,7 +533,7 @@ def completion_perplexity(model, X, random_state=0):
 
     Parameters
     ----------
-    model : PLSA, CountingGrid or fitted topic-word model
+    model : PLSA, CountingGrid, RAP or fitted topic-word model
         :class:`countgrid.PLSA`: ``P(z|d)`` by folding-in (``transform``) of the observed
         half, predictive ``sum_z P(z|d) P(w|z)``.  :class:`countgrid.CountingGrid`: the
         location posterior ``q(k)`` of the observed half (``transform``: floored and
@@ -524,6 +543,11 @@ def completion_perplexity(model, X, random_state=0):
         normalised here per row to ``P(w|z)``, and ``transform(X)`` returning
         (n_samples, n_topics) non-negative document-topic weights, normalised here per
         row, e.g. scikit-learn's ``LatentDirichletAllocation``.
+        :class:`countgrid.RAP`: the mean-field hidden state ``E[h | x]`` of the observed
+        half (``expected_hidden``), predictive the multinomial of the Poisson rates at
+        that state, ``softmax_w(a_w + sum_j W_wj E[h_j | x])`` (a plug-in: the
+        harmonium's exact predictive sums over ``h``; docs/rap.md, "Held-out
+        perplexity").
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Non-negative integer counts of the test documents (documents of fewer than
         ``10**9`` tokens).
@@ -559,9 +583,11 @@ def completion_perplexity(model, X, random_state=0):
     True
     """
     grid = isinstance(model, CountingGrid)
-    if not grid and (isinstance(model, BaseEstimator) and not isinstance(model, PLSA)):
-        raise TypeError(f"model must be a PLSA, a CountingGrid or a topic-word model with "
-                        f"components_ and transform; got {type(model).__name__}"
+    rap = isinstance(model, RAP)
+    if not (grid or rap) and (isinstance(model, BaseEstimator)
+                              and not isinstance(model, PLSA)):
+        raise TypeError(f"model must be a PLSA, a CountingGrid, a RAP or a topic-word model "
+                        f"with components_ and transform; got {type(model).__name__}"
                         + (" (pass its grid_)" if hasattr(model, "grid_") else ""))
     if not callable(getattr(model, "transform", None)):
         raise TypeError(f"model must have a transform method (document-topic weights of "
@@ -569,7 +595,7 @@ def completion_perplexity(model, X, random_state=0):
     if grid:
         check_is_fitted(model, "pi_")
         n_features = int(np.shape(model.pi_)[-1])
-    elif isinstance(model, PLSA):
+    elif isinstance(model, (PLSA, RAP)):
         check_is_fitted(model, "components_")
         n_features = int(np.shape(model.components_)[1])
     else:
@@ -585,7 +611,8 @@ def completion_perplexity(model, X, random_state=0):
         raise ValueError("X has no document of 2 tokens or more: document completion has "
                          "nothing to hold out")
     observed, heldout = observed[rows], heldout[rows]
-    scores = (_grid_scores if grid else _topic_scores)(model, observed, heldout)
+    scores = (_grid_scores if grid else _rap_scores if rap else _topic_scores)(
+        model, observed, heldout)
     total = math.fsum(scores.tolist())
     n_tokens = float(held.sum())
     with np.errstate(over="ignore"):

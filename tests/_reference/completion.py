@@ -4,6 +4,8 @@ split written as scalar loops, folding-in and the grid posterior as dense EM, an
 predictive log-likelihood of the held-out half as a dense product."""
 import hashlib
 
+import math
+
 import numpy as np
 
 from _reference.grid import estep_ref
@@ -86,3 +88,22 @@ def heldout_loglik_ref(H, theta, phi):
 def perplexity_ref(H, theta, phi):
     """exp(- total held-out log-likelihood / held-out tokens)."""
     return float(np.exp(-heldout_loglik_ref(H, theta, phi).sum() / np.asarray(H).sum()))
+
+
+def rap_predictive_ref(C, W, a, b_hidden, M):
+    """RAP's plug-in predictive of dense counts ``C``: for each document, every unit's
+    ``E[h_j | x] = M_j sigmoid(sum_i x_i W[i, j] + b_hidden[j])`` (eq. 2) and the word
+    distribution ``P(w) ∝ exp(a_w + sum_j W[w, j] E[h_j])``, written out per entry
+    (D x V; ``W`` is words x units)."""
+    C = np.asarray(C, dtype=np.float64)
+    D, V = C.shape
+    K = W.shape[1]
+    out = np.empty((D, V))
+    for d in range(D):
+        Eh = [M[j] / (1.0 + math.exp(-(sum(C[d, i] * W[i, j] for i in range(V))
+                                       + b_hidden[j]))) for j in range(K)]
+        eta = [a[w] + sum(W[w, j] * Eh[j] for j in range(K)) for w in range(V)]
+        top = max(eta)
+        z = sum(math.exp(e - top) for e in eta)
+        out[d] = [math.exp(e - top) / z for e in eta]
+    return out
