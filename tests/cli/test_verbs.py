@@ -233,6 +233,36 @@ def test_evaluate_reports_cross_validated_accuracy_and_baseline(posts):
     acc = float(out.split("accuracy ")[1].split()[0])
     nb = float(out.split("accuracy ")[2].split()[0])
     assert 0.5 < acc <= 1.0 and 0.5 < nb <= 1.0      # three groups: chance is 1/3
+    # each fold's grid scored on its test documents, and the means
+    folds = [ln for ln in out.splitlines() if ln.startswith("fold ") and "naive" in ln]
+    assert all("held-out perplexity" in ln and "NPMI" in ln for ln in folds), out
+    ppl = float(out.split("held-out perplexity ")[-1].split()[0])
+    npmi = float(out.split("\ncoherence ")[1].split()[0])
+    assert 1.0 < ppl < 5000 and -1.0 <= npmi <= 1.0, out
+    res = ok(run(["evaluate", "posts.csv", "--text-col", "body", "--label-col", "group",
+                  "--folds", "2", "--grid", "8x8", "--window", "3x3", "--n-iter", "2",
+                  "--coarse-iter", "0", "--threads", "1", "--min-df", "3",
+                  "--no-diagnostics"], posts))
+    assert "perplexity" not in res.stdout and "coherence" not in res.stdout
+
+
+@FEW_ITERATIONS
+def test_evaluate_fold_diagnostics_are_the_metrics():
+    from countgrid.cli._evaluate import fold_diagnostics
+    from countgrid.metrics import completion_perplexity, topic_coherence, topic_top_words
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.6, size=(90, 40))
+    grid = countgrid.CountingGrid((10, 10), (3, 3), n_iter=3, window_schedule=None,
+                                  random_state=0).fit(X[:60])
+    ppl, npmi, n_regions = fold_diagnostics(grid, X[60:], 4)
+    assert n_regions == 2                               # about one per 50 cells
+    assert ppl == completion_perplexity(grid, X[60:], random_state=4)
+    top = topic_top_words(grid, 10, regions=countgrid.grid.regions(grid, 2))
+    assert npmi == topic_coherence(top, X[60:], measure="c_npmi").mean
+    # counts that are not integers: no perplexity, the coherence still
+    ppl, npmi2, _ = fold_diagnostics(grid, X[60:] + 0.5, 4)
+    assert ppl is None and np.isfinite(npmi2)
 
 
 def test_html_map_of_the_saved_corpus(posts, model):

@@ -10,7 +10,9 @@ from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
 from countgrid.cli._models import add_dtype_option, add_grid_options, grid_parameters
 from countgrid.cli._progress import show_progress
 from countgrid.cli._split import stratified_folds
-from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier
+from countgrid.grid import CountingGridClassifier, GenerativeCountingGridClassifier, regions
+from countgrid.maps._data import REGION_CELLS
+from countgrid.metrics import completion_perplexity, topic_coherence, topic_top_words
 from countgrid.text._readers import _detect
 
 EXAMPLE = """\
@@ -25,7 +27,9 @@ HELP = "cross-validated accuracy given a label column"
 DESCRIPTION = ("Stratified k-fold cross-validation of a counting-grid classifier (label "
                "embedding, paper eq. 9, or one grid per class) on labelled documents, with "
                "multinomial naive Bayes on the same folds as a baseline (scikit-learn).  The "
-               "vocabulary is chosen without the labels.")
+               "vocabulary is chosen without the labels.  For label embedding each fold's "
+               "grid is also scored on its test documents: held-out perplexity by document "
+               "completion and the NPMI coherence of its regions' top words.")
 
 
 def add_arguments(p):
@@ -42,6 +46,10 @@ def add_arguments(p):
                         "apart (largest chi-squared statistic on each training fold; "
                         "default: every word).  Many classes over a large vocabulary need "
                         "it: 55 classes x 38,559 words would take about 20 GB of grids")
+    p.add_argument("--no-diagnostics", action="store_true",
+                   help="skip the held-out perplexity (document completion) and the NPMI "
+                        "coherence of each fold's grid on its test documents (label "
+                        "embedding only; docs/diagnostics.md)")
     g = p.add_argument_group("counting grid (the defaults of CountingGridClassifier)")
     add_grid_options(g, CountingGridClassifier)
     add_dtype_option(g)
@@ -56,6 +64,33 @@ def _has_columns(args):
         return _detect(args.input, args.format) in ("csv", "tsv", "jsonl")
     except (OSError, ValueError):
         return True                              # read_corpus names the problem
+
+
+#: Top words per region of the coherence that evaluate reports.
+COHERENCE_WORDS = 10
+
+
+def fold_diagnostics(grid, X_test, seed):
+    """``(perplexity, npmi, n_regions)`` of a fold's grid on its test documents: the
+    completion perplexity (``None`` when the counts are not integers) and the mean NPMI of
+    the top words of about one region per 50 cells, on the test documents as boolean
+    documents (topics whose words they never hold left out)."""
+    try:
+        perplexity = completion_perplexity(grid, X_test, random_state=seed)
+    except ValueError:
+        perplexity = None                        # not integer counts, or no 2-token document
+    n_cells = int(np.prod(np.shape(grid.pi_)[:-1]))
+    n_regions = max(2, min(n_cells, round(n_cells / REGION_CELLS[1])))
+    top = topic_top_words(grid, COHERENCE_WORDS, regions=regions(grid, n_regions))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # words no test document holds
+        npmi = topic_coherence(top, X_test, measure="c_npmi").mean
+    return perplexity, npmi, n_regions
+
+
+def _mean_sd(values):
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=np.float64)
+    return (float(v.mean()), float(v.std())) if v.size else (float("nan"), float("nan"))
 
 
 def run(args, out):
@@ -121,7 +156,8 @@ def run(args, out):
         words = (f", on the {args.class_words} words that tell the classes apart"
                  if args.class_words else "")
         per_class = f" ({len(classes)} grids, one per class{words})"
-    scores, baseline = [], []
+    scores, baseline, perplexities, coherences, n_regions = [], [], [], [], None
+    diagnose = not args.no_diagnostics and not generative
     t0 = time.perf_counter()
     for k, (train, test) in enumerate(folds, 1):
         clf = cls(**params, random_state=args.seed, num_threads=threads)
@@ -134,6 +170,13 @@ def run(args, out):
             nb = MultinomialNB().fit(X[train], y[train])
             baseline.append(float(np.mean(nb.predict(X[test]) == y[test])))
             line += f", naive Bayes {baseline[-1]:.4f}"
+        if diagnose:
+            ppl, npmi, n_regions = fold_diagnostics(clf.grid_, X[test], args.seed)
+            perplexities.append(ppl)
+            coherences.append(npmi)
+            if ppl is not None:
+                line += f", held-out perplexity {ppl:.1f}"
+            line += f", NPMI {npmi:.4f}"
         say(line + f"  ({time.perf_counter() - t0:.1f} s)")
     name = {"embedding": "counting grid (label embedding)",
             "generative": "counting grids (one per class"
@@ -151,6 +194,18 @@ def run(args, out):
     if baseline:
         print(f"accuracy {np.mean(baseline):.4f} +- {np.std(baseline):.4f}: multinomial naive "
               "Bayes (same folds)", file=out)
+    if diagnose:
+        if any(p is not None for p in perplexities):
+            m, sd = _mean_sd(perplexities)
+            print(f"held-out perplexity {m:.1f} +- {sd:.1f}: document completion of the test "
+                  "folds (half of each document's tokens predicted from the other half; "
+                  "lower is better)", file=out)
+        else:
+            print("held-out perplexity: not computed (the counts are not integers)", file=out)
+        m, sd = _mean_sd(coherences)
+        print(f"coherence {m:.4f} +- {sd:.4f}: NPMI of the top {COHERENCE_WORDS} words of "
+              f"{n_regions} regions on the test folds (higher is better; "
+              "docs/diagnostics.md)", file=out)
         gap = np.mean(baseline) - np.mean(scores)
         if gap > 0.05 and args.classifier == "embedding":
             print(f"note: naive Bayes is {gap:.2f} ahead: label embedding reads "
