@@ -189,6 +189,12 @@ def test_errors_name_their_argument():
         topic_diagnostics(plsa, X[:, :20])
     with pytest.raises(countgrid.exceptions.NotFittedError):
         topic_diagnostics(countgrid.PLSA(3), X)
+    y = np.arange(X.shape[0]) % 2
+    clf = countgrid.CountingGridClassifier((4, 4), (2, 2), n_iter=2, window_schedule=None,
+                                           random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match="pass its grid_"):
+        topic_diagnostics(clf, X)
+    assert topic_diagnostics(clf.grid_, X, n_words=3).topics == "cell"
 
 
 def test_plot_topic_quality():

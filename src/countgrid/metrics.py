@@ -1144,6 +1144,11 @@ def _diagnostic_source(model, n_words, regions, n_features):
     if regions is not None:
         raise ValueError(f"regions apply to counting grids only (got a "
                          f"{type(model).__name__})")
+    if isinstance(model, BaseEstimator) and not isinstance(model, (PLSA, RAP, ZIPGTM)):
+        raise TypeError(f"topic_diagnostics takes a PLSA, CountingGrid, RAP, ZIPGTM, a model "
+                        f"with components_ and transform or a topic-word matrix; got "
+                        f"{type(model).__name__}"
+                        + (" (pass its grid_)" if hasattr(model, "grid_") else ""))
     top = topic_top_words(model, n_words)
     if isinstance(model, RAP):
         W, a, _ = model.canonical_parameters()

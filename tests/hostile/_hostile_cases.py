@@ -598,7 +598,7 @@ def all_slots():
             S.append(_partial_fit_slot())
     # the partial_fit of issue 14 last, so that the variants the slots above get do not move
     return (S + function_slots() + [_partial_fit_slot("CountingGrid"), _partial_fit_slot("PLSA")]
-            + completion_slots())
+            + completion_slots() + diagnostics_slots())
 
 
 def completion_slots():
@@ -613,6 +613,26 @@ def completion_slots():
         _func_slot("metrics.completion_split", "X", "X", cs, lambda: D.Xq,
                    lambda M: tuple(_dense(t) for t in cg.metrics.completion_split(M)),
                    lambda n: n, first=lambda v: v[0]),
+    ]
+
+
+def diagnostics_slots():
+    """Coherence, the diagnostics table and RAP's completion (issue 27), last of all so
+    that the variants the slots above get do not move."""
+    tc, td = ("countgrid.metrics.topic_coherence",), ("countgrid.metrics.topic_diagnostics",)
+    cp = ("countgrid.metrics.completion_perplexity",)
+    return [
+        _func_slot("metrics.topic_coherence", "X", "X", tc, lambda: D.Xq,
+                   lambda M: cg.metrics.topic_coherence(model("PLSA"), M, n_words=3,
+                                                        measure="u_mass").per_topic, None),
+        _func_slot("metrics.topic_diagnostics", "X", "X", td, lambda: D.Xq,
+                   lambda M: cg.metrics.topic_diagnostics(model("PLSA"), M, n_words=3).tokens,
+                   None),
+        _func_slot("metrics.topic_diagnostics", "X-grid", "X", td, lambda: D.Xq,
+                   lambda M: cg.metrics.topic_diagnostics(model("CountingGrid"), M,
+                                                          n_words=3, regions=2).tokens, None),
+        _func_slot("metrics.completion_perplexity", "X-rap", "X", cp, lambda: D.Xq,
+                   lambda M: cg.metrics.completion_perplexity(model("RAP"), M), None),
     ]
 
 
@@ -1052,8 +1072,10 @@ def gen_values():
         bad = [(f"{pre}{name}", _set(3, None, v, sparse=True) if pre else _set(1, 1, v))
                for name, v in (("NaN", np.nan), ("inf", np.inf), ("-inf", -np.inf),
                                ("negative", -1.0)) for pre in ("", "sparse-")]
-        # codes, not counts (document completion splits counts)
-        real_valued = s.entry.startswith("metrics.") and "completion" not in s.entry
+        # codes, not counts (document completion splits counts; coherence and the
+        # diagnostics table read them)
+        real_valued = s.entry.startswith("metrics.") and not any(
+            k in s.entry for k in ("completion", "topic_"))
         for name, build in pick(bad, s, i, 4, 2, 4):
             if real_valued and name.endswith("negative"):
                 out.append(slot_case(s, "values", name, "ok", build))

@@ -2,7 +2,8 @@
 (countgrid.text), the offline map (countgrid.maps, CountingGrid.to_html), browsing a fitted
 grid (documents_near, word_map, word_cells, top_words, positions(anchor=)), the pictures
 (countgrid.plotting), model files with their corpus (io.save(corpus=), io.load_corpus) and
-the verbs of the command line (vectorize, fit, transform, top-words, plot, html, evaluate).
+the verbs of the command line (vectorize, fit, transform, top-words, diagnostics, plot,
+html, evaluate).
 
 Classes of input added here: ``text-file`` (hostile files and folders given to the readers:
 binary garbage, wrong encodings, empty files and folders, CSV with missing or duplicate
@@ -1995,6 +1996,36 @@ def gen_cli_verbs():
              "model-file"),
             ("model-histogram-gmm", ["gmm.npz"], ("gmm",), ("MODEL", "gmm.npz"), "model-file")]:
         add("top-words", klass, variant, "raise", w + args + ["-o", "t.tsv"], fx, names)
+    # diagnostics
+    dg = ["diagnostics"]
+    add("diagnostics", "model-file", "grid", "ok", dg + ["model.npz", "-o", "d.tsv"], M,
+        oracle=_exists("d.tsv"))
+    add("diagnostics", "model-file", "plsa-json", "ok", dg + ["plsa.npz", "-o", "d.json"],
+        ("plsa",), oracle=_exists("d.json"))
+    add("diagnostics", "text-file", "new-documents", "ok",
+        dg + ["model.npz", "w.csv", "--text-col", "text", "-o", "d.tsv"], ("model", "wcsv"),
+        oracle=_exists("d.tsv"))
+    for variant, args, fx, names, klass in [
+            ("n=1", ["model.npz", "-n", "1"], M, ("--n-words",), "cli"),
+            ("regions=0", ["model.npz", "--regions", "0"], M, ("--regions",), "cli"),
+            ("regions-of-plsa", ["plsa.npz", "--regions", "2"], ("plsa",), ("--regions",),
+             "cli"),
+            ("frex-weight=nan", ["model.npz", "--frex-weight", "nan"], M, ("--frex-weight",),
+             "cli"),
+            ("coherence=nope", ["model.npz", "--coherence", "nope"], M, ("--coherence",),
+             "cli"),
+            ("picture-to-stdout", ["model.npz", "--picture", "-"], M, ("--picture",), "cli"),
+            ("model-garbage", ["garbage.npz"], ("garbage",), ("garbage.npz", "MODEL"),
+             "model-file"),
+            ("model-without-corpus", ["bare.npz"], ("bare",), ("INPUT", "bare.npz"),
+             "model-file"),
+            ("model-histogram-gmm", ["gmm.npz", "d.csv", "--text-col", "text"], ("gmm", "csv"),
+             ("MODEL", "gmm.npz"), "model-file"),
+            ("input-garbage", ["model.npz", "garbage.txt"], ("model", "garbage"),
+             ("garbage.txt", "--encoding"), "text-file")]:
+        add("diagnostics", klass, variant, "raise", dg + args + ["-o", "d.tsv"], fx, names)
+    add("diagnostics", "output-path", "output-wrong-extension", "raise",
+        dg + ["model.npz", "-o", "d.csv"], M, O + ("d.csv",))
     # plot
     pl = ["plot"]
     mpl = ("matplotlib",)

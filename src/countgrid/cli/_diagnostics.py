@@ -8,9 +8,9 @@ import numpy as np
 
 from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
-                                 positive_int)
+                                 positive_int, printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model
-from countgrid.cli._models import grid_of
+from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, write_table, wrote
 from countgrid.cli._plot import _picture_formats
 from countgrid.cli._progress import show_progress
@@ -101,6 +101,10 @@ def run(args, out):
                          f"{args.frex_weight:g}")
     est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     model = grid_of(est) or est
+    if model_kind(model) not in ("cg", "plsa", "rap", "zipgtm"):
+        raise UsageError(f"argument MODEL: {printable(args.model)} holds a "
+                         f"{type(est).__name__}; diagnostics are of counting grids, pLSA, "
+                         "RAP and ZIP-GTM models")
     if args.regions is not None and grid_of(est) is None:
         raise UsageError(f"argument --regions: regions are of counting grids, not of a "
                          f"{type(est).__name__}")
