@@ -655,12 +655,7 @@ def _feature_index(vocabulary, n_features=None):
 
 def _rank_rows(weights, n_words, name):
     """The ``n_words`` largest entries of each row, best first (ties by column)."""
-    W = np.asarray(weights, dtype=np.float64)
-    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
-        raise ValueError(f"{name} must be a non-empty 2-D (topics x words) matrix, got "
-                         f"shape {W.shape}")
-    if not np.isfinite(W).all():
-        raise ValueError(f"{name} contains NaN or infinity")
+    W = _diag.topic_word_matrix(weights, name)
     if n_words > W.shape[1]:
         raise ValueError(f"n_words={n_words} exceeds the {W.shape[1]} words of {name}")
     out = np.empty((W.shape[0], n_words), dtype=np.int64)

@@ -13,15 +13,21 @@ import numpy as np
 _SORT_BLOCK = 1 << 22
 
 
-def normalized_rows(weights, name):
-    """``weights`` (topics x words, non-negative, positive row sums) as float64 rows that
-    sum to 1."""
+def topic_word_matrix(weights, name):
+    """``weights`` as a finite, non-empty 2-D (topics x words) float64 array."""
     W = np.asarray(weights, dtype=np.float64)
     if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1:
         raise ValueError(f"{name} must be a non-empty 2-D (topics x words) matrix, got "
                          f"shape {W.shape}")
     if not np.isfinite(W).all():
         raise ValueError(f"{name} contains NaN or infinity")
+    return W
+
+
+def normalized_rows(weights, name):
+    """``weights`` (topics x words, non-negative, positive row sums) as float64 rows that
+    sum to 1."""
+    W = topic_word_matrix(weights, name)
     sums = W.sum(axis=1)
     if (W < 0).any() or not (sums > 0).all():
         raise ValueError(f"{name} must be non-negative with a positive sum in every row "

@@ -14,7 +14,7 @@ from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, write_table, wrote
 from countgrid.cli._plot import _picture_formats
 from countgrid.cli._progress import show_progress
-from countgrid.cli._transform import documents_for
+from countgrid.cli._transform import add_model_and_documents, documents_for
 from countgrid.metrics import DIAGNOSTIC_COLUMNS, topic_diagnostics
 from countgrid.plotting import plot_topic_quality
 
@@ -37,10 +37,7 @@ DESCRIPTION = ("One row per topic of pLSA, cell (or region) of a counting grid, 
 
 
 def add_arguments(p):
-    p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
-    p.add_argument("input", metavar="INPUT", nargs="?", default=None,
-                   help="documents to measure on (default: those the model was fitted on), "
-                        "mapped onto the model's vocabulary")
+    add_model_and_documents(p, "to measure on")
     p.add_argument("-o", "--output", default="-",
                    help="the table: .tsv (or .txt) or .json (default: TSV on stdout)")
     p.add_argument("--picture", default=None, metavar="FILE",

@@ -21,11 +21,17 @@ DESCRIPTION = ("Write one CSV row per document: for a counting grid the window c
                "for RAP the hidden coordinates; for ZIP-GTM the latent position.")
 
 
-def add_arguments(p):
+def add_model_and_documents(p, purpose):
+    """MODEL and the optional INPUT whose documents a verb works on (default: the model's
+    saved corpus; :func:`documents_for`)."""
     p.add_argument("model", metavar="MODEL", help="a model file written by 'countgrid fit'")
     p.add_argument("input", metavar="INPUT", nargs="?", default=None,
-                   help="documents to transform (default: those the model was fitted on); "
-                        + INPUT_HELP)
+                   help=f"documents {purpose} (default: those the model was fitted on), "
+                        f"mapped onto the model's vocabulary; " + INPUT_HELP)
+
+
+def add_arguments(p):
+    add_model_and_documents(p, "to transform")
     p.add_argument("-o", "--output", default="-", help="CSV file to write (default: stdout)")
     p.add_argument("--anchor", choices=["center", "corner"], default="center",
                    help="counting grids: a document's position is its window's centre "
