@@ -3,6 +3,7 @@ and the regressor read out from a grid, the one-grid-per-class classifier and th
 generative embeddings built on grids (docs/counting_grids.md); :func:`visit_posteriors` and
 :func:`window_loglik` are what the layers above (the map, the command line, metrics) read
 of a fitted grid."""
+from countgrid.grid._align import GridAlignment, align
 from countgrid.grid._capacity import auto_extent
 from countgrid.grid._classifiers import (
                                          CountingGridClassifier,
@@ -40,4 +41,4 @@ __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matr
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
            "window_loglik", "regions", "region_words", "compare_groups",
            "GroupComparison", "shares_by_period", "PeriodShares", "region_effects",
-           "RegionEffects"]
+           "RegionEffects", "align", "GridAlignment"]
