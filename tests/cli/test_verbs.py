@@ -423,3 +423,40 @@ def test_grid_regions_as_json(diag_models):
 ])
 def test_diagnostics_errors_are_one_line(diag_models, argv, names):
     one_line_error(run(argv, diag_models), 2, *names)
+
+
+# ---------------------------------------------------------------- countgrid stability
+STABILITY = ["--grid", "8x8", "--window", "3x3", "--n-iter", "4", "--coarse-iter", "0",
+             "--threads", "1", "--min-df", "3"]
+
+
+def test_stability_summary_table_and_picture(posts):
+    res = ok(run(["stability", "posts", "--restarts", "2", "--regions", "3", "-o", "s.tsv",
+                  "--picture", "s.png", *STABILITY], posts))
+    lines = res.stdout.splitlines()
+    sim = float(next(ln for ln in lines if ln.startswith("similarity ")).split()[1])
+    assert 0.0 < sim <= 1.0
+    placed = next(ln for ln in lines if ln.startswith("documents placed alike: "))
+    assert placed.endswith("within half a window)")
+    assert "wrote s.tsv (3 rows)" in res.stdout and "wrote s.png" in res.stdout
+    rows = _read_tsv(posts / "s.tsv")
+    assert list(rows[0]) == ["region", "cells", "stability", "document_agreement", "words"]
+    assert sum(int(r["cells"]) for r in rows) == 64
+    assert all(0.0 < float(r["stability"]) <= 1.0 + 1e-9 for r in rows)
+    assert (posts / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the same seed, the same numbers; per cell without --regions
+    again = ok(run(["stability", "posts", "--restarts", "2", "-o", "c.tsv", *STABILITY],
+                   posts))
+    assert again.stdout.splitlines()[1] == lines[1]
+    assert len(_read_tsv(posts / "c.tsv")) == 64
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--restarts", "1"], ["--restarts"]),
+    (["--picture", "-"], ["--picture"]),
+    (["-o", "-"], ["--output"]),
+    (["-o", "s.csv"], ["--output", ".tsv"]),
+    (["--grid", "8x8", "--window", "9x9"], ["--window"]),
+])
+def test_stability_errors_are_one_line(posts, argv, names):
+    one_line_error(run(["stability", "posts", *argv], posts), 2, *names)

@@ -38,6 +38,9 @@ def test_matches_reference(extent, seed):
     cell = np.sqrt(got.aligned / got.aligned.sum(-1, keepdims=True) * Bn).sum(-1)
     np.testing.assert_allclose(got.cell_similarity, cell, rtol=1e-10)
     np.testing.assert_allclose(got.aligned.sum(-1).sum(), a.sum(-1).sum(), rtol=1e-12)
+    # chance: the mean coefficient over every pair of cells, one from each grid
+    pairs = np.sqrt(An.reshape(-1, 1, 7) * Bn.reshape(1, -1, 7)).sum(-1)
+    assert got.chance_similarity == pytest.approx(pairs.mean(), rel=1e-12)
     assert np.isclose(An.sum(), np.prod(extent))
     for flips, transpose in [(False, True), (True, False), (False, False)]:
         s2, c2, b2, t2 = align_ref(a, b, flips=flips, transpose=transpose)
@@ -100,7 +103,37 @@ def test_two_fits_of_one_corpus():
     # a classifier's grid is accepted, and the result does not depend on how a is given
     y = np.arange(120) % 2
     clf = countgrid.CountingGridClassifier((8, 8), (3, 3), n_iter=5, random_state=1).fit(X, y)
-    assert align(clf, g2).similarity == align(clf.grid_.pi_, g2.pi_).similarity
+    assert align(clf, g2, on="cells").similarity == align(clf.grid_.pi_, g2.pi_).similarity
+    assert align(clf, g2).similarity == align(clf.grid_.h_, g2.h_).similarity
+
+
+def _window_means(pi, window):
+    """h of cells ``pi``: the mean of the cells k + [0, window) on the torus, written out."""
+    E = pi.shape[:-1]
+    h = np.zeros_like(pi, dtype=np.float64)
+    for k in np.ndindex(*E):
+        for o in np.ndindex(*window):
+            h[k] += pi[tuple((k[d] + o[d]) % E[d] for d in range(len(E)))]
+    return h / np.prod(window)
+
+
+@FEW_ITERATIONS
+@LARGE_GRID
+@pytest.mark.parametrize("axes, flips", [((0, 1), (False, False)), ((0, 1), (True, False)),
+                                         ((1, 0), (False, True)), ((1, 0), (True, True))])
+def test_windows_of_a_fitted_grid_give_the_cells_map(axes, flips):
+    rng = np.random.default_rng(8)
+    X = rng.poisson(0.8, size=(80, 20))
+    a = countgrid.CountingGrid((7, 7), (3, 2), n_iter=6, window_schedule=None,
+                               dtype=np.float64, random_state=0).fit(X)
+    np.testing.assert_allclose(a.h_, _window_means(a.pi_, (3, 2)), rtol=1e-10)
+    shift = (4, 2)
+    moved = _moved(a.pi_, axes, flips, shift)
+    b_windows = _window_means(moved, tuple(a.window[i] for i in axes))
+    r = align(a, b_windows)                     # a's windows against b's, as given
+    assert (r.axes, r.flips, r.shift) == (axes, flips, shift)
+    assert r.similarity == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_array_equal(r.aligned, moved)
 
 
 def test_errors_name_their_argument():
@@ -123,6 +156,8 @@ def test_errors_name_their_argument():
         align(np.ones(5), a)
     with pytest.raises(TypeError, match="a must be a fitted CountingGrid"):
         align(object(), a)
+    with pytest.raises(ValueError, match="on must be 'windows' or 'cells'"):
+        align(a, a, on="h")
     with pytest.raises(TypeError, match="flips and transpose must be bool"):
         align(a, a, flips=1)
     with pytest.raises(countgrid.NotFittedError):

@@ -26,6 +26,7 @@ from countgrid.grid._label_embedding import (
 from countgrid.grid._posteriors import visit_posteriors, window_loglik
 from countgrid.grid._regions import region_words, regions
 from countgrid.grid._schedule import auto_window_schedule
+from countgrid.grid._stability import GridStability, stability
 from countgrid.grid._time import PeriodShares, shares_by_period
 from countgrid.grid._words import (
                                          RELEVANCE_LAMBDA,
@@ -41,4 +42,4 @@ __all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matr
            "word_weights", "word_marginal", "RELEVANCE_LAMBDA", "visit_posteriors",
            "window_loglik", "regions", "region_words", "compare_groups",
            "GroupComparison", "shares_by_period", "PeriodShares", "region_effects",
-           "RegionEffects", "align", "GridAlignment"]
+           "RegionEffects", "align", "GridAlignment", "stability", "GridStability"]

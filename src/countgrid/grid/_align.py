@@ -31,7 +31,9 @@ class GridAlignment(ResultDict):
     ``flips`` (tuple of bool: which of those axes are reversed), ``shift`` (tuple: the
     translation applied last, cells per axis), ``similarity`` (the mean over cells of the
     Bhattacharyya coefficient of the paired cells' word distributions, in [0, 1]: 1 when
-    ``a`` maps onto ``b`` exactly), ``cell_similarity`` (the coefficient of every cell of
+    ``a`` maps onto ``b`` exactly), ``chance_similarity`` (the mean coefficient of two
+    cells drawn at random, one from each grid: what ``similarity`` is worth for a map
+    whose cells all look alike), ``cell_similarity`` (the coefficient of every cell of
     ``b``, shape ``extent``), ``aligned`` (``a``'s ``pi_`` in ``b``'s frame, shape
     ``extent + (n_words,)``) and ``scores`` (the best similarity of each axis map, in the
     order of ``candidates``, a list of ``(axes, flips)``).
@@ -95,11 +97,15 @@ class GridAlignment(ResultDict):
         return np.mod(idx + np.asarray(self["shift"], dtype=np.int64), extent)
 
 
-def _pi_of(grid, name):
-    """``(pi, window)`` of a fitted grid or of a pi-like array."""
+def _pi_of(grid, name, on):
+    """``(pi, compared, window)`` of a fitted grid (``compared``: its ``h_`` for
+    ``on="windows"``, else ``pi_``; ``window`` its window) or of a pi-like array (compared
+    as given; ``window`` None)."""
     if isinstance(grid, CountingGrid) or hasattr(grid, "grid_"):
         g = fitted_grid(grid)
-        return np.asarray(g.pi_, dtype=np.float64), tuple(int(w) for w in g.window)
+        pi = np.asarray(g.pi_, dtype=np.float64)
+        compared = np.asarray(g.h_, dtype=np.float64) if on == "windows" else pi
+        return pi, compared, tuple(int(w) for w in g.window)
     try:
         pi = np.asarray(grid, dtype=np.float64)
     except (TypeError, ValueError):
@@ -111,7 +117,7 @@ def _pi_of(grid, name):
                          f"axis of cells, got {pi.shape}")
     if not np.isfinite(pi).all() or (pi < 0).any():
         raise ValueError(f"{name} must hold finite, non-negative word distributions")
-    return pi, None
+    return pi, pi, None
 
 
 def _normalised_sqrt(pi, name):
@@ -144,7 +150,7 @@ def _transformed(A, axes, flips):
     return out
 
 
-def align(a, b, *, flips=True, transpose=True):
+def align(a, b, *, on="windows", flips=True, transpose=True):
     """The torus symmetry that best maps grid ``a`` onto grid ``b``.
 
     Over every axis map ``g`` (a permutation of axes of equal length, ``transpose``, and a
@@ -154,16 +160,26 @@ def align(a, b, *, flips=True, transpose=True):
         S(g, t) = sum_k sum_w sqrt(a'_{k, w} b_{k, w}),   a' = roll(g(a), t),
 
     computed for all translations at once as an FFT cross-correlation over the cells, the
-    words in blocks (docs/counting_grids.md, "Aligning two grids").  Exact: a grid
-    translated, flipped and transposed is mapped back with ``similarity`` 1 (up to
-    rounding).  Ties go to the first axis map in the order of ``candidates`` (the identity
+    words in blocks (docs/counting_grids.md, "Aligning two grids").  Fitted grids are
+    compared by their window distributions ``h_`` (``on="windows"``: what a document at
+    each position draws its words from, smoother than single cells; regions use them too)
+    or by their cells ``pi_`` (``on="cells"``); the map is reported in cells either way.
+    Exact: a grid translated, flipped and transposed is mapped back with ``similarity`` 1
+    (up to rounding).  Ties go to the first axis map in the order of ``candidates`` (the identity
     first) and the smallest translation in C order.
 
     Parameters
     ----------
     a, b : fitted CountingGrid (or a CountingGridClassifier's grid) or array-like
-        The grids, or their ``pi_`` (shape ``extent + (n_words,)``), over the same
-        vocabulary and, up to the order of the axes, the same extent.
+        The grids, or arrays of word distributions (shape ``extent + (n_words,)``,
+        compared as given), over the same vocabulary and, up to the order of the axes,
+        the same extent.
+    on : {"windows", "cells"}, default="windows"
+        For fitted grids: compare the window distributions ``h_`` or the cells ``pi_``.
+        With windows, a reversed axis moves the windows' first cells: the shift reported
+        is that of the cells (``aligned`` is ``a``'s ``pi_`` moved by it), while
+        ``similarity`` and ``cell_similarity`` are those of the windows, per window
+        position of ``b``.
     flips : bool, default=True
         Consider reversed axes.
     transpose : bool, default=True
@@ -193,8 +209,10 @@ def align(a, b, *, flips=True, transpose=True):
     """
     if not isinstance(flips, bool) or not isinstance(transpose, bool):
         raise TypeError("flips and transpose must be bool")
-    pi_a, _ = _pi_of(a, "a")
-    pi_b, _ = _pi_of(b, "b")
+    if on not in ("windows", "cells"):
+        raise ValueError(f"on must be 'windows' or 'cells', got {on!r}")
+    cells_a, pi_a, window_a = _pi_of(a, "a", on)
+    _, pi_b, _ = _pi_of(b, "b", on)
     if pi_a.shape[-1] != pi_b.shape[-1]:
         raise ValueError(f"a has {pi_a.shape[-1]} words and b {pi_b.shape[-1]}: grids are "
                          "aligned over the same vocabulary")
@@ -221,10 +239,18 @@ def align(a, b, *, flips=True, transpose=True):
     best = int(np.argmax(scores))
     shift = np.unravel_index(int(np.argmax(corr[best])), ext_b)
     p, f = cands[best]
-    aligned = np.roll(_transformed(pi_a, p, f), shift, axis=axes)
     cell = np.einsum("...w,...w->...", np.roll(_transformed(A, p, f), shift, axis=axes), B)
+    if window_a is not None and on == "windows":
+        # the window at i covers cells i .. i + w - 1; reversed, its first cell is the
+        # other end: the cells move w - 1 further than the windows
+        shift = tuple((t + (window_a[p[d]] - 1 if f[d] else 0)) % ext_b[d]
+                      for d, t in enumerate(shift))
+    aligned = np.roll(_transformed(cells_a, p, f), shift, axis=axes)
+    sum_a = A.reshape(-1, V).sum(axis=0)
+    sum_b = B.reshape(-1, V).sum(axis=0)
     return GridAlignment(axes=p, flips=tuple(bool(x) for x in f),
                          shift=tuple(int(s) for s in shift), extent=tuple(ext_b),
                          similarity=float(cell.mean()), cell_similarity=cell,
+                         chance_similarity=float(sum_a @ sum_b) / n_cells**2,
                          aligned=aligned, scores=scores / n_cells, candidates=cands)
 

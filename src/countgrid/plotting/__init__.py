@@ -9,7 +9,8 @@
   words per pLSA topic (:func:`plot_top_words`) and the ZIP-GTM map
   (:func:`plot_zip_gtm_map`);
 * the diagnostics of any topic model, coherence against exclusivity per topic
-  (:func:`plot_topic_quality`).
+  (:func:`plot_topic_quality`), and the stability of a grid's cells across restarts
+  (:func:`plot_cell_stability`).
 
 Every function draws on ``ax`` when given (a new figure otherwise) and returns what it
 drew on.  Cell ``(i, j)`` of a grid is the square ``[j, j + 1] x [i, i + 1]`` of the axes
@@ -21,6 +22,7 @@ the plotting layer sits above the models, which import nothing from it.
 """
 from countgrid.gtm._display import register_map
 from countgrid.plotting._diagnostics import plot_topic_quality
+from countgrid.plotting._stability import plot_cell_stability
 from countgrid.plotting._pictures import (_zip_gtm_map, plot_label_embedding,
                                           plot_log_likelihood, plot_positions, plot_top_words,
                                           plot_word_map, plot_zip_gtm_map)
@@ -32,4 +34,5 @@ register_map(_zip_gtm_map)
 
 __all__ = ["plot_word_grid", "text_word_grid", "word_grid_cells", "plot_word_map",
            "plot_label_embedding", "plot_positions", "plot_log_likelihood",
-           "plot_top_words", "plot_zip_gtm_map", "plot_topic_quality"]
+           "plot_top_words", "plot_zip_gtm_map", "plot_topic_quality",
+           "plot_cell_stability"]
