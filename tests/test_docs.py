@@ -225,7 +225,7 @@ def test_built_site_loads_nothing_from_the_network():
 def test_built_site_has_gallery_map_and_reference():
     gallery = os.path.join(BUILD, "gallery")
     examples = [n for n in os.listdir(gallery) if n.startswith("plot_") and n.endswith(".html")]
-    assert 6 <= len(examples) <= 10
+    assert 6 <= len(examples) <= 11
     with open(os.path.join(gallery, "plot_03_html_map.html"), encoding="utf-8") as f:
         assert 'src="../news20_map.html"' in f.read()
     assert os.path.getsize(os.path.join(BUILD, "news20_map.html")) > 10_000
