@@ -63,6 +63,9 @@ def test_summaries_are_those_of_the_restarts():
                  for k in range(2)]
             close.append(max(d) <= 1)
         assert s.placement_agreement[r - 1] == pytest.approx(np.mean(close))
+        assert s.positions[r].tolist() == [_corner_in_reference(a, p, (3, 3), (8, 8))
+                                           for p in pos]
+    np.testing.assert_array_equal(s.positions[0], ref)
     assert s.document_agreement.mean() == pytest.approx(s.placement_agreement.mean())
     # consensus and regions
     aligned = [grids[0].pi_.astype(np.float64)] + [s.alignments[r].aligned for r in (1, 2)]

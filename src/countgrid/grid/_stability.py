@@ -35,7 +35,8 @@ class GridStability(ResultDict):
     half a window of the reference's place for them, after alignment),
     ``document_agreement`` (per document, the fraction of the other restarts that place it
     so), ``consensus`` (the mean of the aligned restarts' ``pi_``, shape ``extent +
-    (n_words,)``), and with regions ``regions`` (the reference's region labels),
+    (n_words,)``), ``positions`` (shape ``(R, n_documents, n_dims)``: every restart's MAP
+    window position of each document, in the reference's frame), and with regions ``regions`` (the reference's region labels),
     ``region_stability`` (the mean cell stability of each region) and
     ``region_agreement`` (the mean document agreement of the documents the reference
     places in each region; NaN for a region holding none).
@@ -142,12 +143,14 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
     consensus = pis[0].copy()
     cells = np.zeros(extent)
     agree = np.zeros(positions[0].shape[0])
+    placed = [positions[0]]
     for r in range(1, len(grids)):
         a = align(grids[r], grids[0])
         alignments.append(a)
         consensus += a.aligned
         cells += a.cell_similarity
         moved = a.positions(positions[r], grids[r].window)
+        placed.append(moved)
         close = (_torus_distance(moved, positions[0], extent) <= half).all(axis=1)
         agreement.append(float(close.mean()))
         agree += close
@@ -166,7 +169,8 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
         mean_similarity=float(similarity[off].mean()), chance_similarity=chance,
         adjusted_similarity=adjusted, mean_adjusted_similarity=float(adjusted[off].mean()),
         cell_stability=cells / (R - 1), placement_agreement=np.asarray(agreement),
-        document_agreement=agree / (R - 1), consensus=consensus / R)
+        document_agreement=agree / (R - 1), consensus=consensus / R,
+        positions=np.stack(placed))
     if n_regions is not None:
         labels = grid_regions(reference, int(n_regions))
         flat = labels.ravel()
