@@ -88,6 +88,7 @@ def plot_topic_quality(diagnostics, feature_names=None, ax=None, x="exclusivity"
     ax.set_xlabel(label.get(x, x.replace("_", " ")))
     ax.set_ylabel(label.get(y, y.replace("_", " ")))
     ax.grid(True, color="0.92")
+    ax.margins(x=0.18 if n_labels else 0.05, y=0.08)   # room for the labels on the right
     ax.set_title(f"{len(xs)} {diagnostics['topics']}s: {y} against {x} "
                  f"(area: share of tokens)", fontsize=10)
     if own_figure:
