@@ -73,24 +73,32 @@ def plot_topic_quality(diagnostics, feature_names=None, ax=None, x="exclusivity"
     sizes = 12.0 + 900.0 * share / max(float(share.max()), 1e-300)
     ax.scatter(xs, ys, s=sizes, c="#4c72b0", alpha=0.55, edgecolors="#1f3b66",
                linewidths=0.6)
+    axis_names = {"coherence": f"coherence ({diagnostics['coherence_measure']})",
+                  "frex": f"FREX (weight {diagnostics['frex_weight']:g})"}
+    ax.set_xlabel(axis_names.get(x, x.replace("_", " ")))
+    ax.set_ylabel(axis_names.get(y, y.replace("_", " ")))
+    ax.grid(True, color="0.92")
+    ax.set_title(f"{len(xs)} {diagnostics['topics']}s: {y} against {x} "
+                 f"(area: share of tokens)", fontsize=10)
+    ax.margins(x=0.24 if n_labels else 0.05, y=0.08)   # room for the labels on the right
+    ax.autoscale_view()
+    if own_figure:
+        ax.figure.tight_layout()       # the final layout: labels are placed in it
     top = diagnostics["top_words"]
     names = None if feature_names is None else [str(w) for w in feature_names]
+    placed, renderer = [], None
     for k in np.argsort(-share, kind="stable")[:n_labels]:
         if not (np.isfinite(xs[k]) and np.isfinite(ys[k])):
             continue
         words = top[k, :n_words]
         text = " ".join(names[w] for w in words) if names is not None else \
             " ".join(map(str, words))
-        ax.annotate(f"{k}: {text}", (xs[k], ys[k]), xytext=(4, 3),
-                    textcoords="offset points", fontsize=7.5, color="0.15")
-    label = {"coherence": f"coherence ({diagnostics['coherence_measure']})",
-             "frex": f"FREX (weight {diagnostics['frex_weight']:g})"}
-    ax.set_xlabel(label.get(x, x.replace("_", " ")))
-    ax.set_ylabel(label.get(y, y.replace("_", " ")))
-    ax.grid(True, color="0.92")
-    ax.margins(x=0.18 if n_labels else 0.05, y=0.08)   # room for the labels on the right
-    ax.set_title(f"{len(xs)} {diagnostics['topics']}s: {y} against {x} "
-                 f"(area: share of tokens)", fontsize=10)
-    if own_figure:
-        ax.figure.tight_layout()
+        label = ax.annotate(f"{k}: {text}", (xs[k], ys[k]), xytext=(4, 3),
+                            textcoords="offset points", fontsize=7.5, color="0.15")
+        renderer = renderer or ax.figure.canvas.get_renderer()
+        for step in range(1, 7):       # over an earlier label: 9 points down, up, ...
+            if not any(label.get_window_extent(renderer).overlaps(b) for b in placed):
+                break
+            label.set_position((4, 3 - 9 * ((step + 1) // 2) * (1 if step % 2 else -1)))
+        placed.append(label.get_window_extent(renderer))
     return ax
