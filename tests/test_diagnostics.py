@@ -136,6 +136,18 @@ def test_rap_units_and_zip_gtm_nodes():
     assert nodes.topics == "node" and np.isclose(nodes.tokens.sum(), X.sum())
 
 
+def test_a_word_no_topic_uses_is_exclusive_to_none():
+    X = _corpus(seed=10, n_features=8) + 1
+    phi = np.random.default_rng(10).dirichlet(np.ones(8), size=3)
+    phi[:, 7] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no 0/0 on the way
+        got = topic_diagnostics(phi, X, doc_topic=np.ones((X.shape[0], 3)), n_words=3)
+    top = np.argsort(-phi, axis=1, kind="stable")[:, :3]
+    ref = _reference(phi, np.ones((X.shape[0], 3)), X, top, 0.7)
+    _assert_columns(got, ref, ["exclusivity", "frex"])
+
+
 def test_table_and_frame():
     X = _corpus(seed=6)
     phi = np.random.default_rng(6).dirichlet(np.ones(30), size=3)

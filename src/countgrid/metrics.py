@@ -1296,6 +1296,8 @@ def topic_diagnostics(model, X, *, n_words=10, regions=None, doc_topic=None,
                              "documents' weights itself")
         phi, top, visit, kind = _diagnostic_source(model, n_words, regions,
                                                    counts.n_features)
+    check_memory(8 * 4 * phi.size, f"the word statistics of {phi.shape[0]} topics x "
+                 f"{phi.shape[1]} words", "use regions of a grid, or fewer words")
     totals = _diag.DocumentTotals(phi.shape[0])
     visit(csr, totals.add)
     out = totals.result()

@@ -54,7 +54,9 @@ def word_columns_ref(phi, corpus):
 
 
 def _share(phi, k, w):
-    return phi[k][w] / sum(phi[j][w] for j in range(len(phi)))
+    """The topic's share of the word's weight; 0 for a word no topic uses."""
+    total = sum(phi[j][w] for j in range(len(phi)))
+    return phi[k][w] / total if total > 0 else 0.0
 
 
 def exclusivity_ref(phi, top):

@@ -62,11 +62,16 @@ def word_statistics(phi, corpus):
             "corpus_distance": -H - cross}
 
 
+def _shares(phi):
+    """``phi[k, w] / sum_k' phi[k', w]``; 0 for a word no topic uses."""
+    total = phi.sum(axis=0)
+    return phi / np.where(total > 0, total, 1.0)[None, :]
+
+
 def exclusivity(phi, top):
     """MALLET's exclusivity: the mean over a topic's top words of
     ``phi[k, w] / sum_k' phi[k', w]`` (1: the word belongs to this topic only)."""
-    share = phi / phi.sum(axis=0)[None, :]
-    return np.take_along_axis(share, top, axis=1).mean(axis=1)
+    return np.take_along_axis(_shares(phi), top, axis=1).mean(axis=1)
 
 
 def _mean_ranks(rows, values):
@@ -86,7 +91,7 @@ def frex(phi, top, weight):
     with ``E`` and ``F`` the empirical CDFs, within the topic, of the word's exclusivity
     ``phi[k, w] / sum_k' phi[k', w]`` and of its probability ``phi[k, w]`` (stm's
     ``exclusivity(model, M, frexw)`` divided by ``M``)."""
-    share = phi / phi.sum(axis=0)[None, :]
+    share = _shares(phi)
     out = np.empty(phi.shape[0])
     step = max(1, _SORT_BLOCK // phi.shape[1])
     for k0 in range(0, phi.shape[0], step):
