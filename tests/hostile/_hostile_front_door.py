@@ -3,7 +3,7 @@
 grid (documents_near, word_map, word_cells, top_words, positions(anchor=)), the pictures
 (countgrid.plotting), model files with their corpus (io.save(corpus=), io.load_corpus) and
 the verbs of the command line (vectorize, fit, transform, top-words, diagnostics, plot,
-html, evaluate).
+html, evaluate, stability).
 
 Classes of input added here: ``text-file`` (hostile files and folders given to the readers:
 binary garbage, wrong encodings, empty files and folders, CSV with missing or duplicate
@@ -2026,6 +2026,25 @@ def gen_cli_verbs():
         add("diagnostics", klass, variant, "raise", dg + args + ["-o", "d.tsv"], fx, names)
     add("diagnostics", "output-path", "output-wrong-extension", "raise",
         dg + ["model.npz", "-o", "d.csv"], M, O + ("d.csv",))
+    # stability
+    st = ["stability"]
+    ST = ["--restarts", "2"] + FIT + DF
+    add("stability", "text-file", "folder", "ok", st + ["posts", "-o", "s.tsv"] + ST, P,
+        oracle=_exists("s.tsv"))
+    for variant, args, fx, names, klass in [
+            ("restarts=1", ["posts", "--restarts", "1"], P, ("--restarts",), "cli"),
+            ("restarts=0", ["posts", "--restarts", "0"], P, ("--restarts",), "cli"),
+            ("regions=65", ["posts", "--regions", "65"], P, ("--regions",), "cli"),
+            ("picture-to-stdout", ["posts", "--picture", "-"], P, ("--picture",), "cli"),
+            ("output-to-stdout", ["posts", "-o", "-"], P, O, "cli"),
+            ("window=9x9", ["posts", "--window", "9x9"], P, ("--window",), "cli"),
+            ("garbage", ["garbage.txt"], ("garbage",), ("garbage.txt", "--encoding"),
+             "text-file"),
+            ("empty-folder", ["emptydir"], ("empty",), ("emptydir",), "text-file")]:
+        base = _without(ST, args)
+        add("stability", klass, variant, "raise", st + args + base, fx, names)
+    add("stability", "output-path", "output-wrong-extension", "raise",
+        st + ["posts", "-o", "s.csv"] + ST, P, O + ("s.csv",))
     # plot
     pl = ["plot"]
     mpl = ("matplotlib",)

@@ -7,11 +7,11 @@ from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int, resolve_threads)
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._models import add_dtype_option, add_grid_options, grid_parameters
+from countgrid.cli._models import add_dtype_option, add_grid_options, default, grid_parameters
 from countgrid.cli._output import write_file, write_table, wrote
 from countgrid.cli._plot import _picture_formats
 from countgrid.cli._progress import show_progress
-from countgrid.grid import region_words, stability
+from countgrid.grid import CountingGrid, auto_extent, region_words, stability
 from countgrid.plotting import plot_cell_stability
 
 EXAMPLE = """\
@@ -73,7 +73,15 @@ def run(args, out):
     grid_parameters(args)                        # option errors before reading anything
     corpus = read_documents(args, args.input)
     params = grid_parameters(args, len(corpus), corpus.n_terms)
-    if args.picture is not None and len(params.get("extent", (0, 0))) != 2:
+    extent = params.get("extent", "auto")
+    if extent == "auto":
+        extent = auto_extent(len(corpus), params.get("window", default(CountingGrid,
+                                                                         "window")))
+    n_cells = int(np.prod(extent))
+    if args.regions is not None and args.regions > n_cells:
+        raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for at "
+                         f"most {n_cells} regions")
+    if args.picture is not None and len(extent) != 2:
         raise UsageError("argument --picture: the picture is of 2-D grids")
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out, flush=True))
     say(f"{len(corpus)} documents x {corpus.n_terms} words: {args.restarts} fits (seed "
@@ -83,8 +91,6 @@ def run(args, out):
                            n_regions=args.regions, num_threads=threads, **params)
     ref = result.reference
     extent = tuple(ref.pi_.shape[:-1])
-    if args.regions is not None and args.regions > int(np.prod(extent)):
-        raise UsageError(f"argument --regions: the grid has {int(np.prod(extent))} cells")
     agreement = result.placement_agreement
     print(f"similarity {result.mean_similarity:.4f} ({result.mean_adjusted_similarity:.4f} "
           f"over chance): mean Bhattacharyya coefficient of the paired cells of two fits, "
