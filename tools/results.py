@@ -157,11 +157,14 @@ CHECKS = [
           DETERMINISTIC + " (one float64 grid; one sequence is 0.94 points)"),
     Check("heldout-r8-k20",
           "Held-out completion, Reuters R8 test documents, pLSA defaults K = 20: completion "
-          "perplexity and in-sample PLSA.score perplexity",
+          "perplexity and in-sample PLSA.score perplexity; the mean NPMI of its topics' top "
+          "10 words on the test documents and their exclusivity (Diagnostics against LDA)",
           ["heldout_completion.py", "--dataset", "reuters_r8", "--split", "test", "--dims",
-           "20", "--models", "plsa", "--threads", "1", "--json", "{json}"],
-          {"completion": _heldout("perplexity"), "in-sample": _heldout("score_perplexity")},
-          7, DETERMINISTIC + " (PLSA; the token split is seeded)"),
+           "20", "--models", "plsa", "--threads", "1", "--diagnostics", "--json", "{json}"],
+          {"completion": _heldout("perplexity"), "in-sample": _heldout("score_perplexity"),
+           "npmi": _heldout("npmi_scored"), "exclusivity": _heldout("exclusivity")},
+          9, DETERMINISTIC + " (PLSA; the token split is seeded; coherence counts are "
+          "integers)"),
     Check("rap-r8-k25",
           "RAP retrieval, Reuters R8, K = 25: RAP with its defaults, LSI, tf-idf (AUC of the "
           "recall-precision curve and precision at 1)",
