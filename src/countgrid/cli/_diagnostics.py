@@ -12,7 +12,7 @@ from countgrid.cli._args import (UsageError, add_common, check_output, input_pat
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, write_table, wrote
-from countgrid.cli._plot import _picture_formats
+from countgrid.cli._plot import picture_option, write_picture
 from countgrid.cli._progress import show_progress
 from countgrid.cli._transform import add_model_and_documents, documents_for
 from countgrid.metrics import DIAGNOSTIC_COLUMNS, topic_diagnostics
@@ -78,19 +78,8 @@ def run(args, out):
     table_ext = ["tsv", "txt", "json"]
     output = check_output(args.output, table_ext, example="diagnostics",
                           inputs=input_paths(args))
-    picture = None
-    if args.picture is not None:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-        except ImportError:
-            raise UsageError("argument --picture: needs matplotlib: pip install "
-                             "countgrid[plot]") from None
-        picture = check_output(args.picture, _picture_formats(), name="--picture",
-                               example="quality", inputs=input_paths(args))
-        if picture == "-":
-            raise UsageError("argument --picture: give a file name (a picture is not "
-                             "written to stdout)")
+    picture = None if args.picture is None else picture_option(
+        args.picture, input_paths(args), "quality")
     if args.n_words < 2:
         raise UsageError("argument --n-words: coherence needs at least 2 top words")
     if not 0.0 < args.frex_weight < 1.0:
@@ -137,14 +126,7 @@ def run(args, out):
         write_table(output, names, rows, delimiter="\t",
                     escape_formulas=not args.no_escape_formulas)
     if picture is not None:
-        def draw(fh):
-            import matplotlib.pyplot as plt
-
-            ax = plot_topic_quality(result, vocabulary)
-            ax.figure.savefig(fh, dpi=110, format=picture.rsplit(".", 1)[-1].lower())
-            plt.close(ax.figure)
-
-        write_file(picture, draw)
+        write_picture(picture, lambda: plot_topic_quality(result, vocabulary))
     if not args.quiet and output != "-":      # stdout holds the table otherwise
         wrote(out, output, f"{len(rows)} {kind}s")
         if picture is not None:

@@ -76,6 +76,36 @@ def _picture_formats():
     return sorted(FigureCanvasBase.get_supported_filetypes())
 
 
+def picture_option(path, inputs, example):
+    """The ``--picture`` file a verb draws besides its output: matplotlib importable (the
+    Agg backend), a picture format matplotlib writes, a file (not stdout)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+    except ImportError:
+        raise UsageError("argument --picture: needs matplotlib: pip install "
+                         "countgrid[plot]") from None
+    picture = check_output(path, _picture_formats(), name="--picture", example=example,
+                           inputs=inputs)
+    if picture == "-":
+        raise UsageError("argument --picture: give a file name (a picture is not written "
+                         "to stdout)")
+    return picture
+
+
+def write_picture(path, draw, dpi=110):
+    """Write the figure of the axes ``draw()`` returns to ``path`` (atomically), in the
+    format of its extension, and close it."""
+    def write(fh):
+        import matplotlib.pyplot as plt
+
+        ax = draw()
+        ax.figure.savefig(fh, dpi=dpi, format=path.rsplit(".", 1)[-1].lower())
+        plt.close(ax.figure)
+
+    write_file(path, write)
+
+
 def _labels(corpus, column, name="--color-by"):
     if column is None:
         return None

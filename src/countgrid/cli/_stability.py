@@ -8,8 +8,8 @@ from countgrid.cli._args import (UsageError, add_common, check_output, input_pat
                                  positive_int, resolve_threads)
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
 from countgrid.cli._models import add_dtype_option, add_grid_options, default, grid_parameters
-from countgrid.cli._output import write_file, write_table, wrote
-from countgrid.cli._plot import _picture_formats
+from countgrid.cli._output import write_table, wrote
+from countgrid.cli._plot import picture_option, write_picture
 from countgrid.cli._progress import show_progress
 from countgrid.grid import CountingGrid, auto_extent, region_words, stability
 from countgrid.plotting import plot_cell_stability
@@ -57,18 +57,8 @@ def run(args, out):
         args.output, ["tsv", "txt"], example="stability", inputs=input_paths(args))
     if output == "-":
         raise UsageError("argument --output/-o: give a file name (stdout holds the summary)")
-    picture = None
-    if args.picture is not None:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-        except ImportError:
-            raise UsageError("argument --picture: needs matplotlib: pip install "
-                             "countgrid[plot]") from None
-        picture = check_output(args.picture, _picture_formats(), name="--picture",
-                               example="stability", inputs=input_paths(args))
-        if picture == "-":
-            raise UsageError("argument --picture: give a file name")
+    picture = None if args.picture is None else picture_option(
+        args.picture, input_paths(args), "stability")
     threads = resolve_threads(args.threads)
     grid_parameters(args)                        # option errors before reading anything
     corpus = read_documents(args, args.input)
@@ -119,14 +109,7 @@ def run(args, out):
         if not args.quiet:
             wrote(out, output, f"{len(rows)} rows")
     if picture is not None:
-        def draw(fh):
-            import matplotlib.pyplot as plt
-
-            ax = plot_cell_stability(result)
-            ax.figure.savefig(fh, dpi=110, format=picture.rsplit(".", 1)[-1].lower())
-            plt.close(ax.figure)
-
-        write_file(picture, draw)
+        write_picture(picture, lambda: plot_cell_stability(result))
         if not args.quiet:
             wrote(out, picture)
     return 0
