@@ -84,6 +84,28 @@ static inline void cg_raise(int *flag)
     *flag = 1;
 }
 
+/* Whether the entries [start, end) of a row (column) of a CSR (CSC) matrix lie outside
+ * its nnz stored entries: the pointer check of every kernel that reads pointers it did
+ * not make (docs/robustness.md). */
+static inline int cg_bad_range(int64_t start, int64_t end, int64_t nnz)
+{
+    return start < 0 || end < start || end > nnz;
+}
+
+/* Whether a thread of a parallel region skips a row: it has no scratch (its allocation
+ * failed, already raised), or the row's pointers are bad (raised here in *bad). */
+static inline int cg_skip_row(int have_scratch, int64_t start, int64_t end, int64_t nnz,
+                              int *bad)
+{
+    if (!have_scratch)
+        return 1;
+    if (cg_bad_range(start, end, nnz)) {
+        cg_raise(bad);
+        return 1;
+    }
+    return 0;
+}
+
 /* Scratch of one thread of a parallel region: n_bytes from malloc, or NULL with *failed
  * raised (the thread then skips its share and the kernel returns CG_ERR_ALLOC). */
 static inline void *cg_thread_scratch(size_t n_bytes, int *failed)

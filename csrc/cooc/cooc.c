@@ -52,6 +52,26 @@ static void cg_cooc_reduce(int64_t *const *acc, int n_acc, int64_t n, int64_t *c
     }
 }
 
+/* The end of a thread of a counting region, after its loop's implicit barrier (every
+ * triangle is complete): the triangles summed into counts unless a thread failed, the
+ * thread's scratch freed. */
+static void cg_cooc_thread_end(int ok, int64_t *const *acc, int n_acc, int64_t n,
+                               int64_t *counts, int64_t ld_counts, void *mem)
+{
+    if (ok)
+        cg_cooc_reduce(acc, n_acc, n, counts, ld_counts);
+    free(mem);
+}
+
+/* The status of a counting kernel after its region; frees the table of triangles. */
+static int cg_cooc_status(int64_t **acc, int failed, int bad)
+{
+    free(acc);
+    if (failed)
+        return CG_ERR_ALLOC;
+    return bad ? CG_ERR_INDEX : CG_OK;
+}
+
 /* Arguments both kernels share: sizes in range, the scratch pointer table. */
 static int cg_cooc_check(int64_t n_relevant, int64_t ld_counts, const int64_t *counts)
 {
@@ -164,7 +184,7 @@ int cg_cooc_windows(int64_t n_texts, const int64_t *offsets, const int32_t *toke
     const int64_t n = n_relevant;
     int64_t **acc;
     int64_t total = 0;
-    int bad = 0, failed = 0;
+    int bad = 0, failed = 0, rc;
     if (n_texts < 0 || n_tokens < 0 || window < 1 || (rule != 0 && rule != 1)
         || n_windows == NULL || cg_cooc_check(n_relevant, ld_counts, counts) != CG_OK)
         return CG_ERR_ARGUMENT;
@@ -200,12 +220,8 @@ int cg_cooc_windows(int64_t n_texts, const int64_t *offsets, const int32_t *toke
         for (i = 0; i < n_texts; i++) {
             const int64_t a = offsets[i], b = offsets[i + 1];
             int64_t p;
-            if (mem == NULL)
+            if (cg_skip_row(mem != NULL, a, b, n_tokens, &bad))
                 continue;
-            if (a < 0 || b < a || b > n_tokens) {
-                cg_raise(&bad);
-                continue;
-            }
             for (p = a; p < b; p++)
                 if (tokens[p] >= n)
                     break;
@@ -215,16 +231,10 @@ int cg_cooc_windows(int64_t n_texts, const int64_t *offsets, const int32_t *toke
             }
             total += cg_cooc_text(&s, tokens + a, b - a, window, rule);
         }
-        /* the implicit barrier of the loop: every triangle is complete */
-        if (!failed && !bad)
-            cg_cooc_reduce(acc, nt, n, counts, ld_counts);
-        free(mem);
+        cg_cooc_thread_end(!failed && !bad, acc, nt, n, counts, ld_counts, mem);
     }
-    free(acc);
-    if (failed)
-        return CG_ERR_ALLOC;
-    if (bad)
-        return CG_ERR_INDEX;
-    *n_windows += total;
-    return CG_OK;
+    rc = cg_cooc_status(acc, failed, bad);
+    if (rc == CG_OK)
+        *n_windows += total;
+    return rc;
 }

@@ -41,12 +41,8 @@ int CG_COOC_FN(cg_cooc_docs)(int64_t n_rows, const INDEX *indptr, const INDEX *i
         for (d = 0; d < n_rows; d++) {
             const int64_t p0 = (int64_t)indptr[d], p1 = (int64_t)indptr[d + 1];
             int64_t p, k = 0;
-            if (mem == NULL)
+            if (cg_skip_row(mem != NULL, p0, p1, nnz, &bad))
                 continue;
-            if (p0 < 0 || p1 < p0 || p1 > nnz) {
-                cg_raise(&bad);
-                continue;
-            }
             for (p = p0; p < p1; p++) {
                 const int64_t j = (int64_t)indices[p];
                 int32_t u;
@@ -73,13 +69,7 @@ int CG_COOC_FN(cg_cooc_docs)(int64_t n_rows, const INDEX *indptr, const INDEX *i
                     cg_cooc_add_pair(tri, u, words[b], n, 1);
             }
         }
-        /* the implicit barrier of the loop: every triangle is complete */
-        if (!failed && !bad)
-            cg_cooc_reduce(acc, nt, n, counts, ld_counts);
-        free(mem);
+        cg_cooc_thread_end(!failed && !bad, acc, nt, n, counts, ld_counts, mem);
     }
-    free(acc);
-    if (failed)
-        return CG_ERR_ALLOC;
-    return bad ? CG_ERR_INDEX : CG_OK;
+    return cg_cooc_status(acc, failed, bad);
 }

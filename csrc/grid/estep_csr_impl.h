@@ -25,7 +25,7 @@ static int64_t CG_FN2(cg_grid_estep_block_words)(int64_t t0, int64_t t1, const I
     int64_t stop_t = t1, stop_p = -1;
     for (t = t0; t < t1 && stop_t == t1; t++) {
         const int64_t start = (int64_t)indptr[t], end = (int64_t)indptr[t + 1];
-        if (start < 0 || end < start || end > nnz) {
+        if (cg_bad_range(start, end, nnz)) {
             stop_t = t;
             break;
         }

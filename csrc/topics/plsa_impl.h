@@ -41,12 +41,8 @@ int CG_FN2(cg_plsa_docs)(int64_t n_rows, const INDEX *indptr, const INDEX *indic
             REAL *CG_RESTRICT th = theta + d * ld_theta;
             double length = 0.0, ll = 0.0;
             int64_t p, k, it;
-            if (acc == NULL)
+            if (cg_skip_row(acc != NULL, p0, p1, nnz, &bad))
                 continue;
-            if (p0 < 0 || p1 < p0 || p1 > nnz) {
-                cg_raise(&bad);
-                continue;
-            }
             for (p = p0; p < p1; p++)
                 if ((uint64_t)indices[p] >= (uint64_t)n_words)
                     break;
@@ -118,7 +114,7 @@ int CG_FN2(cg_plsa_words)(int64_t n_words, const INDEX *indptr, const INDEX *ind
         int64_t p, k;
         for (k = 0; k < K; k++)
             a[k] = 0;
-        if (p0 < 0 || p1 < p0 || p1 > nnz) {
+        if (cg_bad_range(p0, p1, nnz)) {
             cg_raise(&bad);
             continue;
         }

@@ -95,6 +95,14 @@ cdef inline Py_ssize_t block_setting(object value, str name, Py_ssize_t current)
     return value
 
 
+cdef inline object swap_block_setting(Py_ssize_t *slot, object value, str name):
+    """A module's ``block_work(...)`` setter: ``*slot`` set from ``value`` as
+    :func:`block_setting` reads it; the old value back."""
+    cdef Py_ssize_t old = slot[0]
+    slot[0] = block_setting(value, name, old)
+    return old
+
+
 cdef inline int check_interrupt() except -1:
     """Run pending signal handlers with the GIL held: Ctrl-C raises KeyboardInterrupt here.
 

@@ -14,7 +14,8 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t
 
 cimport countgrid._utils._cdecl as ck
-from countgrid._common cimport block_setting, check_indptr, check_interrupt, check_status, index_t
+from countgrid._common cimport (check_indptr, check_interrupt, check_status, index_t,
+                               swap_block_setting)
 
 # stored entries (tokens) per block between two interrupt checks
 cdef Py_ssize_t _block_work = 1 << 24
@@ -26,10 +27,7 @@ MAX_WORDS = int(ck.CG_COOC_MAX_WORDS)
 def block_work(work=None):
     """Entries (tokens) per block between interrupt checks; set it (for tests) and get the
     old value back."""
-    global _block_work
-    old = _block_work
-    _block_work = block_setting(work, "work", _block_work)
-    return old
+    return swap_block_setting(&_block_work, work, "work")
 
 
 cdef Py_ssize_t _block_size(Py_ssize_t n_relevant, int num_threads):

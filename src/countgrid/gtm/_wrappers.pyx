@@ -18,8 +18,8 @@ from cython cimport floating
 from libc.stdint cimport int64_t
 
 cimport countgrid.gtm._cdecl as ck
-from countgrid._common cimport (block_setting, check_indptr, check_interrupt, check_status,
-                               csr_entries, index_t)
+from countgrid._common cimport (check_indptr, check_interrupt, check_status, csr_entries,
+                               index_t, swap_block_setting)
 
 # multiply-adds per thread between two interrupt checks (about 10-50 ms)
 cdef Py_ssize_t _block_work = 1 << 24
@@ -28,10 +28,7 @@ cdef Py_ssize_t _block_work = 1 << 24
 def block_work(work=None):
     """Multiply-adds per thread between interrupt checks; set it (for tests) and get the
     old value back."""
-    global _block_work
-    old = _block_work
-    _block_work = block_setting(work, "work", _block_work)
-    return old
+    return swap_block_setting(&_block_work, work, "work")
 
 
 cdef list _blocks(const index_t[::1] indptr, Py_ssize_t K, int num_threads):

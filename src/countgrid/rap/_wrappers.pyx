@@ -25,7 +25,7 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
 cimport countgrid.rap._cdecl as ck
-from countgrid._common cimport block_setting, check_interrupt, check_status, index_t
+from countgrid._common cimport check_interrupt, check_status, index_t, swap_block_setting
 from countgrid.rap._cdecl cimport cg_dgemm_t, cg_sgemm_t
 
 max_lograte = ck.CG_RAP_MAX_LOGRATE
@@ -43,11 +43,8 @@ def block_work(work=None, entries=None):
     """The blocking of long calls: ``(work, entries)``, multiply-adds per thread and
     scratch entries of the visible step per block; set either (for tests) and get the old
     values back."""
-    global _block_work, _block_entries
-    old = (_block_work, _block_entries)
-    _block_work = block_setting(work, "work", _block_work)
-    _block_entries = block_setting(entries, "entries", _block_entries)
-    return old
+    return (swap_block_setting(&_block_work, work, "work"),
+            swap_block_setting(&_block_entries, entries, "entries"))
 
 
 cdef bitgen_t *_bitgen(object bit_generator) except NULL:
