@@ -80,25 +80,36 @@ def plot_topic_quality(diagnostics, feature_names=None, ax=None, x="exclusivity"
     ax.grid(True, color="0.92")
     ax.set_title(f"{len(xs)} {diagnostics['topics']}s: {y} against {x} "
                  f"(area: share of tokens)", fontsize=10)
-    ax.margins(x=0.24 if n_labels else 0.05, y=0.08)   # room for the labels on the right
+    ax.margins(x=0.12 if n_labels else 0.05, y=0.08)   # room for the labels
     ax.autoscale_view()
     if own_figure:
         ax.figure.tight_layout()       # the final layout: labels are placed in it
     top = diagnostics["top_words"]
     names = None if feature_names is None else [str(w) for w in feature_names]
     placed, renderer = [], None
+    x0, x1 = ax.get_xlim()
     for k in np.argsort(-share, kind="stable")[:n_labels]:
         if not (np.isfinite(xs[k]) and np.isfinite(ys[k])):
             continue
         words = top[k, :n_words]
         text = " ".join(names[w] for w in words) if names is not None else \
             " ".join(map(str, words))
-        label = ax.annotate(f"{k}: {text}", (xs[k], ys[k]), xytext=(4, 3),
-                            textcoords="offset points", fontsize=7.5, color="0.15")
+        # right of its point, or left of it in the right third of the axes
+        dx = -4 if (xs[k] - x0) > 0.66 * (x1 - x0) else 4
+        style = dict(textcoords="offset points", fontsize=7.5, color="0.15",
+                     ha="right" if dx < 0 else "left")
+        label = ax.annotate(f"{k}: {text}", (xs[k], ys[k]), xytext=(dx, 3), **style)
         renderer = renderer or ax.figure.canvas.get_renderer()
+        dy = 3
         for step in range(1, 7):       # over an earlier label: 9 points down, up, ...
             if not any(label.get_window_extent(renderer).overlaps(b) for b in placed):
                 break
-            label.set_position((4, 3 - 9 * ((step + 1) // 2) * (1 if step % 2 else -1)))
+            dy = 3 - 9 * ((step + 1) // 2) * (1 if step % 2 else -1)
+            label.set_position((dx, dy))
+        if dy != 3:                    # a moved label points at its topic
+            label.remove()
+            label = ax.annotate(f"{k}: {text}", (xs[k], ys[k]), xytext=(dx, dy), **style,
+                                arrowprops=dict(arrowstyle="-", color="0.6", lw=0.5,
+                                                shrinkA=0, shrinkB=4))
         placed.append(label.get_window_extent(renderer))
     return ax
