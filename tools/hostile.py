@@ -18,8 +18,9 @@ _hostile_security.py for the cases.
 
 Prints one table per class of input and per entry point; ``--failures`` adds one line per
 failing case.  Exit status 0 when every case is ok, a clear error, not applicable or a
-known failure (``KNOWN_FAILURES`` of tests/hostile/_hostile_scale.py and
-_hostile_security.py: code outside the suite, with the fix proposed), 1 otherwise.  The
+known failure (``KNOWN_FAILURES`` of tests/hostile/_hostile_cases.py, gathered from
+_hostile_scale.py, _hostile_security.py and _hostile_atlas.py: code outside the suite,
+with the fix proposed), 1 otherwise.  The
 JSON report (default: a file in the temporary folder, never in the repository) holds every
 case with its outcome, exception and message.
 """
@@ -79,8 +80,8 @@ def main(argv=None):
         print("\n" + engine.failure_lines(results))
     if known:
         print(f"\n{len(known)} of the failing cases are known failures of code outside the "
-              f"suite (KNOWN_FAILURES of tests/hostile/_hostile_scale.py and "
-              f"_hostile_security.py):")
+              f"suite (KNOWN_FAILURES of tests/hostile/_hostile_cases.py, which gathers "
+              f"those of _hostile_scale.py, _hostile_security.py and _hostile_atlas.py):")
         for r in known:
             print(f"- `{r['id']}`: {KNOWN_FAILURES[r['id']]}")
     report = {"countgrid_version": version, "python": args.python, "workers": args.workers,
