@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import countgrid
+from countgrid._utils.palette import natural_key
 from countgrid.exceptions import NotFittedError
 from countgrid.maps import map_data, rank_documents, write_html
 from countgrid.maps._data import MAX_POSITIONS, POSTERIOR_MASS
@@ -159,6 +160,21 @@ def test_many_levels_are_lumped(fitted):
     assert d["colorings"][1]["levels"] == ["False", "True"]
     assert not d["colorings"][1]["lumped"]
     assert d["colorings"][1]["colors"].tolist() == [[0, 114, 178], [213, 94, 0]]
+
+
+def test_levels_are_shown_in_natural_order(fitted):
+    """Numbers in level names order by value: releases 3.5 before 3.10, group 2 before 10
+    (the legend listed 3.10.0a1 before 3.5.0b1)."""
+    grid, X = fitted["grid"], fitted["X"]
+    names = ["3.10.0a1", "3.5.0b1", "3.9.1", "group 10", "group 2", "Group 3"]
+    labels = np.array([names[i % len(names)] for i in range(len(X))])
+    col = map_data(grid, X, metadata={"r": labels}, color_by="r")["colorings"][0]
+    assert col["levels"] == ["3.5.0b1", "3.9.1", "3.10.0a1", "Group 3", "group 2",
+                             "group 10"]
+    for level, count in zip(col["levels"], col["counts"].tolist()):
+        assert count == (labels == level).sum()
+    assert sorted(["a10", "a9", "a", "b1", "a09x"], key=natural_key) == \
+        ["a", "a9", "a09x", "a10", "b1"]
 
 
 def test_42_levels_each_get_a_colour_and_levels_choose(fitted):

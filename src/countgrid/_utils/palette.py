@@ -15,6 +15,7 @@ the ``MAX_LEVELS - 1`` most frequent keep theirs and the rest are lumped into "o
 the caller names the levels to colour (:func:`choose_levels`).
 """
 import difflib
+import re
 
 import numpy as np
 
@@ -72,6 +73,13 @@ def level_colors(n, lumped=False):
     return np.array(out, dtype=np.uint8).reshape(n, 3)
 
 
+def natural_key(text):
+    """Sort key of a level name that orders the numbers in it by value: "3.5.0b1" before
+    "3.10.0a1", "group 2" before "group 10" (text parts compare as text)."""
+    parts = re.split(r"(\d+)", str(text))
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
 def choose_levels(names, counts, levels=None, max_levels=MAX_LEVELS, what="levels"):
     """Which levels get a colour of their own, in the order shown.
 
@@ -92,7 +100,9 @@ def choose_levels(names, counts, levels=None, max_levels=MAX_LEVELS, what="level
     Returns
     -------
     keep : list of int
-        Indices into ``names`` of the coloured levels, in the order shown.
+        Indices into ``names`` of the coloured levels, in the order shown: as given in
+        ``levels``, else in natural order (numbers in the names by value,
+        :func:`natural_key`).
     lumped : bool
         Whether some level is left for "other".
 
@@ -105,10 +115,11 @@ def choose_levels(names, counts, levels=None, max_levels=MAX_LEVELS, what="level
     names = [str(v) for v in names]
     counts = np.asarray(counts)
     if levels is None:
+        natural = lambda k: (natural_key(names[k]), k)  # noqa: E731
         if len(names) <= max_levels:
-            return list(range(len(names))), False
+            return sorted(range(len(names)), key=natural), False
         order = sorted(range(len(names)), key=lambda k: (-counts[k], k))
-        return sorted(order[:max_levels - 1]), True
+        return sorted(order[:max_levels - 1], key=natural), True
     if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
         raise TypeError(f"{what} must be a sequence of level names, got "
                         f"{type(levels).__name__}")
