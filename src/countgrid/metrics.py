@@ -1305,8 +1305,9 @@ def topic_diagnostics(model, X, *, n_words=10, regions=None, doc_topic=None,
     if not word_counts.sum() > 0:
         raise ValueError("X has no tokens")
     out.update(_diag.word_statistics(phi, word_counts / word_counts.sum()))
-    out["exclusivity"] = _diag.exclusivity(phi, top)
-    out["frex"] = _diag.frex(phi, top, float(frex_weight))
+    share = _diag.shares(phi)
+    out["exclusivity"] = _diag.exclusivity(share, top)
+    out["frex"] = _diag.frex(phi, share, top, float(frex_weight))
     out["coherence"] = topic_coherence(top, csr, measure=coherence,
                                        num_threads=num_threads).per_topic
     return TopicDiagnostics(out, top_words=top, topics=kind, coherence_measure=coherence,

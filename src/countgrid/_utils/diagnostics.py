@@ -62,16 +62,17 @@ def word_statistics(phi, corpus):
             "corpus_distance": -H - cross}
 
 
-def _shares(phi):
-    """``phi[k, w] / sum_k' phi[k', w]``; 0 for a word no topic uses."""
+def shares(phi):
+    """``phi[k, w] / sum_k' phi[k', w]``, each topic's share of a word's weight (what
+    exclusivity and FREX read); 0 for a word no topic uses."""
     total = phi.sum(axis=0)
     return phi / np.where(total > 0, total, 1.0)[None, :]
 
 
-def exclusivity(phi, top):
-    """MALLET's exclusivity: the mean over a topic's top words of
+def exclusivity(share, top):
+    """MALLET's exclusivity: the mean over a topic's top words of its :func:`shares`
     ``phi[k, w] / sum_k' phi[k', w]`` (1: the word belongs to this topic only)."""
-    return np.take_along_axis(_shares(phi), top, axis=1).mean(axis=1)
+    return np.take_along_axis(share, top, axis=1).mean(axis=1)
 
 
 def _mean_ranks(rows, values):
@@ -86,12 +87,11 @@ def _mean_ranks(rows, values):
     return out / rows.shape[1]
 
 
-def frex(phi, top, weight):
+def frex(phi, share, top, weight):
     """FREX of the top words, averaged per topic: ``1 / (weight / E + (1 - weight) / F)``
     with ``E`` and ``F`` the empirical CDFs, within the topic, of the word's exclusivity
-    ``phi[k, w] / sum_k' phi[k', w]`` and of its probability ``phi[k, w]`` (stm's
+    ``share[k, w]`` (:func:`shares`) and of its probability ``phi[k, w]`` (stm's
     ``exclusivity(model, M, frexw)`` divided by ``M``)."""
-    share = _shares(phi)
     out = np.empty(phi.shape[0])
     step = max(1, _SORT_BLOCK // phi.shape[1])
     for k0 in range(0, phi.shape[0], step):

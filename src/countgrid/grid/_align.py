@@ -127,6 +127,22 @@ def _normalised_sqrt(pi, name):
     return np.sqrt(pi / sums)
 
 
+def _chance(A, B):
+    """The mean Bhattacharyya coefficient of two cells drawn at random, one of each grid
+    (``A`` and ``B``: square roots of word distributions, extent + (n_words,))."""
+    V = A.shape[-1]
+    n_a, n_b = A.size // V, B.size // V
+    return float(A.reshape(-1, V).sum(axis=0) @ B.reshape(-1, V).sum(axis=0)) / (n_a * n_b)
+
+
+def chance_similarity(a, b, *, on="windows"):
+    """``align(a, b, on=on).chance_similarity`` without the alignment: what two cells
+    drawn at random, one of each grid, score (it does not depend on the map)."""
+    _, pi_a, _ = _pi_of(a, "a", on)
+    _, pi_b, _ = _pi_of(b, "b", on)
+    return _chance(_normalised_sqrt(pi_a, "a"), _normalised_sqrt(pi_b, "b"))
+
+
 def _candidates(ext_a, ext_b, allow_flips, allow_transpose):
     """``(axes, flips)`` of every axis map sending ``a``'s extent onto ``b``'s, in a fixed
     order: the identity first."""
@@ -246,11 +262,9 @@ def align(a, b, *, on="windows", flips=True, transpose=True):
         shift = tuple((t + (window_a[p[d]] - 1 if f[d] else 0)) % ext_b[d]
                       for d, t in enumerate(shift))
     aligned = np.roll(_transformed(cells_a, p, f), shift, axis=axes)
-    sum_a = A.reshape(-1, V).sum(axis=0)
-    sum_b = B.reshape(-1, V).sum(axis=0)
     return GridAlignment(axes=p, flips=tuple(bool(x) for x in f),
                          shift=tuple(int(s) for s in shift), extent=tuple(ext_b),
                          similarity=float(cell.mean()), cell_similarity=cell,
-                         chance_similarity=float(sum_a @ sum_b) / n_cells**2,
+                         chance_similarity=_chance(A, B),
                          aligned=aligned, scores=scores / n_cells, candidates=cands)
 

@@ -10,7 +10,7 @@ import numpy as np
 from countgrid._utils.memory import check_memory
 from countgrid._utils.results import ResultDict
 from countgrid._utils.validation import check_random_state
-from countgrid.grid._align import align
+from countgrid.grid._align import align, chance_similarity
 from countgrid.grid._counting_grid import CountingGrid
 from countgrid.grid._regions import regions as grid_regions
 
@@ -122,7 +122,7 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
                          f"{n_restarts}")
     seeds = [int(s) for s in check_random_state(random_state).integers(
         0, 2**31 - 1, size=int(n_restarts))]
-    grids, pis = [], []
+    grids = []
     for seed in seeds:
         g = CountingGrid(**params, random_state=seed).fit(X)
         if not grids:
@@ -134,13 +134,12 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
                 raise ValueError(f"n_regions must be between 1 and the {n_cells} cells, "
                                  f"got {n_regions}")
         grids.append(g)
-        pis.append(np.asarray(g.pi_, dtype=np.float64))
     reference = grids[0]
     extent, window = tuple(reference.pi_.shape[:-1]), tuple(int(w) for w in reference.window)
     half = np.asarray(window) // 2
     positions = [g.positions(X) for g in grids]
     alignments, agreement = [None], []
-    consensus = pis[0].copy()
+    consensus = np.array(reference.pi_, dtype=np.float64)
     cells = np.zeros(extent)
     agree = np.zeros(positions[0].shape[0])
     placed = [positions[0]]
@@ -157,7 +156,7 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
     R = len(grids)
     similarity, chance = np.eye(R), np.zeros((R, R))
     for i in range(R):
-        chance[i, i] = align(grids[i], grids[i]).chance_similarity
+        chance[i, i] = chance_similarity(grids[i], grids[i])
         for j in range(i + 1, R):
             a = alignments[j] if i == 0 else align(grids[j], grids[i])
             similarity[i, j] = similarity[j, i] = a.similarity
