@@ -460,3 +460,20 @@ def test_stability_summary_table_and_picture(posts):
 ])
 def test_stability_errors_are_one_line(posts, argv, names):
     one_line_error(run(["stability", "posts", *argv], posts), 2, *names)
+
+
+@FEW_ITERATIONS
+def test_diagnostics_json_keeps_words_with_spaces(tmp_path):
+    """Top words are listed from the vocabulary, not split from the TSV's joined text: a
+    phrase ("new york", from an n-gram vectoriser) stays one word."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(2.0, size=(40, 6))
+    vocabulary = ["new york", "space", "orbit", "=sum", "god", "team"]
+    model = countgrid.PLSA(2, n_iter=5, random_state=0).fit(X)
+    countgrid.io.save(model, tmp_path / "p.npz",
+                      corpus=countgrid.text.Corpus(X, vocabulary))
+    ok(run(["diagnostics", "p.npz", "-n", "6", "-o", "d.json"], tmp_path))
+    payload = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+    want = topic_diagnostics(model, X, n_words=6).top_words
+    assert [r["top_words"] for r in payload["rows"]] == [
+        [vocabulary[i] for i in row] for row in want]

@@ -10,7 +10,7 @@ from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int, printable)
 from countgrid.cli._inputs import add_input_options, add_load_options, load_model
-from countgrid.cli._models import grid_of, model_kind
+from countgrid.cli._models import check_region_count, grid_of, model_kind
 from countgrid.cli._output import write_file, write_table, wrote
 from countgrid.cli._plot import picture_option, write_picture
 from countgrid.cli._progress import show_progress
@@ -95,10 +95,7 @@ def run(args, out):
         raise UsageError(f"argument --regions: regions are of counting grids, not of a "
                          f"{type(est).__name__}")
     if args.regions is not None:
-        n_cells = int(np.prod(np.shape(model.pi_)[:-1]))
-        if args.regions > n_cells:
-            raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for "
-                             f"at most {n_cells} regions")
+        check_region_count(args.regions, int(np.prod(np.shape(model.pi_)[:-1])))
     docs = documents_for(args, est, corpus)
     vocabulary = docs.vocabulary
     with show_progress(quiet=args.quiet, verbose=args.verbose), \
@@ -112,13 +109,14 @@ def run(args, out):
     rows = [[str(int(table["topic"][k])), *(_cell(table[c][k]) for c in DIAGNOSTIC_COLUMNS),
              table["top_words"][k]] for k in range(len(table["topic"]))]
     if output.lower().endswith(".json"):
+        words = np.asarray([str(w) for w in vocabulary], dtype=object)
         payload = {"model": type(est).__name__, "topics": kind,
                    "n_documents": result.n_documents, "n_tokens": result.n_tokens,
                    "coherence_measure": result.coherence_measure,
                    "frex_weight": result.frex_weight, "n_words": args.n_words,
                    "rows": [{kind: int(table["topic"][k]),
                              **{c: _json_value(table[c][k]) for c in DIAGNOSTIC_COLUMNS},
-                             "top_words": table["top_words"][k].split(" ")}
+                             "top_words": [str(w) for w in words[result.top_words[k]]]}
                             for k in range(len(rows))]}
         text = json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
         write_file(output, lambda fh: fh.write(text), mode="w")

@@ -185,6 +185,14 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
     return ZIPGTM(grid_shape=tuple(grid), **kwargs, **common)
 
 
+def check_region_count(n_regions, n_cells):
+    """--regions N of a grid of ``n_cells`` cells: at most one region per cell (the verbs
+    that group cells into regions check it before any work)."""
+    if n_regions is not None and n_regions > n_cells:
+        raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for at "
+                         f"most {n_cells} regions")
+
+
 def model_kind(est):
     """``cg``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted estimator."""
     name = type(est).__name__

@@ -7,7 +7,8 @@ from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int, resolve_threads)
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._models import add_dtype_option, add_grid_options, default, grid_parameters
+from countgrid.cli._models import (add_dtype_option, add_grid_options, check_region_count,
+                                   default, grid_parameters)
 from countgrid.cli._output import write_table, wrote
 from countgrid.cli._plot import picture_option, write_picture
 from countgrid.cli._progress import show_progress
@@ -67,10 +68,7 @@ def run(args, out):
     if extent == "auto":
         extent = auto_extent(len(corpus), params.get("window", default(CountingGrid,
                                                                          "window")))
-    n_cells = int(np.prod(extent))
-    if args.regions is not None and args.regions > n_cells:
-        raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for at "
-                         f"most {n_cells} regions")
+    check_region_count(args.regions, int(np.prod(extent)))
     if args.picture is not None and len(extent) != 2:
         raise UsageError("argument --picture: the picture is of 2-D grids")
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=out, flush=True))

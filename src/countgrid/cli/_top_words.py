@@ -10,7 +10,7 @@ from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
-from countgrid.cli._models import grid_of, top_words_table
+from countgrid.cli._models import check_region_count, grid_of, top_words_table
 from countgrid.cli._output import write_table, wrote
 from countgrid.cli._progress import show_progress
 from countgrid.grid import region_words, regions
@@ -94,9 +94,7 @@ def region_table(grid, vocabulary, n_regions, n_words, weighting, X=None):
     """(header, rows) of ``top-words --regions``: one row per region (largest first), its
     number of cells and its words ranked by ``weighting``."""
     n_cells = int(np.prod(np.shape(grid.pi_)[:-1]))
-    if n_regions > n_cells:
-        raise UsageError(f"argument --regions: the grid has {n_cells} cells; ask for at "
-                         f"most {n_cells} regions")
+    check_region_count(n_regions, n_cells)
     labels = regions(grid, n_regions)
     words = region_words(grid, labels, n_words, np.asarray(vocabulary).astype(str),
                          weighting=weighting, X=X)
