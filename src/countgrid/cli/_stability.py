@@ -81,7 +81,7 @@ def run(args, out):
     extent = tuple(ref.pi_.shape[:-1])
     agreement = result.placement_agreement
     print(f"similarity {result.mean_similarity:.4f} ({result.mean_adjusted_similarity:.4f} "
-          f"over chance): mean Bhattacharyya coefficient of the paired cells of two fits, "
+          f"over chance): mean Bhattacharyya coefficient of the paired windows of two fits, "
           f"after alignment ({'x'.join(map(str, extent))} grid, window "
           f"{'x'.join(map(str, ref.window))})", file=out)
     print(f"documents placed alike: {np.mean(agreement):.1%} (per fit against the first: "

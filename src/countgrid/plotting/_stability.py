@@ -60,7 +60,7 @@ def plot_cell_stability(result, ax=None, cmap="viridis"):
                        label="cell stability (Bhattacharyya)")
     n = len(result["seeds"])
     ax.set_title(f"{n} restarts: similarity {result['mean_similarity']:.3f} "
-                 f"({result['mean_adjusted_similarity']:.3f} over chance), documents "
+                 f"({result['mean_adjusted_similarity']:.3f} over chance)\ndocuments "
                  f"placed alike {np.mean(result['placement_agreement']):.0%}", fontsize=9.5)
     if own_figure:
         ax.figure.tight_layout()
