@@ -27,7 +27,7 @@ HELP = "how reproducible a grid is across restarts (summary, TSV, picture)"
 DESCRIPTION = ("Fit a counting grid of the documents several times with other seeds, align "
                "every fit onto the first (translations, reversed and swapped axes of the "
                "torus) and report how alike the maps are (mean Bhattacharyya coefficient of "
-               "the paired cells, and the same against chance), how often the documents land "
+               "the paired windows, and the same against chance), how often the documents land "
                "in the same place, and per cell (or region, --regions) how stable the words "
                "are.")
 
