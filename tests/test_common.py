@@ -28,6 +28,8 @@ _CG = dict(extent=(3, 3), window=(2, 2), n_iter=3, random_state=0)
 CASES = {
     "CountingGrid": (lambda: countgrid.CountingGrid((4, 4), (2, 2), n_iter=3, random_state=0),
                      None),
+    "LayeredCountingGrid": (lambda: countgrid.LayeredCountingGrid(
+        (4, 4), (2, 2), n_layers=2, n_iter=3, random_state=0), None),
     "CountingGridClassifier": (lambda: countgrid.CountingGridClassifier(
         (4, 4), (2, 2), n_iter=3, random_state=0), "classes"),
     "CountingGridRegressor": (lambda: countgrid.CountingGridRegressor(

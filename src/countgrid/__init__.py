@@ -23,7 +23,8 @@ from countgrid.exceptions import ConvergenceWarning, NotFittedError
 from countgrid.io import load
 from countgrid.grid import (CountingGrid, CountingGridClassifier, CountingGridFESS,
                             CountingGridPosterior, CountingGridRegressor,
-                            GenerativeCountingGridClassifier, embed_labels)
+                            GenerativeCountingGridClassifier, LayeredCountingGrid,
+                            embed_labels)
 from countgrid.topics import (PLSA, FisherScore, FreeEnergyScoreSpace, LLREmbedding,
                               MixtureOfTopics, PosteriorDivergence, TOPEmbedding,
                               select_n_components_bic)
@@ -43,6 +44,7 @@ __all__ = [
     "get_link_args",
     "show_config",
     "CountingGrid",
+    "LayeredCountingGrid",
     "embed_labels",
     "CountingGridClassifier",
     "CountingGridRegressor",

@@ -40,7 +40,7 @@ from countgrid._utils.validation import (asarray_or_sparse, check_is_fitted, che
 from countgrid.exceptions import not_fitted_error
 from countgrid.grid import CountingGrid, region_words, visit_posteriors
 from countgrid.grid import regions as grid_regions
-from countgrid.grid._torus import check_grid, grid_size, window_sums
+from countgrid.grid._torus import grid_size, window_sums
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
 from countgrid.topics import _wrappers
@@ -1089,7 +1089,7 @@ def _grid_cell_weights(grid, labels):
     (each token picks a cell of its window uniformly, paper eq. 1)."""
     pi = np.asarray(grid.pi_, dtype=np.float64)
     extent, V = tuple(pi.shape[:-1]), pi.shape[-1]
-    window = check_grid(extent, grid.window)[1]
+    window = grid._fitted_grid()[1]
     phi = pi.reshape(-1, V)
     indicator = None
     if labels is not None:

@@ -18,6 +18,7 @@ from countgrid.grid._embeddings import (
                                          cg_fess_terms,
 )
 from countgrid.grid._groups import GroupComparison, compare_groups
+from countgrid.grid._layers import LayeredCountingGrid
 from countgrid.grid._label_embedding import (
                                          embed_labels,
                                          embedding_from_stats,
@@ -35,7 +36,7 @@ from countgrid.grid._words import (
                                          word_weights,
 )
 
-__all__ = ["CountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
+__all__ = ["CountingGrid", "LayeredCountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
            "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",

@@ -105,7 +105,7 @@ def _pi_of(grid, name, on):
         g = fitted_grid(grid)
         pi = np.asarray(g.pi_, dtype=np.float64)
         compared = np.asarray(g.h_, dtype=np.float64) if on == "windows" else pi
-        return pi, compared, tuple(int(w) for w in g.window)
+        return pi, compared, g._fitted_grid()[1]
     try:
         pi = np.asarray(grid, dtype=np.float64)
     except (TypeError, ValueError):

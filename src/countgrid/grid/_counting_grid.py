@@ -593,6 +593,16 @@ or dask array
         d = self.__dict__
         return "h_" not in d and bool(d.get("_h_deferred")) and "pi_" in d
 
+    def _grid_window(self):
+        """The window over every axis of ``pi_``'s extent (``window`` itself here; a
+        layered grid prepends 1 for its layer axis)."""
+        return self.window
+
+    def _fitted_grid(self):
+        """``(extent, window)`` of the fitted grid, checked (the shape every reader of a
+        fitted grid's windows uses)."""
+        return check_grid(tuple(np.shape(self.pi_)[:-1]), self._grid_window())
+
     def _histogram_source(self):
         """``(pi as (L, Z), extent, window)``, checked as deriving ``h_`` needs them."""
         pi = fitted_array(self, "pi_", nonnegative=True)
@@ -600,7 +610,7 @@ or dask array
             raise ValueError(f"pi_ must be a float array of shape extent + (n_features,), "
                              f"got {pi.dtype} {pi.shape}")
         extent, Z = tuple(pi.shape[:-1]), pi.shape[-1]
-        window = check_grid(extent, self.window)[1]
+        window = check_grid(extent, self._grid_window())[1]
         return pi.reshape(grid_size(extent), Z), extent, window
 
     def _histogram_blocks(self):
@@ -793,7 +803,7 @@ or dask array
         extent = tuple(np.shape(self.pi_)[:-1])
         pos = np.stack(np.unravel_index(np.concatenate(best), extent), axis=1).astype(np.int64)
         if anchor == "center":
-            pos = _words.window_centres(pos, extent, check_grid(extent, self.window)[1])
+            pos = _words.window_centres(pos, *self._fitted_grid())
         return pos
 
     def word_map(self, word, feature_names=None):
@@ -905,8 +915,7 @@ default="relevance"
         check_is_fitted(self, "pi_")
         return _words.top_words(self.pi_, n_words, self._vocabulary(feature_names),
                                 weighting=weighting, X=X, prior=getattr(self, "prior_", None),
-                                window=check_grid(tuple(np.shape(self.pi_)[:-1]),
-                                                  self.window)[1])
+                                window=self._fitted_grid()[1])
 
     def _vocabulary(self, feature_names):
         return getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
@@ -972,8 +981,7 @@ default="relevance"
             raise ValueError(f"n_documents must be >= 1, got {n_documents}")
         if ranking not in ("depth", "coverage"):
             raise ValueError(f"ranking must be 'depth' or 'coverage', got {ranking!r}")
-        extent = tuple(np.shape(self.pi_)[:-1])
-        _, window = check_grid(extent, self.window)
+        extent, window = self._fitted_grid()
         flat = check_cell(cell, extent)
         parts, best = [], []
         if ranking == "coverage":

@@ -22,7 +22,7 @@ from countgrid._utils.validation import check_random_state
 from countgrid.grid._groups import grid_documents
 from countgrid.grid._posteriors import visit_posteriors
 from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
-from countgrid.grid._torus import check_grid, grid_size
+from countgrid.grid._torus import grid_size
 
 __all__ = ["region_effects", "RegionEffects", "window_region_shares"]
 
@@ -155,7 +155,7 @@ def region_effects(grid, X, covariates, labels, *, n_draws=25, level=0.95, rando
     (['(intercept)', 'party=red'], (3, 2))
     """
     grid, extent, Xc = grid_documents(grid, X)
-    _, window = check_grid(extent, grid.window)
+    _, window = grid._fitted_grid()
     L = grid_size(extent)
     n = Xc.shape[0]
     region_of = check_region_labels(labels, extent)

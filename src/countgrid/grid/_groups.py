@@ -33,7 +33,7 @@ from countgrid.grid._regions import (
     fitted_grid,
     region_sizes,
 )
-from countgrid.grid._torus import check_grid, grid_size
+from countgrid.grid._torus import grid_size
 
 __all__ = ["compare_groups", "GroupComparison", "group_masses", "grid_documents",
            "add_group_corners", "cell_masses"]
@@ -74,8 +74,7 @@ def cell_masses(per_corner, extent, window):
 def group_masses(grid, X, codes, n_groups):
     """``(n_groups, L)`` float64: each group's document mass per cell (each document one
     unit, spread over the cells of its windows by its posterior)."""
-    extent = tuple(np.shape(grid.pi_)[:-1])
-    window = check_grid(extent, grid.window)[1]
+    extent, window = grid._fitted_grid()
     per_corner = np.zeros((n_groups, grid_size(extent)))
     visit_posteriors(grid, X, lambda t0, t1, q, _: add_group_corners(per_corner, codes[t0:t1], q))
     return cell_masses(per_corner, extent, window)

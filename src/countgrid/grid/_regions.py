@@ -28,7 +28,7 @@ from countgrid.grid._classifiers import (
     _EmbeddingReadout,
 )
 from countgrid.grid._counting_grid import CountingGrid
-from countgrid.grid._torus import check_grid, grid_size
+from countgrid.grid._torus import grid_size
 
 __all__ = ["regions", "region_words", "torus_edges", "ward_merges", "cut_tree",
            "check_region_labels", "region_sizes", "fitted_grid", "GRID_DOC",
@@ -323,8 +323,7 @@ def regions(grid, n_regions=12, *, n_components=N_COMPONENTS):
     ((2, 6, 6), [0, 1, 2, 3, 4])
     """
     grid = fitted_grid(grid)
-    extent = tuple(np.shape(grid.pi_)[:-1])
-    check_grid(extent, grid.window)
+    extent, _ = grid._fitted_grid()
     n = grid_size(extent)
     single, levels = _check_levels(n_regions, n)
     if isinstance(n_components, bool) or not isinstance(n_components, Integral) \
@@ -383,4 +382,4 @@ default="relevance"
     with _progress.quiet_passes():          # a few regions: not a pass worth reporting
         return _words.top_words(mean_pi, n_words, grid._vocabulary(feature_names),
                                 weighting=weighting, X=X, prior=getattr(grid, "prior_", None),
-                                window=check_grid(extent, grid.window)[1], marginal_pi=pi)
+                                window=grid._fitted_grid()[1], marginal_pi=pi)

@@ -126,7 +126,7 @@ def _marginal_source(grid):
     prior = getattr(g, "prior_", None)
     if prior is None or not hasattr(g, "window"):
         return None, None
-    return prior, tuple(int(w) for w in g.window)
+    return prior, tuple(int(w) for w in g._fitted_grid()[1])
 
 
 def lump_gamma(gamma, names, levels=None):
