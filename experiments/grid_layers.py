@@ -10,7 +10,9 @@ same words), fit for each seed:
 * ``layers``: ``LayeredCountingGrid(n_layers=2)`` on the same extent (two word
   distributions per cell: twice the grid's parameters, plus one layer weight per cell);
 * ``grid x2``: a ``CountingGrid`` with twice the cells (the extent's second axis doubled),
-  the single-layer grid with the layered model's number of word distributions.
+  the single-layer grid with the layered model's number of word distributions;
+* ``layers, same cells``: ``LayeredCountingGrid(n_layers=2)`` on an extent of about half
+  the cells (each side divided by sqrt(2)), as many word distributions as ``grid``.
 
 and report, on the test split: the exact log-likelihood per token (``score / tokens``, the
 multinomial coefficient omitted as everywhere), the label-embedding accuracy (paper eq. 9
@@ -36,7 +38,10 @@ from countgrid.grid import CountingGrid, LayeredCountingGrid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _cg_protocols import git_head, label_embedding_readout  # noqa: E402
-from word_relevance import ENGLISH_STOP_WORDS, data_path  # noqa: E402
+from word_relevance import ENGLISH_STOP_WORDS, data_path  # noqa: E402  (the fit vocabulary)
+
+
+MODELS = ("grid", "layers", "grid x2", "layers, same cells")
 
 
 def load(name, n_words):
@@ -91,7 +96,7 @@ def main():
     rows = []
     for seed in args.seeds:
         grid = None
-        for name in ("grid", "layers", "grid x2"):
+        for name in MODELS:
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
@@ -101,17 +106,22 @@ def main():
                 elif name == "layers":
                     model = LayeredCountingGrid(n_layers=args.layers, random_state=seed,
                                                 num_threads=args.threads).fit(Xtr)
-                else:
+                elif name == "grid x2":
                     E = grid.pi_.shape[:-1]
                     model = CountingGrid((E[0], args.layers * E[1]), random_state=seed,
                                          num_threads=args.threads).fit(Xtr)
+                else:
+                    E = grid.pi_.shape[:-1]
+                    side = tuple(int(round(e / np.sqrt(args.layers))) for e in E)
+                    model = LayeredCountingGrid(side, n_layers=args.layers, random_state=seed,
+                                                num_threads=args.threads).fit(Xtr)
             seconds = time.perf_counter() - t0
             row = {"model": name, "seed": seed, "seconds": seconds,
                    **evaluate(model, Xtr, ytr, Xte, yte, classes)}
             rows.append(row)
             print(json.dumps(row), flush=True)
     summary = {}
-    for name in ("grid", "layers", "grid x2"):
+    for name in MODELS:
         mine = [r for r in rows if r["model"] == name]
         summary[name] = {k: [float(np.mean([r[k] for r in mine])),
                              float(np.std([r[k] for r in mine]))]

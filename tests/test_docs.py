@@ -224,8 +224,11 @@ def test_built_site_loads_nothing_from_the_network():
 @built
 def test_built_site_has_gallery_map_and_reference():
     gallery = os.path.join(BUILD, "gallery")
-    examples = [n for n in os.listdir(gallery) if n.startswith("plot_") and n.endswith(".html")]
-    assert 6 <= len(examples) <= 11
+    examples = {n[:-5] for n in os.listdir(gallery)
+                if n.startswith("plot_") and n.endswith(".html")}
+    scripts = {n[:-3] for n in os.listdir(os.path.join(ROOT, "examples"))
+               if n.startswith("plot_") and n.endswith(".py")}
+    assert len(scripts) >= 6 and examples == scripts
     with open(os.path.join(gallery, "plot_03_html_map.html"), encoding="utf-8") as f:
         assert 'src="../news20_map.html"' in f.read()
     assert os.path.getsize(os.path.join(BUILD, "news20_map.html")) > 10_000

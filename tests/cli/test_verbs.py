@@ -299,6 +299,39 @@ def test_plot_kinds_write_pictures(posts, model, kind):
     assert (posts / f"{kind}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@FEW_ITERATIONS
+def test_layered_grid_fit_and_the_verbs_that_read_it(posts):
+    """--layers 2 fits a LayeredCountingGrid; transform adds each document's layer, the map
+    and top-words read its spatial grid."""
+    ok(run(["fit", "posts", "-o", "layers.npz", "--seed", "3", "--layers", "2", *SMALL_GRID],
+           posts))
+    est, corpus = countgrid.load(posts / "layers.npz"), countgrid.io.load_corpus(
+        posts / "layers.npz")
+    assert type(est).__name__ == "LayeredCountingGrid" and est.pi_.shape[:3] == (2, 8, 8)
+    again = countgrid.LayeredCountingGrid((8, 8), (3, 3), n_layers=2, n_iter=4,
+                                          window_schedule=None, dtype=np.float32,
+                                          random_state=3, num_threads=1).fit(
+        corpus.counts.astype(np.float32))
+    assert np.array_equal(again.pi_, est.pi_)
+    ok(run(["transform", "layers.npz", "-o", "layers.csv"], posts))
+    with open(posts / "layers.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    X = corpus.counts
+    assert list(rows[0]) == ["id", "row", "col", "layer", "log_likelihood"]
+    assert [int(r["layer"]) for r in rows] == np.argmax(est.layer_posterior(X), 1).tolist()
+    q = est.transform(X).reshape(len(rows), 2, -1).sum(axis=1)
+    corner = np.stack(np.unravel_index(np.argmax(q, axis=1), (8, 8)), axis=1)
+    assert np.array_equal([[int(r["row"]), int(r["col"])] for r in rows], (corner + 1) % 8)
+    np.testing.assert_allclose([float(r["log_likelihood"]) for r in rows],
+                               est.score_samples(X), rtol=1e-7)
+    res = ok(run(["html", "layers.npz", "-o", "layers.html"], posts))
+    assert "wrote layers.html" in res.stdout
+    page = (posts / "layers.html").read_text(encoding="utf-8")
+    assert 'id="cg-layers"' in page
+    ok(run(["top-words", "layers.npz", "-o", "layers.tsv", "--regions", "3"], posts))
+    assert len((posts / "layers.tsv").read_text().splitlines()) == 4
+
+
 # ---------------------------------------------------------------- errors
 @FEW_ITERATIONS
 @pytest.mark.parametrize("argv, status, names", [
@@ -314,6 +347,8 @@ def test_plot_kinds_write_pictures(posts, model, kind):
     (["html", "plsa_err.npz", "-o", "x.html"], 2, ["MODEL"]),
     (["html", "model.npz", "-o", "x.html", "--color-by", "nope"], 2, ["--color-by", "nope"]),
     (["top-words", "model.npz", "-o", "folder_out"], 2, ["--output"]),
+    (["fit", "posts", "-o", "m.npz", "--model", "plsa", "--layers", "2"], 2, ["--layers"]),
+    (["fit", "posts", "-o", "m.npz", "--layers", "0"], 2, ["--layers"]),
 ])
 def test_errors_are_one_line(posts, model, argv, status, names):
     (posts / "folder_out").mkdir(exist_ok=True)

@@ -15,6 +15,7 @@ examples:
   countgrid fit posts.csv --text-col body --meta-cols group,date -o model.npz --seed 1
   countgrid fit posts/ -o big.npz --grid 48x48 --window 5x5 --tol 1e-6
   countgrid fit posts.npz -o topics.npz --model plsa -k 50
+  countgrid fit posts/ -o layers.npz --layers 2       # two word distributions per cell
 """
 
 

@@ -8,7 +8,8 @@ import numpy as np
 from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
                                  grid_shape_or_auto, nonnegative_float, nonnegative_int,
                                  positive_int)
-from countgrid.grid import CountingGrid, auto_extent, auto_window_schedule
+from countgrid.grid import CountingGrid, LayeredCountingGrid, auto_extent, auto_window_schedule
+from countgrid.grid._layers import spatial_view
 from countgrid.grid._schedule import STAGE_ITER
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
@@ -86,6 +87,9 @@ def add_model_options(parser):
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=MODELS, default="cg", help=MODEL_HELP)
     add_grid_options(group, zipgtm=True)
+    group.add_argument("--layers", type=positive_int, default=1,
+                       help="word distributions per cell of a counting grid: 2 or more fits "
+                            "a layered grid (each document picks a layer; default 1)")
     group.add_argument("--n-components", "-k", type=positive_int, default=None,
                        help=f"topics (plsa, default {default(PLSA, 'n_components')}) or "
                             f"hidden units (rap, default {default(RAP, 'n_components')})")
@@ -147,8 +151,16 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
     """The estimator of ``args.model`` with the options given (checked, UsageError); every
     option not given keeps the estimator's default."""
     common = dict(num_threads=num_threads, random_state=args.seed)
+    layers = getattr(args, "layers", 1)
+    if args.model == "cg" and layers > 1:
+        return LayeredCountingGrid(**grid_parameters(args, n_docs, n_words,
+                                                     cls=LayeredCountingGrid),
+                                   n_layers=layers, **common)
     if args.model == "cg":
         return CountingGrid(**grid_parameters(args, n_docs, n_words), **common)
+    if layers > 1:
+        raise UsageError(f"argument --layers: only counting grids (--model cg) have layers, "
+                         f"not --model {args.model}")
     if args.window is not None:
         raise UsageError(f"argument --window: only counting grids (--model cg) have a window, "
                          f"not --model {args.model}")
@@ -194,14 +206,23 @@ def check_region_count(n_regions, n_cells):
 
 
 def model_kind(est):
-    """``cg``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted estimator."""
+    """``cg``, ``cg-layers``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted
+    estimator (a layered grid's spatial view, :func:`grid_of`, is a ``cg``)."""
+    if isinstance(est, LayeredCountingGrid):
+        return "cg-layers"
+    if isinstance(est, CountingGrid):
+        return "cg"
     name = type(est).__name__
     return {"CountingGrid": "cg", "CountingGridClassifier": "cg-classifier",
             "PLSA": "plsa", "RAP": "rap", "ZIPGTM": "zipgtm"}.get(name)
 
 
 def grid_of(est):
-    """The CountingGrid inside ``est`` (itself, or a classifier's grid_), or None."""
+    """The CountingGrid inside ``est`` (itself, or a classifier's grid_), or None; for a
+    layered grid its spatial view (cells: their layers' mixture; documents: their
+    posteriors summed over the layers, ``countgrid.grid._layers.spatial_view``)."""
+    if isinstance(est, LayeredCountingGrid):
+        return spatial_view(est)
     if type(est).__name__ == "CountingGrid":
         return est
     return getattr(est, "grid_", None)
@@ -211,6 +232,12 @@ def describe(est):
     """One line about a fitted estimator."""
     kind = model_kind(est)
     grid = grid_of(est)
+    if kind == "cg-layers":
+        extent = "x".join(map(str, np.shape(est.pi_)[1:-1]))
+        return (f"{extent} counting grid of {np.shape(est.pi_)[0]} layers, window "
+                f"{'x'.join(map(str, est.window))}, {est.n_features_in_} words, "
+                f"{est.grid_n_iter_} + {est.n_iter_} iterations "
+                f"({'converged' if est.converged_ else 'not converged'})")
     if grid is not None:
         extent = "x".join(map(str, np.shape(grid.pi_)[:-1]))
         window = "x".join(map(str, grid.window))
@@ -275,6 +302,10 @@ def transform_table(est, X, anchor="center"):
         D = pos.shape[1]
         names = ["row", "col"] if D == 2 else [f"dim{d}" for d in range(D)]
         ll = grid.score_samples(X)
+        if kind == "cg-layers":        # the documents' most probable layer, too
+            layer = np.argmax(est.layer_posterior(X), axis=1)
+            return (names + ["layer", "log_likelihood"],
+                    [pos[:, d] for d in range(D)] + [layer, ll])
         return names + ["log_likelihood"], [pos[:, d] for d in range(D)] + [ll]
     if kind == "plsa":
         T = est.transform(X)

@@ -311,6 +311,47 @@ or dask array
             raise ValueError(f"n_layers = {self.n_layers} but pi_ has {pi.shape[0]} layers")
 
     # ------------------------------------------------------------ inference
+    def layer_grid(self, layer):
+        """One layer as a fitted :class:`CountingGrid`, for every tool that reads a plain
+        grid (``top_words``, ``countgrid.plotting``, ``to_html``, regions).
+
+        Parameters
+        ----------
+        layer : int
+            ``0 <= layer < n_layers``.
+
+        Returns
+        -------
+        CountingGrid
+            With ``pi_ = self.pi_[layer]`` (a copy), the window, the fit's scalars and
+            ``feature_names_in_``; no prior, so its own inference (``transform``,
+            ``score``) is that of a plain grid holding this layer alone.
+        """
+        check_is_fitted(self, "pi_")
+        n_layers = np.shape(self.pi_)[0]
+        if not isinstance(layer, (Integral, np.integer)) or isinstance(layer, bool):
+            raise TypeError(f"layer must be an int, got {layer!r}")
+        if not 0 <= layer < n_layers:
+            raise ValueError(f"layer must be in [0, {n_layers}), got {layer}")
+        grid = CountingGrid(tuple(np.shape(self.pi_)[1:-1]), self.window, n_iter=self.n_iter,
+                            tol=self.tol, pseudocount=self.pseudocount,
+                            posterior_floor=self.posterior_floor,
+                            window_schedule=self.window_schedule, min_iter=self.min_iter,
+                            dtype=self.dtype, num_threads=self.num_threads,
+                            random_state=self.random_state, verbose=self.verbose)
+        grid.pi_ = np.array(self.pi_[layer])
+        if not self._h_is_deferred():
+            grid.h_ = np.array(self.h_[layer])
+        else:
+            grid._defer_derived("h_")
+        for name in ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
+                     "posterior_floor_", "n_features_in_", "n_batch_iter_",
+                     "feature_names_in_"):
+            if hasattr(self, name):
+                setattr(grid, name, getattr(self, name))
+        grid._remember_inference_params()
+        return grid
+
     def layer_posterior(self, X):
         """Each document's posterior probability of each layer.
 
@@ -329,3 +370,83 @@ or dask array
         self._visit_posteriors(X, lambda t0, t1, qb, llb: parts.append(
             qb.reshape(t1 - t0, n_layers, -1).sum(axis=2, dtype=np.float64)))
         return np.concatenate(parts) if parts else np.zeros((0, n_layers))
+
+
+class _SpatialView(CountingGrid, saveable=False):
+    """A layered grid seen on its spatial extent, as the map and the region tools read a
+    grid (docs/map.md, "Layered grids"): ``pi_`` is each cell's mixture of its layers,
+    ``sum_l lambda_i(l) pi_{l,i}``; the posteriors are the layered model's summed over the
+    layers, ``q_t(k) = sum_l q_t(l, k)``; a document's log-likelihood in window ``k`` is
+    ``log sum_l rho_k(l) p(c | l, k)``.  Built by :func:`spatial_view`; not saveable."""
+
+    def transform(self, X):
+        """``q_t(k) = sum_l q_t(l, k)``: the layered posterior summed over the layers."""
+        layered = self._layered
+        q = layered.transform(X)
+        return q.reshape(q.shape[0], np.shape(layered.pi_)[0], -1).sum(axis=1)
+
+    def score_samples(self, X):
+        """The layered model's exact log-likelihood of each document."""
+        return self._layered.score_samples(X)
+
+    def _visit_posteriors(self, X, visit, owner=None):
+        layered = self._layered
+        n_layers = np.shape(layered.pi_)[0]
+
+        def summed(t0, t1, qb, llb):
+            visit(t0, t1, qb.reshape(t1 - t0, n_layers, -1).sum(axis=1), llb)
+        layered._visit_posteriors(X, summed, owner or "LayeredCountingGrid")
+
+    def _window_loglik(self, X, corners):
+        layered = self._layered
+        n_layers = np.shape(layered.pi_)[0]
+        P = grid_size(np.shape(self.pi_)[:-1])
+        corners = np.asarray(corners, dtype=np.int64)
+        tokens = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+        with np.errstate(divide="ignore"):
+            log_rho = np.log(np.asarray(layered.prior_, dtype=np.float64).reshape(n_layers, P)
+                             * P)
+        per_layer = np.empty((len(corners), n_layers))
+        full = tokens > 0
+        for layer in range(n_layers):
+            per_token = layered._window_loglik(X, layer * P + corners)
+            per_layer[:, layer] = np.where(full, per_token * np.where(full, tokens, 1.0),
+                                           0.0) + log_rho[layer, corners]
+        top = per_layer.max(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total = top + np.log(np.exp(per_layer - top[:, None]).sum(axis=1))
+            return np.where(full, total / np.where(full, tokens, 1.0), -np.inf)
+
+
+def spatial_view(layered):
+    """The :class:`_SpatialView` of a fitted :class:`LayeredCountingGrid`."""
+    check_is_fitted(layered, "pi_")
+    pi = np.asarray(layered.pi_)
+    weights = np.asarray(layered.layer_prior_, dtype=pi.dtype)
+    view = _SpatialView(tuple(pi.shape[1:-1]), layered.window, dtype=layered.dtype,
+                        num_threads=layered.num_threads)
+    mixture = np.zeros(pi.shape[1:], dtype=np.float64)
+    for layer in range(pi.shape[0]):      # a layer at a time: no (layers x grid) temporary
+        mixture += weights[layer][..., None] * pi[layer]
+    view.pi_ = mixture.astype(pi.dtype)
+    for name in ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
+                 "posterior_floor_", "n_features_in_", "feature_names_in_"):
+        if hasattr(layered, name):
+            setattr(view, name, getattr(layered, name))
+    view._defer_derived("h_")
+    view.__dict__["_layered"] = layered
+    view._remember_inference_params()
+    return view
+
+
+def word_layers(layered, top):
+    """The layer each shown word comes from: ``argmax_l lambda_i(l) pi_{l,i}(w)`` for the
+    words ``top`` (P, K) of every cell ``i`` of the spatial extent (ties: the lower
+    layer)."""
+    pi = np.asarray(layered.pi_)
+    n_layers, Z = pi.shape[0], pi.shape[-1]
+    weights = np.asarray(layered.layer_prior_, dtype=np.float64).reshape(n_layers, -1)
+    cells = np.arange(top.shape[0])[:, None]
+    share = np.stack([weights[layer][:, None] * pi[layer].reshape(-1, Z)[cells, top]
+                      for layer in range(n_layers)])
+    return np.argmax(share, axis=0)

@@ -42,6 +42,7 @@ from countgrid.grid import (CountingGrid, region_words, regions, visit_posterior
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._groups import add_group_corners, cell_masses
+from countgrid.grid._layers import LayeredCountingGrid, spatial_view, word_layers
 from countgrid.grid._torus import check_grid
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
@@ -71,6 +72,8 @@ MAX_ID_CHARS = 100
 MAX_SNIPPET_CHARS = 1000
 #: Levels of a categorical colouring (legend, status line), the classes of a classifier.
 MAX_LABEL_CHARS = 100
+#: The colouring of a layered grid's map by each document's most probable layer.
+LAYER_COLUMN = "layer"
 #: Names of the colourings (metadata columns: the menu, legend title, status line).
 MAX_NAME_CHARS = 100
 #: Words of the vocabulary (drawn in the cells, suggested by the search box).
@@ -304,7 +307,7 @@ def _known_words(model, feature_names, Z):
 
 
 def _resolve_grid(grid):
-    """(CountingGrid, label colouring or None)."""
+    """(CountingGrid, label colouring or None); a LayeredCountingGrid's spatial view."""
     if hasattr(grid, "grids_") and not hasattr(grid, "grid_"):
         raise TypeError("a GenerativeCountingGridClassifier holds one grid per class; "
                         "map one of its grids_ instead")
@@ -320,6 +323,10 @@ def _resolve_grid(grid):
         raise TypeError(f"grid must be a fitted CountingGrid or CountingGridClassifier, got "
                         f"{type(grid).__name__}")
     check_is_fitted(grid, "pi_")
+    if isinstance(grid, LayeredCountingGrid) and np.ndim(grid.pi_) == 4:
+        # the spatial grid: cells show their layers' words, documents sit where their
+        # layers' posteriors put them (docs/map.md, "Layered grids")
+        return spatial_view(grid), label
     if np.ndim(grid.pi_) != 3:
         raise ValueError(f"the map shows 2-D grids; this grid has extent "
                          f"{tuple(np.shape(grid.pi_)[:-1])} ({np.ndim(grid.pi_) - 1}-D)")
@@ -740,6 +747,20 @@ default="relevance"
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata must be a dict name -> 1-D array, got "
                         f"{type(metadata).__name__}")
+    layered = getattr(model, "_layered", None)
+    layer_column = None
+    if layered is not None and X is not None:
+        # each document's most probable layer, a categorical colouring (the default one)
+        layer_column = LAYER_COLUMN
+        while metadata is not None and layer_column in [str(k) for k in metadata]:
+            layer_column = f"({layer_column})"
+        chosen = np.full(n_total, "", dtype=object)
+        if n:
+            chosen[doc_index] = [f"layer {k}" for k in
+                                 np.argmax(layered.layer_posterior(Xc), axis=1)]
+        metadata = {**(metadata or {}), layer_column: chosen}
+        if color_by is None and versus is None:
+            color_by = layer_column
     time_name, dates = None, None
     if time is not None:
         if X is None:
@@ -790,6 +811,12 @@ default="relevance"
     weighting_name = weighting if isinstance(weighting, str) else "custom"
     weighting_name = "probability" if weighting_name == "pi" else weighting_name
     search_offsets, search_cells_ = search_cells(pi2)
+    layers_data = None
+    if layered is not None:
+        n_layers = np.shape(layered.pi_)[0]
+        layers_data = {"names": [f"layer {k}" for k in range(n_layers)],
+                       "colors": level_colors(n_layers),
+                       "top_layers": word_layers(layered, top).astype(np.uint8)}
 
     # ---- documents: truncated posteriors, MAP corners, colouring statistics
     cap = min(MAX_POSITIONS, L)
@@ -928,6 +955,12 @@ default="relevance"
                      "doc_periods": period_of.astype(np.int16 if len(period_labels) < 32767
                                                      else np.int32),
                      "mass": np.ascontiguousarray(mass).astype(np.float32)}
+    if layers_data is not None and layer_column is not None:
+        # the documents' layer colouring in the words' colours, whatever layers it lacks
+        for col in colorings:
+            if col["name"] == shown.get(layer_column) and not col.get("lumped"):
+                col["colors"] = np.asarray([layers_data["colors"][int(v.split()[-1])]
+                                            for v in col["levels"]], dtype=np.uint8)
     names = [c["name"] for c in colorings]
     if color_by is not None and color_by not in names:
         raise ValueError(f"color_by={color_by!r} is not a colouring of this map; choose one "
@@ -973,4 +1006,5 @@ default="relevance"
         "color_by": color_by,
         "time": time_data,
         "compare": compare,
+        "layers": layers_data,
     }

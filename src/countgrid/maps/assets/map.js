@@ -11,6 +11,7 @@
   // palette, one colour per level up to 50 levels, grey for "other"), so the pictures of
   // countgrid.plotting and the page agree.
   const levelColor = (col, c) => [col.colors[3 * c], col.colors[3 * c + 1], col.colors[3 * c + 2]];
+  const rgbCSS = (c) => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
   // a light sequential ramp (yellow-green-blue) for continuous colourings
   const RAMP = [[255, 255, 204], [161, 218, 180], [65, 182, 196], [44, 127, 184], [37, 52, 148]];
 
@@ -254,6 +255,23 @@
       custom: " · words by custom weights" };
     stats += ` · ${fmt(D.n_features)} words` + (RANKED[D.weighting] || (D.idf ? RANKED.idf : ""));
     $("cg-stats").textContent = stats;
+    // a layered grid (docs/map.md, "Layered grids"): each word drawn in its layer's colour
+    const wordLayer = D.layers ? D.layers.top_layers : null;
+    // (darkened by 40 %: the words stay readable on cells tinted in the same palette)
+    const layerCSS = D.layers ? D.layers.names.map((_, l) => rgbCSS(levelColor(D.layers, l)
+      .map((v) => Math.round(0.6 * v)))) : null;
+    if (D.layers) {
+      const key = $("cg-layers");
+      key.textContent = `${D.layers.names.length} layers · words of `;
+      D.layers.names.forEach((name, l) => {
+        const span = document.createElement("span");
+        span.className = "cg-layer-key";
+        span.style.color = layerCSS[l];
+        span.textContent = (l ? ", " : "") + name;
+        key.appendChild(span);
+      });
+      key.hidden = false;
+    }
 
     // ---- geometry
     function resize() {
@@ -687,7 +705,7 @@
           if (step === 1) {
             const i = mod(y, E1) * E2 + mod(x, E2);
             words = [];
-            for (let j = 0; j < K; j++) words.push([D.top_words[i * K + j], score(i * K + j), D.top_weights[i * K + j]]);
+            for (let j = 0; j < K; j++) words.push([D.top_words[i * K + j], score(i * K + j), D.top_weights[i * K + j], wordLayer ? wordLayer[i * K + j] : -1]);
             lit = !searching || state.highlight[i];
           } else {
             best.clear();
@@ -698,12 +716,12 @@
                 if (searching && state.highlight[i]) lit = true;
                 for (let j = 0; j < K; j++) {
                   const sc = score(i * K + j), v = D.top_words[i * K + j], had = best.get(v);
-                  if (had === undefined || sc > had[0]) best.set(v, [sc, D.top_weights[i * K + j]]);
+                  if (had === undefined || sc > had[0]) best.set(v, [sc, D.top_weights[i * K + j], wordLayer ? wordLayer[i * K + j] : -1]);
                 }
               }
             }
             // the block's best words by their best score (ranking), sized by that cell's pi
-            words = Array.from(best.entries()).map(([v, [sc, wt]]) => [v, sc, wt])
+            words = Array.from(best.entries()).map(([v, [sc, wt, ly]]) => [v, sc, wt, ly])
               .sort((p, q) => q[1] - p[1] || p[0] - q[0]).slice(0, K);
           }
           drawCellWords((x - view.ox) * view.s, (y - view.oy) * view.s, w * view.s, h * view.s,
@@ -728,14 +746,15 @@
         if (width > availW) size *= availW / width;
         if (size < MIN_FONT) continue;
         if (height + size * 1.12 > availH) break;
-        lines.push([word, size, hit]);
+        lines.push([word, size, hit, words[j][3]]);
         height += size * 1.12;
       }
       let ty = py + pad + (availH - height) / 2;
       for (let j = 0; j < lines.length; j++) {
-        const [word, size, hit] = lines[j];
+        const [word, size, hit, layer] = lines[j];
         ctx.font = `${hit ? 700 : 500} ${size.toFixed(1)}px ${FONT}`;
-        ctx.fillStyle = hit ? "#9a3412" : dim ? "rgba(31, 35, 40, 0.35)" : j === 0 ? "#1f2328" : "#3b4250";
+        ctx.fillStyle = hit ? "#9a3412" : dim ? "rgba(31, 35, 40, 0.35)" : layer >= 0 ? layerCSS[layer]
+          : j === 0 ? "#1f2328" : "#3b4250";
         ctx.fillText(word, px + bw / 2, ty + size * 0.06);
         ty += size * 1.12;
       }
