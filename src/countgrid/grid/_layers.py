@@ -215,7 +215,7 @@ or dask array
         n_layers = int(self.n_layers)
         P, Z = grid_size(extent), grid.n_features_in_
         L = n_layers * P
-        extent3, window3 = (n_layers,) + extent, (1,) + window
+        extent3 = (n_layers,) + extent
         check_memory(dtype.itemsize * (6 * Z * L + 3 * max(L, BLOCK_ELEMENTS)),
                      f"a layered counting grid of {n_layers} layers of extent {extent} over "
                      f"{Z} features", "use fewer layers, a smaller extent or fewer features")
