@@ -30,6 +30,8 @@ CASES = {
                      None),
     "LayeredCountingGrid": (lambda: countgrid.LayeredCountingGrid(
         (4, 4), (2, 2), n_layers=2, n_iter=3, random_state=0), None),
+    "TimeSlicedCountingGrid": (lambda: countgrid.TimeSlicedCountingGrid(
+        (4, 4), (2, 2), n_iter=3, random_state=0), None),
     "CountingGridClassifier": (lambda: countgrid.CountingGridClassifier(
         (4, 4), (2, 2), n_iter=3, random_state=0), "classes"),
     "CountingGridRegressor": (lambda: countgrid.CountingGridRegressor(

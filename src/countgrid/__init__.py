@@ -24,7 +24,7 @@ from countgrid.io import load
 from countgrid.grid import (CountingGrid, CountingGridClassifier, CountingGridFESS,
                             CountingGridPosterior, CountingGridRegressor,
                             GenerativeCountingGridClassifier, LayeredCountingGrid,
-                            embed_labels)
+                            TimeSlicedCountingGrid, embed_labels)
 from countgrid.topics import (PLSA, FisherScore, FreeEnergyScoreSpace, LLREmbedding,
                               MixtureOfTopics, PosteriorDivergence, TOPEmbedding,
                               select_n_components_bic)
@@ -45,6 +45,7 @@ __all__ = [
     "show_config",
     "CountingGrid",
     "LayeredCountingGrid",
+    "TimeSlicedCountingGrid",
     "embed_labels",
     "CountingGridClassifier",
     "CountingGridRegressor",

@@ -19,6 +19,7 @@ import countgrid
 from countgrid import _kernels as K
 from countgrid.grid import _wrappers as G
 
+from tests._reference.layers import layered_em_step_ref
 from _downstream import SETUP_CAPSULE, SETUP_STATIC, build_and_import, require_compiler
 
 
@@ -64,6 +65,73 @@ static PyObject *py_estep_csr_f64_i32(PyObject *self, PyObject *args)
     return PyLong_FromLong(status);
 }
 
+/* One EM update of a layered counting grid (docs/counting_grids.md, "Layered grids") from
+ * the public entry points only, as docs/c_api.md describes it: the layers are a grid of
+ * extent (n_layers, E0, E1) with window (1, W0, W1), the prior over (layer, position) the
+ * window mean of the layer weights, and the layer weights' M-step the grid's M-step with
+ * the layers as its features. */
+static PyObject *py_layered_update_f64(PyObject *self, PyObject *args)
+{
+    Py_buffer e2, w2, pi_b, lam_b, rp, ri, rd, cp, ci, cd;
+    Py_ssize_t n_layers, Z, T;
+    double rho, layer_rho, total = 0.0;
+    int num_threads, status;
+    if (!PyArg_ParseTuple(args, "y*y*nnw*w*y*y*y*ny*y*y*ddi", &e2, &w2, &n_layers, &Z,
+                          &pi_b, &lam_b, &rp, &ri, &rd, &T, &cp, &ci, &cd, &rho, &layer_rho,
+                          &num_threads))
+        return NULL;
+    {
+        const int64_t *ext = (const int64_t *)e2.buf, *win = (const int64_t *)w2.buf;
+        const int64_t P = ext[0] * ext[1], L = n_layers * P;
+        const int64_t ext3[3] = {n_layers, ext[0], ext[1]}, win3[3] = {1, win[0], win[1]};
+        const int64_t nnz = (int64_t)(ri.len / sizeof(int32_t));
+        double *pi = (double *)pi_b.buf, *lam = (double *)lam_b.buf;
+        double *h = malloc(sizeof(double) * Z * L), *logh = malloc(sizeof(double) * Z * L);
+        double *rho_h = malloc(sizeof(double) * L), *log_rho = malloc(sizeof(double) * L);
+        double *q = malloc(sizeof(double) * T * L), *loglik = malloc(sizeof(double) * T);
+        double *n = calloc((size_t)(Z * L), sizeof(double)), *m = calloc((size_t)L, sizeof(double));
+        int32_t *cursor = malloc(sizeof(int32_t) * Z);
+        int64_t i, t;
+        Py_BEGIN_ALLOW_THREADS
+        status = cg_grid_histograms_f64(3, ext3, win3, Z, pi, L, h, L, logh, L, num_threads);
+        if (status == 0)    /* rho_k(l) and log p(l, k) = log rho_k(l) - log P */
+            status = cg_grid_histograms_f64(2, ext, win, n_layers, lam, P, rho_h, P, log_rho,
+                                            P, num_threads);
+        for (i = 0; i < L; i++)
+            log_rho[i] -= log((double)P);
+        if (status == 0)
+            status = cg_grid_estep_csr_f64_i32(T, (const int32_t *)rp.buf,
+                                               (const int32_t *)ri.buf, (const double *)rd.buf,
+                                               nnz, Z, L, logh, L, log_rho, 0.0, q, L, loglik,
+                                               num_threads);
+        for (i = 0; i < Z; i++)
+            cursor[i] = ((const int32_t *)cp.buf)[i];
+        if (status == 0)
+            status = cg_grid_accumulate_csc_f64_i32(Z, (const int32_t *)cp.buf,
+                                                    (const int32_t *)ci.buf,
+                                                    (const double *)cd.buf, nnz, cursor, 0, T,
+                                                    L, q, L, n, L, num_threads);
+        if (status == 0)
+            status = cg_grid_mstep_f64(3, ext3, win3, Z, n, L, h, L, pi, L, rho, 1e-10,
+                                       num_threads);
+        for (t = 0; t < T; t++) {
+            total += loglik[t];
+            for (i = 0; i < L; i++)
+                m[i] += q[t * L + i];
+        }
+        if (status == 0)    /* the layer weights: the layers as features, m as counts */
+            status = cg_grid_mstep_f64(2, ext, win, n_layers, m, P, rho_h, P, lam, P,
+                                       layer_rho, 1e-10, num_threads);
+        Py_END_ALLOW_THREADS
+        free(h); free(logh); free(rho_h); free(log_rho); free(q); free(loglik); free(n);
+        free(m); free(cursor);
+    }
+    PyBuffer_Release(&e2); PyBuffer_Release(&w2); PyBuffer_Release(&pi_b);
+    PyBuffer_Release(&lam_b); PyBuffer_Release(&rp); PyBuffer_Release(&ri);
+    PyBuffer_Release(&rd); PyBuffer_Release(&cp); PyBuffer_Release(&ci); PyBuffer_Release(&cd);
+    return Py_BuildValue("id", status, total);
+}
+
 static PyObject *py_info(PyObject *self, PyObject *noargs)
 {
     return Py_BuildValue("iiis", (int)CG_ABI_VERSION, ABI_AT_RUNTIME, cg_openmp_enabled(),
@@ -73,6 +141,7 @@ static PyObject *py_info(PyObject *self, PyObject *noargs)
 static PyMethodDef methods[] = {
     {"window_sum_f64", py_window_sum_f64, METH_VARARGS, NULL},
     {"estep_csr_f64_i32", py_estep_csr_f64_i32, METH_VARARGS, NULL},
+    {"layered_update_f64", py_layered_update_f64, METH_VARARGS, NULL},
     {"info", py_info, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}
 };
@@ -207,6 +276,38 @@ def test_estep_csr_bad_index(mod):
     status = mod.estep_csr_f64_i32(np.array([0, 1], np.int32), np.array([7], np.int32),
                                    np.ones(1), 1, 3, logh, 4, 0.0, q, ll, 1)
     assert status == -3
+
+
+@pytest.mark.parametrize("nt", [1, 2])
+def test_layered_grid_update_from_the_c_entry_points(mod, nt):
+    """One layered EM update composed in C from histograms, E-step, accumulation and
+    M-step (docs/c_api.md, "A layered grid") equals the NumPy reference."""
+    rng = np.random.default_rng(3)
+    extent, window, n_layers, Z, T = (5, 6), (2, 3), 2, 9, 25
+    P = 30
+    pi = rng.random((n_layers, Z, P)) + 0.2
+    pi /= pi.sum(axis=1, keepdims=True)
+    lam = rng.random((n_layers, P)) + 0.2
+    lam /= lam.sum(axis=0, keepdims=True)
+    C = sp.random(T, Z, density=0.5, random_state=4, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 4, n)).astype(np.float64)
+    C = C.tolil()
+    C[:, 0] = 1.0                              # no empty document
+    C = sp.csr_matrix(C)
+    csc = C.tocsc()
+    pi_c = np.ascontiguousarray(np.concatenate(list(pi), axis=1))
+    lam_c = lam.copy()                         # the C code updates it in place
+    status, total = mod.layered_update_f64(
+        np.asarray(extent, np.int64), np.asarray(window, np.int64), n_layers, Z, pi_c, lam_c,
+        C.indptr.astype(np.int32), C.indices.astype(np.int32), C.data, T,
+        csc.indptr.astype(np.int32), csc.indices.astype(np.int32), csc.data, 0.05, 0.5, nt)
+    assert status == 0
+    pi_ref, lam_ref, loglik = layered_em_step_ref(C.toarray(), pi, lam, extent, window,
+                                                  0.05, 0.5)
+    assert total == pytest.approx(loglik.sum(), rel=1e-12)
+    np.testing.assert_allclose(lam_c, lam_ref, rtol=1e-10)
+    np.testing.assert_allclose(pi_c.reshape(Z, n_layers, P).transpose(1, 0, 2), pi_ref,
+                               rtol=1e-10)
 
 
 BAD_ABI_C = r"""

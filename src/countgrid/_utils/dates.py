@@ -158,16 +158,16 @@ def _count(lo, hi, period):
     return int(_index(hi, period) - _index(lo, period)) + 1
 
 
-def choose_period(dates):
+def choose_period(dates, max_periods=AUTO_MAX_PERIODS):
     """The finest of :data:`PERIODS` that cuts the dates' span into at most
-    :data:`AUTO_MAX_PERIODS` periods ("year" when none does; "day" without dates)."""
+    ``max_periods`` periods ("year" when none does; "day" without dates)."""
     days = np.asarray(dates).astype("datetime64[D]")
     days = days[~np.isnat(days)].astype(np.int64)
     if not days.size:
         return "day"
     lo, hi = int(days.min()), int(days.max())
     for period in PERIODS:
-        if _count(lo, hi, period) <= AUTO_MAX_PERIODS:
+        if _count(lo, hi, period) <= max_periods:
             return period
     return "year"
 

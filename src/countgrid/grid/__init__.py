@@ -29,6 +29,7 @@ from countgrid.grid._regions import region_words, regions
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._stability import GridStability, stability
 from countgrid.grid._time import PeriodShares, shares_by_period
+from countgrid.grid._time_slices import TimeSlicedCountingGrid
 from countgrid.grid._words import (
                                          RELEVANCE_LAMBDA,
                                          word_marginal,
@@ -36,7 +37,7 @@ from countgrid.grid._words import (
                                          word_weights,
 )
 
-__all__ = ["CountingGrid", "LayeredCountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
+__all__ = ["CountingGrid", "LayeredCountingGrid", "TimeSlicedCountingGrid", "embed_labels", "embedding_from_stats", "readout_matrix",
            "CountingGridClassifier", "CountingGridRegressor",
            "GenerativeCountingGridClassifier", "CountingGridPosterior", "CountingGridFESS",
            "cg_fess_terms", "auto_extent", "auto_window_schedule", "word_relevance",

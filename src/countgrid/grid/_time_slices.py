@@ -1,0 +1,479 @@
+"""Time-sliced counting grids: one grid per period of a date column, each started from
+the previous period's grid and drawn toward it, so that a place on the map keeps its
+meaning across periods (docs/counting_grids.md, "Time-sliced grids").
+
+Period ``p``'s grid is learned by EM on its documents (those of the last ``span``
+periods) with a Dirichlet prior on every cell centred on the previous grid: the M-step is
+the grid's (docs/counting_grids.md, "Learning") plus ``beta pi^{p-1}_i(z)`` in the
+unnormalised update, ``beta = smoothness |W| N_p / |E|`` (``N_p`` the period's tokens), so
+that ``smoothness`` weighs the previous grid against the period's own documents
+(0: a plain warm start, BrowseCloud's sliding-window trainer).
+"""
+from functools import partial
+from numbers import Integral, Real
+
+import numpy as np
+
+from countgrid._base import BaseEstimator, TransformerMixin
+from countgrid._engine.em_loop import EMMonitor, start_fit
+from countgrid._utils.dates import PERIODS, choose_period, parse_dates, period_codes
+from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_int,
+                                     fitted_real, scalar)
+from countgrid._utils.param_validation import Interval, Options
+from countgrid._utils.threads import limit_blas_threads
+from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
+from countgrid.grid import _wrappers
+from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
+from countgrid.grid._capacity import auto_extent
+from countgrid.grid._em import (ALPHA, GridStatistics, block_counts, grid_counts,
+                                local_estep)
+from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
+from countgrid.streaming._blocks import Blocks
+
+__all__ = ["TimeSlicedCountingGrid", "anchored_mstep"]
+
+#: "auto" periods: the finest calendar period giving at most this many periods.
+AUTO_MAX_SLICES = 12
+
+
+def anchored_mstep(n, h, pi, extent, window, rho, alpha, anchor, weight, num_threads):
+    """The counting-grid M-step with a Dirichlet prior centred on ``anchor``, in place on
+    ``pi`` (n_features, L)::
+
+        U_i(z) = rho + weight * anchor_i(z) + QH_i(z) (pi_i(z) + alpha)
+        pi_i(z) = U_i(z) / sum_z U_i(z)
+
+    (``QH`` as in ``cg_grid_mstep``, which leaves it in ``n``: docs/c_api.md).  ``weight``
+    0 is the plain M-step."""
+    if weight == 0.0:
+        _wrappers.mstep(n, h, pi, extent, window, rho, alpha, num_threads)
+        return pi
+    old = pi.copy()
+    _wrappers.mstep(n, h, pi, extent, window, 0.0, alpha, num_threads)   # n <- QH
+    np.maximum(n, 0, out=n)
+    old += alpha
+    np.multiply(n, old, out=pi)
+    pi += anchor * pi.dtype.type(weight)
+    pi += pi.dtype.type(rho)
+    total = pi.sum(axis=0, dtype=np.float64)
+    pi /= total.astype(pi.dtype)
+    return pi
+
+
+def choose_slices(dates):
+    """The finest calendar period ("day", "week", "month", "year") giving at most
+    :data:`AUTO_MAX_SLICES` periods between the first and the last date."""
+    return choose_period(dates, AUTO_MAX_SLICES)
+
+
+class TimeSlicedCountingGrid(TransformerMixin, BaseEstimator):
+    __doc__ = """Time-sliced counting grid: one grid per period, each kept in place by
+    the previous one.
+
+    The documents are split into calendar periods by their dates; the grid of the first
+    period is a :class:`CountingGrid` (its window schedule included); the grid of every
+    later period starts from the previous one and is learned by EM with a Dirichlet prior
+    on every cell centred on the previous grid, weighing ``smoothness`` times the
+    period's own documents (docs/counting_grids.md, "Time-sliced grids").  A place on
+    the map then means the same theme across periods, and how much each cell's words
+    move between periods is the drift.
+
+    Parameters
+    ----------
+    extent : "auto" or tuple of int, default="auto"
+        Grid shape of every period; "auto" sizes it to the largest period's documents
+        (:func:`countgrid.grid.auto_extent`).
+    window : tuple of int, default=(4, 4)
+    period : {"auto", "day", "week", "month", "year"}, default="auto"
+        Calendar periods (UTC; weeks from Monday); "auto": the finest giving at most 12
+        periods.  Periods without documents are skipped.
+    span : int, default=1
+        Each period's grid is learned on the documents of its last ``span`` periods (a
+        sliding window, as BrowseCloud's trainer; 1: each period alone).
+    smoothness : float, default=0.5
+        Weight of the previous period's grid against the period's documents (0: a plain
+        warm start).
+    n_iter, tol, pseudocount, posterior_floor, window_schedule, min_iter, dtype, \
+num_threads, random_state, verbose
+        As :class:`CountingGrid` (``n_iter``, ``tol`` and ``min_iter`` for every period;
+        the window schedule for the first).
+
+    Attributes
+    ----------
+    pi_ : ndarray of shape (n_periods,) + extent + (n_features,)
+    h_ : ndarray of shape (n_periods,) + extent + (n_features,)
+        Window histograms of every period's grid.
+    period_ : str
+        The calendar period used.
+    period_labels_ : ndarray of str, shape (n_periods,)
+        ``2021`` (year), ``2021-03`` (month), ``2021-03-01`` (week, its Monday; day).
+    n_documents_ : ndarray of int, shape (n_periods,)
+        Documents each period's grid was learned on.
+    log_likelihood_ : ndarray of shape (n_periods,)
+        Final exact log-likelihood of those documents.
+    n_iter_ : ndarray of int, shape (n_periods,)
+        EM updates of each period (the first's target window).
+    anchor_weight_ : ndarray of shape (n_periods,)
+        ``beta`` of each period (0 for the first).
+    pseudocount_, posterior_floor_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, countgrid
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.poisson(1.0, size=(90, 20))
+    >>> dates = np.repeat(["2020-01-15", "2021-01-15", "2022-01-15"], 30)
+    >>> tg = countgrid.grid.TimeSlicedCountingGrid((6, 6), (3, 3), n_iter=5,
+    ...                                            random_state=0).fit(X, times=dates)
+    >>> tg.period_, tg.period_labels_.tolist(), tg.pi_.shape
+    ('year', ['2020', '2021', '2022'], (3, 6, 6, 20))
+    >>> tg.transform(X, times=dates).shape
+    (90, 36)
+    """
+
+    _parameter_constraints = {
+        **GRID_PARAMETER_CONSTRAINTS,
+        "period": [Options("auto", *PERIODS)],
+        "span": [Interval(Integral, 1, None)],
+        "smoothness": [Interval(Real, 0, None)],
+    }
+    del _parameter_constraints["learn_prior"]
+    _fitted_schema = {"pi_": array("float", "n_periods", "extent...", "n_features"),
+                      "h_": array("float", "n_periods", "extent...", "n_features"),
+                      "period_": scalar("str"),
+                      "period_labels_": array("str", "n_periods"),
+                      "n_documents_": array("int", "n_periods"),
+                      "log_likelihood_": array("float", "n_periods"),
+                      "n_iter_": array("int", "n_periods"),
+                      "anchor_weight_": array("float", "n_periods"),
+                      "pseudocount_": scalar("real"), "posterior_floor_": scalar("real"),
+                      "n_features_in_": scalar("int", bind="n_features")}
+    _derived_arrays = ("h_",)
+    _inference_params = ("window",)
+
+    def __init__(self, extent="auto", window=(4, 4), period="auto", span=1, smoothness=0.5,
+                 n_iter=100, tol=1e-5, pseudocount="auto", posterior_floor="auto",
+                 window_schedule="auto", min_iter=30, dtype=np.float32, num_threads=None,
+                 random_state=None, verbose=0):
+        self.extent = extent
+        self.window = window
+        self.period = period
+        self.span = span
+        self.smoothness = smoothness
+        self.n_iter = n_iter
+        self.tol = tol
+        self.pseudocount = pseudocount
+        self.posterior_floor = posterior_floor
+        self.window_schedule = window_schedule
+        self.min_iter = min_iter
+        self.dtype = dtype
+        self.num_threads = num_threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def _period_codes(self, times, n, name="times"):
+        """``(period, codes, labels)`` of ``times`` (one per document; None: one period)."""
+        if times is None:
+            return "all", np.zeros(n, dtype=np.int64), ["all"]
+        dates = parse_dates(times, name)
+        if dates.shape != (n,):
+            raise ValueError(f"{name} must hold one date per document ({n}), got "
+                             f"{dates.shape[0]}")
+        if np.isnat(dates).all():
+            raise ValueError(f"{name}: no document has a date")
+        period = choose_slices(dates) if self.period == "auto" else self.period
+        _, codes, labels, _ = period_codes(dates, period, "period")
+        return period, codes, labels
+
+    def _single_grid(self, extent, window, random_state):
+        return CountingGrid(extent, window, n_iter=self.n_iter, tol=self.tol,
+                            pseudocount=self.pseudocount, posterior_floor=self.posterior_floor,
+                            window_schedule=self.window_schedule, min_iter=self.min_iter,
+                            dtype=self.dtype, num_threads=self.num_threads,
+                            random_state=random_state, verbose=self.verbose)
+
+    def fit(self, X, y=None, times=None):
+        """Learn one grid per period.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative counts.
+        y : ignored
+        times : array-like of shape (n_samples,), optional
+            The documents' dates (ISO 8601 strings, Unix seconds, ``datetime`` or
+            ``datetime64`` values; missing: NaT, None or ""); documents without a date are
+            left out.  None: every document in one period.
+
+        Returns
+        -------
+        self
+        """
+        dtype, nt = start_fit(self, X)
+        counts = grid_counts(X, dtype, owner=type(self).__name__)
+        if not counts.lengths.sum() > 0:
+            raise ValueError("X contains no counts: every document is empty")
+        period, codes, labels = self._period_codes(times, counts.n_samples)
+        present = np.unique(codes[codes >= 0])
+        span = int(self.span)
+        # each period's documents: those of its last `span` periods
+        windows = [np.flatnonzero((codes > p - span) & (codes <= p)) for p in present]
+        sizes = np.array([len(w) for w in windows], dtype=np.int64)
+        extent = self.extent
+        if isinstance(extent, str):          # "auto": sized to the largest period
+            refuse_bare_int(self.window, "window", 2)
+            extent = auto_extent(int(sizes.max()), check_shape_tuple(self.window, "window"))
+        extent, window = check_grid(extent, self.window)
+        P = grid_size(extent)
+        rng = check_random_state(self.random_state)
+        grids, history, iters, weights = [], [], [], []
+        pi = rho = floor = None
+        for p, rows in enumerate(windows):
+            Xp = counts.X[rows]
+            if pi is None:
+                grid = self._single_grid(extent, window, rng).fit(Xp)
+                pi = np.ascontiguousarray(grid.pi_.reshape(P, -1).T)
+                rho, floor = grid.pseudocount_, grid.posterior_floor_
+                history.append(float(grid.log_likelihood_[-1]))
+                iters.append(int(grid.n_iter_))
+                weights.append(0.0)
+            else:
+                # beta: `smoothness` times the mass the period's tokens give a cell in the
+                # update (each token's mass |W| spread over the cells' windows)
+                beta = float(self.smoothness) * np.prod(window) * float(Xp.sum()) / P
+                data = Blocks(Xp, partial(block_counts, dtype=dtype))
+                with limit_blas_threads(nt, active=data.is_dense):
+                    monitor = self._anchored_em(local_estep(data, nt), pi, pi.copy(), beta,
+                                                extent, window, rho, floor, nt,
+                                                f" period {labels[present[p]]}")
+                history.append(float(monitor.history[-1]))
+                iters.append(int(monitor.n_updates))
+                weights.append(beta)
+            grids.append(pi.copy())
+        Z = pi.shape[0]
+        self.pi_ = np.ascontiguousarray(np.stack([g.T.reshape(tuple(extent) + (Z,))
+                                                  for g in grids]))
+        self.period_ = period
+        self.period_labels_ = np.array([labels[p] for p in present], dtype=str)
+        self.n_documents_ = sizes
+        self.log_likelihood_ = np.asarray(history, dtype=np.float64)
+        self.n_iter_ = np.asarray(iters, dtype=np.int64)
+        self.anchor_weight_ = np.asarray(weights, dtype=np.float64)
+        self.pseudocount_ = float(rho)
+        self.posterior_floor_ = float(floor)
+        self.n_features_in_ = int(Z)
+        self.h_ = self._derive_array("h_")
+        return self
+
+    def _anchored_em(self, estep_all, pi, anchor, beta, extent, window, rho, floor, nt,
+                     stage):
+        """EM in place on ``pi`` (Z, L) with the M-step drawn toward ``anchor``
+        (:func:`anchored_mstep`); returns the monitor."""
+        Z, L = pi.shape
+        h, logh = np.empty_like(pi), np.empty_like(pi)
+        stats = GridStatistics(Z, L, pi.dtype, False)
+        monitor = EMMonitor("TimeSlicedCountingGrid", int(self.n_iter), float(self.tol),
+                            min_iter=int(self.min_iter), verbose=self.verbose, stage=stage)
+        for it in range(int(self.n_iter) + 1):
+            _wrappers.histograms(pi, extent, window, h, logh, nt)
+            last = it == self.n_iter
+            loglik = estep_all(logh, None, floor, None if last else stats.reset())
+            if (it > 0 and monitor.record(loglik, n_updates=it)) or last:
+                break
+            anchored_mstep(stats.n, h, pi, extent, window, rho, ALPHA, anchor, beta, nt)
+        monitor.finish()
+        return monitor
+
+    # ------------------------------------------------------------ fitted state
+    def _derive_array(self, name):
+        """``h_`` from ``pi_`` and ``window``, one period at a time."""
+        if name != "h_":
+            return super()._derive_array(name)
+        return np.ascontiguousarray(np.stack([self.period_grid(p).h_
+                                              for p in range(np.shape(self.pi_)[0])]))
+
+    def _check_fitted_state(self):
+        pi = fitted_array(self, "pi_", nonnegative=True)
+        if pi.ndim < 3 or pi.dtype not in (np.float32, np.float64):
+            raise ValueError(f"pi_ must be a float array of shape (n_periods,) + extent + "
+                             f"(n_features,), got {pi.dtype} {pi.shape}")
+        check_distribution("pi_", pi, axis=-1)
+        check_grid(pi.shape[1:-1], self.window)
+        n_periods = pi.shape[0]
+        if fitted_int(self, "n_features_in_", 1) != pi.shape[-1]:
+            raise ValueError(f"n_features_in_ = {self.n_features_in_} but pi_ has "
+                             f"{pi.shape[-1]} features")
+        labels = np.asarray(self.period_labels_)
+        if labels.dtype.kind != "U" or labels.shape != (n_periods,) \
+                or len(set(labels.tolist())) != n_periods:
+            raise ValueError(f"period_labels_ must hold {n_periods} distinct strings, got "
+                             f"{labels.dtype} {labels.shape}")
+        for name in ("n_documents_", "n_iter_"):
+            fitted_array(self, name, shape=(n_periods,), float_only=False, nonnegative=True)
+        fitted_array(self, "log_likelihood_", shape=(n_periods,), finite=False)
+        fitted_array(self, "anchor_weight_", shape=(n_periods,), nonnegative=True)
+        fitted_real(self, "pseudocount_", 0)
+        fitted_real(self, "posterior_floor_", 0, 1)
+        if self.period_ not in ("all",) + tuple(PERIODS):
+            raise ValueError(f"period_ must be one of {('all',) + tuple(PERIODS)}, got "
+                             f"{str(self.period_)[:20]!r}")
+
+    # ------------------------------------------------------------ inference
+    def period_grid(self, period):
+        """One period's grid as a fitted :class:`CountingGrid` (every tool that reads a
+        grid reads it: ``top_words``, the pictures, ``to_html``).
+
+        Parameters
+        ----------
+        period : int or str
+            The period's index or label (``period_labels_``).
+
+        Returns
+        -------
+        CountingGrid
+        """
+        check_is_fitted(self, "pi_")
+        p = self._period_index(period)
+        pi = np.asarray(self.pi_)
+        grid = self._single_grid(tuple(pi.shape[1:-1]), self.window, self.random_state)
+        grid.pi_ = np.array(pi[p])
+        grid._defer_derived("h_")
+        if "h_" in self.__dict__:
+            grid.h_ = np.array(self.h_[p])
+        grid.log_likelihood_ = self.log_likelihood_[p:p + 1].copy()
+        grid.n_iter_ = int(self.n_iter_[p])
+        grid.converged_ = True
+        grid.pseudocount_ = self.pseudocount_
+        grid.posterior_floor_ = self.posterior_floor_
+        grid.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            grid.feature_names_in_ = self.feature_names_in_
+        grid._remember_inference_params()
+        return grid
+
+    def _period_index(self, period):
+        labels = [str(v) for v in np.asarray(self.period_labels_)]
+        if isinstance(period, str):
+            if period not in labels:
+                raise ValueError(f"period {period[:40]!r} is not a fitted period; the "
+                                 f"periods: {labels[:12]}")
+            return labels.index(period)
+        if not isinstance(period, (Integral, np.integer)) or isinstance(period, bool):
+            raise TypeError(f"period must be an int or a label, got {period!r}")
+        if not 0 <= period < len(labels):
+            raise ValueError(f"period must be in [0, {len(labels)}), got {period}")
+        return int(period)
+
+    def periods(self, times):
+        """The fitted period of each date (-1: no date, or a period not fitted).
+
+        Parameters
+        ----------
+        times : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        ndarray of int64, shape (n_samples,)
+        """
+        check_is_fitted(self, "pi_")
+        dates = parse_dates(times, "times")
+        labels = [str(v) for v in np.asarray(self.period_labels_)]
+        if self.period_ == "all":
+            return np.where(np.isnat(dates), -1, 0).astype(np.int64)
+        _, codes, all_labels, _ = period_codes(dates, self.period_, "times")
+        index = {lab: k for k, lab in enumerate(labels)}
+        lookup = np.array([index.get(lab, -1) for lab in all_labels] + [-1], dtype=np.int64)
+        return lookup[codes]
+
+    def _by_period(self, X, times):
+        """``(n_samples, parts)``: the documents checked, and for each fitted period among
+        their dates ``(rows, grid, counts of those rows)``."""
+        check_is_fitted(self, "pi_")
+        dtype = np.asarray(self.pi_).dtype
+        counts = grid_counts(X, dtype, n_features=self.n_features_in_,
+                             owner=type(self).__name__)
+        n = counts.n_samples
+        if times is None:
+            if np.shape(self.pi_)[0] != 1:
+                raise ValueError("times: the model has one grid per period; pass the "
+                                 "documents' dates")
+            codes = np.zeros(n, dtype=np.int64)
+        else:
+            codes = self.periods(times)
+            if codes.shape != (n,):
+                raise ValueError(f"times must hold one date per document ({n}), got "
+                                 f"{codes.shape[0]}")
+            if (codes < 0).any():
+                bad = int(np.flatnonzero(codes < 0)[0])
+                raise ValueError(f"times: document {bad} has no date or a date outside the "
+                                 f"fitted periods {[str(v) for v in self.period_labels_][:12]}")
+        parts = []
+        for p in np.unique(codes):
+            rows = np.flatnonzero(codes == p)
+            parts.append((rows, self.period_grid(int(p)), counts.X[rows]))
+        return n, parts
+
+    def transform(self, X, times=None):
+        """Posterior over window positions of each document under its period's grid.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        times : array-like of shape (n_samples,), optional
+            The documents' dates (needed unless the model has one period).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, L)
+        """
+        n, parts = self._by_period(X, times)
+        out = np.empty((n, grid_size(np.shape(self.pi_)[1:-1])), dtype=np.asarray(self.pi_).dtype)
+        for rows, grid, Xp in parts:
+            out[rows] = grid.transform(Xp)
+        return out
+
+    def score_samples(self, X, times=None):
+        """Exact log-likelihood of each document under its period's grid.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        n, parts = self._by_period(X, times)
+        out = np.empty(n)
+        for rows, grid, Xp in parts:
+            out[rows] = grid.score_samples(Xp)
+        return out
+
+    def score(self, X, y=None, times=None):
+        """Total exact log-likelihood of X (see :meth:`score_samples`)."""
+        return float(np.sum(self.score_samples(X, times)))
+
+    def positions(self, X, times=None, anchor="corner"):
+        """MAP window position of each document on its period's grid (as
+        :meth:`CountingGrid.positions`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, D), int64
+        """
+        n, parts = self._by_period(X, times)
+        out = np.empty((n, np.ndim(self.pi_) - 2), dtype=np.int64)
+        for rows, grid, Xp in parts:
+            out[rows] = grid.positions(Xp, anchor=anchor)
+        return out
+
+    def drift(self):
+        """How much each window's words move from one period to the next:
+        ``1 - BC(h^{p}_k, h^{p-1}_k)`` (``BC`` the Bhattacharyya coefficient of the two
+        window distributions; 0: unchanged, 1: disjoint).
+
+        Returns
+        -------
+        ndarray of shape (n_periods - 1,) + extent, float64
+        """
+        check_is_fitted(self, "pi_")
+        h = np.sqrt(np.asarray(self.h_, dtype=np.float64))
+        return 1.0 - np.sum(h[1:] * h[:-1], axis=-1)
