@@ -170,3 +170,28 @@ def test_bad_parameters_are_named(params, match):
     X, dates = _drifting()
     with pytest.raises((ValueError, TypeError), match=match):
         _fit(X, dates, **params)
+
+
+def test_region_changes_follow_the_reference_regions():
+    X, dates = _drifting(6)
+    tg = _fit(X, dates, smoothness=1.0)
+    rc = tg.region_changes(X, dates, n_regions=4)
+    labels = countgrid.grid.regions(tg.period_grid(0), 4)
+    assert np.array_equal(rc.regions, labels)
+    np.testing.assert_allclose(rc.share.sum(axis=1), 1.0, rtol=1e-6)   # float32 posteriors
+    # a region's share: its cells' mass under each period's grid, over the period's docs
+    for p in range(3):
+        rows = slice(60 * p, 60 * p + 60)
+        q = tg.period_grid(p).transform(X[rows]).astype(np.float64)
+        mass = countgrid.grid._groups.cell_masses(q.sum(axis=0)[None, :], EXTENT, WINDOW)[0]
+        np.testing.assert_allclose(rc.share[p], np.bincount(labels.ravel(), mass, 4) / 60,
+                                   rtol=1e-5)
+    pi = tg.pi_.reshape(3, -1, X.shape[1]).astype(np.float64)
+    mean = np.stack([[pi[p, labels.ravel() == r].mean(0) for r in range(4)] for p in range(3)])
+    np.testing.assert_allclose(rc.drift, 1 - np.sqrt(mean[1:] * mean[:-1]).sum(-1), atol=1e-12)
+    # births and deaths: presence changing between consecutive periods
+    ev = tg.region_changes(X, dates, n_regions=4, threshold=0.3)
+    expected = [(tg.period_labels_[p], r, "born" if ev.present[p, r] else "died")
+                for p in (1, 2) for r in range(4) if ev.present[p, r] != ev.present[p - 1, r]]
+    assert ev.events == expected
+    assert list(ev.table())[:3] == ["period", "region 0 share", "region 0 drift"]

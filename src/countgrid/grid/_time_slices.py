@@ -20,17 +20,20 @@ from countgrid._utils.dates import PERIODS, choose_period, parse_dates, period_c
 from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_int,
                                      fitted_real, scalar)
 from countgrid._utils.param_validation import Interval, Options
+from countgrid._utils.results import TableResult
 from countgrid._utils.threads import limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
 from countgrid.grid import _wrappers
 from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
 from countgrid.grid._capacity import auto_extent
+from countgrid.grid._groups import group_masses
+from countgrid.grid._regions import regions as grid_regions
 from countgrid.grid._em import (ALPHA, GridStatistics, block_counts, grid_counts,
                                 local_estep)
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
 from countgrid.streaming._blocks import Blocks
 
-__all__ = ["TimeSlicedCountingGrid", "anchored_mstep"]
+__all__ = ["TimeSlicedCountingGrid", "RegionChanges", "anchored_mstep"]
 
 #: "auto" periods: the finest calendar period giving at most this many periods.
 AUTO_MAX_SLICES = 12
@@ -64,6 +67,45 @@ def choose_slices(dates):
     """The finest calendar period ("day", "week", "month", "year") giving at most
     :data:`AUTO_MAX_SLICES` periods between the first and the last date."""
     return choose_period(dates, AUTO_MAX_SLICES)
+
+
+class RegionChanges(TableResult):
+    """The result of :meth:`TimeSlicedCountingGrid.region_changes`: a dict whose keys are
+    also attributes.
+
+    Keys: ``periods`` (labels), ``regions`` (the region of every cell, shape ``extent``),
+    ``share`` (``(n_periods, n_regions)``: each region's share of each period's
+    documents), ``drift`` (``(n_periods - 1, n_regions)``: 1 - Bhattacharyya coefficient
+    of the region's mean word distribution in consecutive periods), ``present``
+    (``share >= threshold``), ``threshold``, and ``events``: ``(period, region, "born" or
+    "died")`` for each region whose presence changes between two consecutive periods.
+    ``to_frame()`` is indexed by period.
+    """
+
+    _frame_index = "period"
+
+    def table(self, names=None):
+        """Columns per period: each region's share and its drift from the period before.
+
+        Parameters
+        ----------
+        names : sequence of str, optional
+            One distinct name per region (default ``"region 0"``, ...).
+
+        Returns
+        -------
+        dict of str -> list or ndarray
+        """
+        R = self["share"].shape[1]
+        names = [f"region {r}" for r in range(R)] if names is None else [str(v) for v in names]
+        if len(names) != R or len(set(names)) != R:
+            raise ValueError(f"names must hold {R} distinct names, got {len(names)}")
+        out = {"period": list(self["periods"])}
+        drift = np.vstack([np.full((1, R), np.nan), self["drift"]])
+        for r, name in enumerate(names):
+            out[f"{name} share"] = self["share"][:, r]
+            out[f"{name} drift"] = drift[:, r]
+        return out
 
 
 class TimeSlicedCountingGrid(TransformerMixin, BaseEstimator):
@@ -389,7 +431,7 @@ num_threads, random_state, verbose
 
     def _by_period(self, X, times):
         """``(n_samples, parts)``: the documents checked, and for each fitted period among
-        their dates ``(rows, grid, counts of those rows)``."""
+        their dates ``(period index, rows, grid, counts of those rows)``."""
         check_is_fitted(self, "pi_")
         dtype = np.asarray(self.pi_).dtype
         counts = grid_counts(X, dtype, n_features=self.n_features_in_,
@@ -412,7 +454,7 @@ num_threads, random_state, verbose
         parts = []
         for p in np.unique(codes):
             rows = np.flatnonzero(codes == p)
-            parts.append((rows, self.period_grid(int(p)), counts.X[rows]))
+            parts.append((int(p), rows, self.period_grid(int(p)), counts.X[rows]))
         return n, parts
 
     def transform(self, X, times=None):
@@ -430,7 +472,7 @@ num_threads, random_state, verbose
         """
         n, parts = self._by_period(X, times)
         out = np.empty((n, grid_size(np.shape(self.pi_)[1:-1])), dtype=np.asarray(self.pi_).dtype)
-        for rows, grid, Xp in parts:
+        for _, rows, grid, Xp in parts:
             out[rows] = grid.transform(Xp)
         return out
 
@@ -443,7 +485,7 @@ num_threads, random_state, verbose
         """
         n, parts = self._by_period(X, times)
         out = np.empty(n)
-        for rows, grid, Xp in parts:
+        for _, rows, grid, Xp in parts:
             out[rows] = grid.score_samples(Xp)
         return out
 
@@ -461,7 +503,7 @@ num_threads, random_state, verbose
         """
         n, parts = self._by_period(X, times)
         out = np.empty((n, np.ndim(self.pi_) - 2), dtype=np.int64)
-        for rows, grid, Xp in parts:
+        for _, rows, grid, Xp in parts:
             out[rows] = grid.positions(Xp, anchor=anchor)
         return out
 
@@ -477,3 +519,55 @@ num_threads, random_state, verbose
         check_is_fitted(self, "pi_")
         h = np.sqrt(np.asarray(self.h_, dtype=np.float64))
         return 1.0 - np.sum(h[1:] * h[:-1], axis=-1)
+
+    def region_changes(self, X, times, n_regions=8, reference=0, threshold=None):
+        """How the regions of one period's grid fare in every period.
+
+        Cells keep their place from period to period, so the regions of the ``reference``
+        period's grid (:func:`countgrid.grid.regions`) are read in every period: their
+        share of the period's documents (each document one unit, spread over its windows'
+        cells by its posterior under its period's grid), the drift of their mean word
+        distribution, and when they are born or die (their share crossing
+        ``threshold``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The documents (those the model was fitted on, or others of the same periods).
+        times : array-like of shape (n_samples,)
+            Their dates.
+        n_regions : int, default=8
+        reference : int or str, default=0
+            The period whose regions are followed.
+        threshold : float, optional
+            A region is present in a period when its share is at least this; default a
+            quarter of an even share, ``1 / (4 n_regions)``.
+
+        Returns
+        -------
+        RegionChanges
+        """
+        check_is_fitted(self, "pi_")
+        labels = grid_regions(self.period_grid(reference), n_regions)
+        R = int(labels.max()) + 1
+        flat = labels.ravel()
+        _, parts = self._by_period(X, times)
+        n_periods = np.shape(self.pi_)[0]
+        share = np.zeros((n_periods, R))
+        for p, rows, grid, Xp in parts:
+            mass = group_masses(grid, Xp, np.zeros(len(rows), dtype=np.int64), 1)[0]
+            share[p] = np.bincount(flat, weights=mass, minlength=R) / len(rows)
+        pi = np.asarray(self.pi_, dtype=np.float64).reshape(n_periods, flat.size, -1)
+        mean = np.stack([np.stack([pi[p, flat == r].mean(axis=0) for r in range(R)])
+                         for p in range(n_periods)])
+        root = np.sqrt(mean)
+        drift = 1.0 - np.sum(root[1:] * root[:-1], axis=-1)
+        if threshold is None:
+            threshold = 1.0 / (4 * R)
+        present = share >= threshold
+        events = [(str(self.period_labels_[p]), r, "born" if present[p, r] else "died")
+                  for p in range(1, n_periods) for r in range(R)
+                  if present[p, r] != present[p - 1, r]]
+        return RegionChanges(periods=[str(v) for v in self.period_labels_], regions=labels,
+                             share=share, drift=drift, present=present,
+                             threshold=float(threshold), events=events)
