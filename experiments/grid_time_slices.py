@@ -18,7 +18,7 @@ log-likelihood per token of each period's held-out documents under that period's
 and the time of the whole fit.
 
     PYTHONPATH=src python experiments/grid_time_slices.py --seeds 0 1 2 \\
-        --json /tmp/slices/python_changelog.json
+        --tune 0.25 0.5 1 2 4 8 --smoothness 0.5 1 2 4 --json /tmp/slices/python_changelog.json
 """
 import argparse
 import json
@@ -81,9 +81,27 @@ def main():
     ap.add_argument("--smoothness", type=float, nargs="+", default=[0.5, 2.0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--tune", type=float, nargs="*", default=[],
+                    help="smoothness values compared on a validation fifth of the first "
+                         "seed's training documents (never on its held-out documents)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    rows = []
+    rows, tuning = [], []
+    if args.tune:
+        X, dates, train = load(args.data, args.words, args.seeds[0])
+        valid = train & (np.random.default_rng(args.seeds[0] + 1000).random(len(train)) < 0.2)
+        fit_rows = train & ~valid
+        for s in args.tune:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
+                tg = TimeSlicedCountingGrid(period=args.period, smoothness=s,
+                                            random_state=args.seeds[0],
+                                            num_threads=args.threads).fit(
+                    X[fit_rows], times=dates[fit_rows])
+            grids = [(lab, tg.period_grid(p)) for p, lab in enumerate(tg.period_labels_)]
+            tuning.append({"smoothness": s, "validation": float(np.mean(
+                heldout(grids, X, dates, valid)))})
+            print(json.dumps(tuning[-1]), flush=True)
     for seed in args.seeds:
         X, dates, train = load(args.data, args.words, seed)
         test = ~train
@@ -134,8 +152,8 @@ def main():
     print(json.dumps(summary, indent=1))
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"data": args.data, "commit": git_head(), "rows": rows,
-                       "summary": summary}, fh, indent=1)
+            json.dump({"data": args.data, "commit": git_head(), "tuning": tuning,
+                       "rows": rows, "summary": summary}, fh, indent=1)
 
 
 if __name__ == "__main__":

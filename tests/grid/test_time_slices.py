@@ -78,7 +78,7 @@ def test_periods_first_grid_and_each_period_s_documents():
         first = CountingGrid(EXTENT, WINDOW, n_iter=8, random_state=0).fit(X[:60])
     assert np.array_equal(tg.pi_[0], first.pi_)
     assert tg.anchor_weight_[0] == 0
-    beta = 0.5 * np.prod(WINDOW) * X[60:120].sum() / np.prod(EXTENT)
+    beta = 2.0 * np.prod(WINDOW) * X[60:120].sum() / np.prod(EXTENT)
     assert tg.anchor_weight_[1] == pytest.approx(beta)
     # each period's grid explains its own documents better than the previous grid does
     for p in (1, 2):
