@@ -2,10 +2,12 @@
  * conventions rho and alpha: docs/counting_grids.md, "Learning"); included once per
  * REAL type. */
 
-int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
-                         int64_t n_features, REAL *n, int64_t ld_n,
-                         const REAL *h, int64_t ld_h, REAL *pi, int64_t ld_pi,
-                         double rho, double alpha, int num_threads)
+/* Both M-steps: anchor NULL is cg_grid_mstep (its arithmetic unchanged). */
+static int CG_FN(grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
+                             int64_t n_features, REAL *n, int64_t ld_n,
+                             const REAL *h, int64_t ld_h, REAL *pi, int64_t ld_pi,
+                             const REAL *anchor, int64_t ld_anchor, double weight,
+                             double rho, double alpha, int num_threads)
 {
     int64_t L, wvol, scratch_len;
     double *colsum;
@@ -17,6 +19,8 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
     if (n_features < 1 || ld_n < L || ld_h < L || ld_pi < L || !(rho >= 0.0) || !(alpha >= 0.0)
         || n == NULL || h == NULL || pi == NULL)
         return CG_ERR_ARGUMENT;
+    if (anchor != NULL && (ld_anchor < L || !(weight >= 0.0) || !(weight < HUGE_VAL)))
+        return CG_ERR_ARGUMENT;
     scratch_len = cg_box_scratch_size(ndim, extent, L);
     colsum = (double *)calloc((size_t)L, sizeof(double));
     if (colsum == NULL)
@@ -25,7 +29,7 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
     {
         REAL *scratch = (REAL *)cg_thread_scratch((size_t)scratch_len * sizeof(REAL), &failed);
         const REAL floor_h = (REAL)((double)wvol * alpha);
-        const REAL a = (REAL)alpha, r = (REAL)rho;
+        const REAL a = (REAL)alpha, r = (REAL)rho, w = (REAL)weight;
         int64_t z, k, c;
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
@@ -37,9 +41,17 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
             for (k = 0; k < L; k++)
                 nz[k] = nz[k] / (hz[k] + floor_h);
             CG_FN(cg_box_grid)(ndim, extent, window, 1, (REAL)1, L, nz, nz, scratch);
-            for (k = 0; k < L; k++) {
-                const REAL qh = nz[k] > 0 ? nz[k] : (REAL)0;
-                pz[k] = r + qh * (pz[k] + a);
+            if (anchor == NULL) {
+                for (k = 0; k < L; k++) {
+                    const REAL qh = nz[k] > 0 ? nz[k] : (REAL)0;
+                    pz[k] = r + qh * (pz[k] + a);
+                }
+            } else {
+                const REAL *CG_RESTRICT az = anchor + z * ld_anchor;
+                for (k = 0; k < L; k++) {
+                    const REAL qh = nz[k] > 0 ? nz[k] : (REAL)0;
+                    pz[k] = r + w * az[k] + qh * (pz[k] + a);
+                }
             }
         }
         free(scratch);
@@ -77,3 +89,24 @@ int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
     return failed ? CG_ERR_ALLOC : CG_OK;
 }
 
+
+int CG_FN(cg_grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
+                         int64_t n_features, REAL *n, int64_t ld_n,
+                         const REAL *h, int64_t ld_h, REAL *pi, int64_t ld_pi,
+                         double rho, double alpha, int num_threads)
+{
+    return CG_FN(grid_mstep)(ndim, extent, window, n_features, n, ld_n, h, ld_h, pi, ld_pi,
+                             NULL, 0, 0.0, rho, alpha, num_threads);
+}
+
+int CG_FN(cg_grid_mstep_anchored)(int ndim, const int64_t *extent, const int64_t *window,
+                                  int64_t n_features, REAL *n, int64_t ld_n,
+                                  const REAL *h, int64_t ld_h, REAL *pi, int64_t ld_pi,
+                                  const REAL *anchor, int64_t ld_anchor, double weight,
+                                  double rho, double alpha, int num_threads)
+{
+    if (anchor == NULL)
+        return CG_ERR_ARGUMENT;
+    return CG_FN(grid_mstep)(ndim, extent, window, n_features, n, ld_n, h, ld_h, pi, ld_pi,
+                             anchor, ld_anchor, weight, rho, alpha, num_threads);
+}

@@ -195,3 +195,18 @@ def test_region_changes_follow_the_reference_regions():
                 for p in (1, 2) for r in range(4) if ev.present[p, r] != ev.present[p - 1, r]]
     assert ev.events == expected
     assert list(ev.table())[:3] == ["period", "region 0 share", "region 0 drift"]
+
+
+def test_anchored_kernel_refuses_bad_arguments():
+    from countgrid.grid import _wrappers
+    Z, L = 4, 30
+    pi = np.full((Z, L), 0.25)
+    with pytest.raises(ValueError):
+        _wrappers.mstep_anchored(np.ones((Z, L)), pi.copy(), pi.copy(), EXTENT, WINDOW,
+                                 pi.copy(), -1.0, 0.1, 1e-10)
+    with pytest.raises(ValueError):
+        _wrappers.mstep_anchored(np.ones((Z, L)), pi.copy(), pi.copy(), EXTENT, WINDOW,
+                                 pi.copy(), float("nan"), 0.1, 1e-10)
+    with pytest.raises(ValueError, match="anchor"):
+        _wrappers.mstep_anchored(np.ones((Z, L)), pi.copy(), pi.copy(), EXTENT, WINDOW,
+                                 np.full((Z - 1, L), 0.25), 1.0, 0.1, 1e-10)

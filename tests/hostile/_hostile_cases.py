@@ -194,6 +194,8 @@ _CGG = dict(_CGE, dtype=np.float64)
 # name -> (what fit takes besides X, constructor parameters, inference methods)
 EST = {
     "CountingGrid": (None, _CG, ("transform", "score_samples")),
+    "LayeredCountingGrid": (None, dict(_CG, n_layers=2), ("transform", "score_samples")),
+    "TimeSlicedCountingGrid": (None, _CG, ("transform", "score_samples")),
     "CountingGridClassifier": ("classes", _CG, ("predict", "predict_proba")),
     "CountingGridRegressor": ("real", _CG, ("predict",)),
     "GenerativeCountingGridClassifier": ("classes", dict(_CGG), ("predict", "predict_proba")),
@@ -1470,6 +1472,14 @@ _REDUCE = (("opt", "none", "words", "topics"), "words")
 PARAMS = {
     "CountingGrid": _GRID_P, "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
     "GenerativeCountingGridClassifier": dict(_GRID_P, max_features=(("optint", 1), 3)),
+    "LayeredCountingGrid": dict({k: v for k, v in _GRID_P.items() if k != "learn_prior"},
+                                n_layers=(("int", 1), 3),
+                                layer_pseudocount=(("float", 0, None), 0.5)),
+    "TimeSlicedCountingGrid": dict({k: v for k, v in _GRID_P.items() if k != "learn_prior"},
+                                   period=(("opt", "auto", "day", "week", "month", "year"),
+                                           "month"),
+                                   span=(("int", 1), 2),
+                                   smoothness=(("float", 0, None), 0.5)),
     "PLSA": {"n_components": (("size", 1), 3), "tempered": ("bool", True),
              "beta_min": (("float", 0, 1), 0.6), "beta_step": (("float", 0, 1), 0.8),
              "holdout": (("float", 0, 1), 0.2), "n_iter": (("int", 1), 4),

@@ -268,6 +268,13 @@ ATTRS = {
     "CountingGrid": "pi_:a:float:2 log_likelihood_:a:float:- n_iter_:s:int converged_:s:bool "
                     "pseudocount_:s:real posterior_floor_:s:real n_features_in_:s:int "
                     "n_batch_iter_:s:int",
+    "LayeredCountingGrid": "pi_:a:float:3 layer_prior_:a:float:2 log_likelihood_:a:float:- "
+                           "n_iter_:s:int converged_:s:bool pseudocount_:s:real "
+                           "posterior_floor_:s:real n_features_in_:s:int grid_n_iter_:s:int",
+    "TimeSlicedCountingGrid": "pi_:a:float:3 period_labels_:a:str:0 n_documents_:a:int:0 "
+                              "log_likelihood_:a:float:0 n_iter_:a:int:0 "
+                              "anchor_weight_:a:float:0 period_:s:str pseudocount_:s:real "
+                              "posterior_floor_:s:real n_features_in_:s:int",
     "CountingGridClassifier": "gamma_:a:float:2 classes_:a:label:0 n_features_in_:s:int "
                               "grid_/pi_:a:float:2",
     "CountingGridRegressor": "gamma_:a:float:0 n_features_in_:s:int grid_/pi_:a:float:2",
@@ -304,7 +311,7 @@ ATTRS = {
 
 #: What each schema dtype class is replaced by (a class the schema does not allow).
 _WRONG_DTYPE = {"float": np.int64, "label": np.complex128, "int": np.float64,
-                "bool": np.int8, "real": str}
+                "bool": np.int8, "real": str, "str": np.bytes_}
 
 #: Names a crafted ``random_state`` gives its "bit generator": functions and classes of
 #: numpy.random (0.2.0.dev0 called ``getattr(numpy.random, name)()``).

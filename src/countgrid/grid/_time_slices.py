@@ -46,20 +46,13 @@ def anchored_mstep(n, h, pi, extent, window, rho, alpha, anchor, weight, num_thr
         U_i(z) = rho + weight * anchor_i(z) + QH_i(z) (pi_i(z) + alpha)
         pi_i(z) = U_i(z) / sum_z U_i(z)
 
-    (``QH`` as in ``cg_grid_mstep``, which leaves it in ``n``: docs/c_api.md).  ``weight``
-    0 is the plain M-step."""
+    (``QH`` as in ``cg_grid_mstep``; the kernel ``cg_grid_mstep_anchored``, docs/c_api.md).
+    ``weight`` 0 is the plain M-step, bit for bit; ``n`` is used as scratch."""
     if weight == 0.0:
         _wrappers.mstep(n, h, pi, extent, window, rho, alpha, num_threads)
-        return pi
-    old = pi.copy()
-    _wrappers.mstep(n, h, pi, extent, window, 0.0, alpha, num_threads)   # n <- QH
-    np.maximum(n, 0, out=n)
-    old += alpha
-    np.multiply(n, old, out=pi)
-    pi += anchor * pi.dtype.type(weight)
-    pi += pi.dtype.type(rho)
-    total = pi.sum(axis=0, dtype=np.float64)
-    pi /= total.astype(pi.dtype)
+    else:
+        _wrappers.mstep_anchored(n, h, pi, extent, window, anchor, weight, rho, alpha,
+                                 num_threads)
     return pi
 
 

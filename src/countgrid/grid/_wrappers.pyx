@@ -266,3 +266,20 @@ def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, ext
         status = ck.mstep(g.ndim, &g.extent[0], &g.window[0], Z, &n[0, 0], L, &h[0, 0], L,
                           &pi[0, 0], L, rho, alpha, num_threads)
     check_status(status, "mstep")
+
+
+def mstep_anchored(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, extent,
+                   window, const floating[:, ::1] anchor, double weight, double rho,
+                   double alpha, int num_threads=0):
+    """The M-step drawn toward ``anchor`` (n_features, L), in place on pi (n is scratch)."""
+    cdef _Grid g = _Grid(extent, window)
+    cdef int status = 0
+    cdef Py_ssize_t Z = pi.shape[0], L = g.L
+    _per_cell(L, [("pi", pi.shape[0], pi.shape[1], 1), ("n", n.shape[0], n.shape[1], Z),
+                  ("h", h.shape[0], h.shape[1], Z),
+                  ("anchor", anchor.shape[0], anchor.shape[1], Z)])
+    with nogil:
+        status = ck.mstep_anchored(g.ndim, &g.extent[0], &g.window[0], Z, &n[0, 0], L,
+                                   &h[0, 0], L, &pi[0, 0], L, &anchor[0, 0], L, weight, rho,
+                                   alpha, num_threads)
+    check_status(status, "mstep_anchored")
