@@ -2,7 +2,7 @@
 shares_by_period, region_effects): dicts whose keys are also attributes, and tables that
 become pandas DataFrames when pandas is installed (it is not a dependency)."""
 
-__all__ = ["ResultDict", "TableResult"]
+__all__ = ["ResultDict", "TableResult", "region_names"]
 
 
 class ResultDict(dict):
@@ -13,6 +13,18 @@ class ResultDict(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+def region_names(names, n_regions):
+    """The regions' names of a table: ``names`` as str (``n_regions`` distinct ones), or
+    ``"region 0"``, ... by default (ValueError naming ``names`` otherwise)."""
+    if names is None:
+        return [f"region {r}" for r in range(n_regions)]
+    names = [str(v) for v in names]
+    if len(names) != n_regions or len(set(names)) != n_regions:
+        raise ValueError(f"names must be {n_regions} distinct names, one per region, got "
+                         f"{len(names)}")
+    return names
 
 
 class TableResult(ResultDict):

@@ -79,6 +79,34 @@ def grid_init(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudoco
     self.verbose = verbose
 
 
+def grid_like(source, extent, window, random_state):
+    """An unfitted CountingGrid of ``extent`` and ``window`` with the other grid parameters
+    of ``source`` (an estimator built on grids, e.g. a layered or time-sliced grid)."""
+    return CountingGrid(extent, window, n_iter=source.n_iter, tol=source.tol,
+                        pseudocount=source.pseudocount, posterior_floor=source.posterior_floor,
+                        window_schedule=source.window_schedule, min_iter=source.min_iter,
+                        dtype=source.dtype, num_threads=source.num_threads,
+                        random_state=random_state, verbose=source.verbose)
+
+
+def grid_view(source, pi, h=None, **fitted):
+    """A fitted CountingGrid holding ``pi`` (shape extent + (n_features,), copied) with the
+    parameters of ``source`` (:func:`grid_like`) and the fitted attributes ``fitted``;
+    ``h`` its window histograms, or None to derive them when first read.  How one layer of
+    a layered grid, or one period of a time-sliced grid, reaches every tool that reads a
+    plain grid."""
+    grid = grid_like(source, tuple(np.shape(pi)[:-1]), source.window, source.random_state)
+    grid.pi_ = np.array(pi)
+    if h is None:
+        grid._defer_derived("h_")
+    else:
+        grid.h_ = np.array(h)
+    for name, value in fitted.items():
+        setattr(grid, name, value)
+    grid._remember_inference_params()
+    return grid
+
+
 class CountingGrid(TransformerMixin, BaseEstimator):
     __doc__ = """Counting grid: a D-dimensional toroidal grid of distributions over features.
 

@@ -21,7 +21,8 @@ from countgrid._utils.param_validation import Interval
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
 from countgrid.grid import _wrappers
-from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init
+from countgrid.grid._counting_grid import (GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init,
+                                           grid_like, grid_view)
 from countgrid.grid._em import (ALPHA, BLOCK_ELEMENTS, GridStatistics, block_counts,
                                 distributed_estep, local_estep, m_step)
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
@@ -182,15 +183,6 @@ class LayeredCountingGrid(CountingGrid):
         refuse_bare_int(self.window, "window", 2)
         return (1,) + check_shape_tuple(self.window, "window")
 
-    def _single_grid(self, random_state):
-        """The first stage: a CountingGrid of the same parameters."""
-        return CountingGrid(self.extent, self.window, n_iter=self.n_iter, tol=self.tol,
-                            pseudocount=self.pseudocount,
-                            posterior_floor=self.posterior_floor,
-                            window_schedule=self.window_schedule, min_iter=self.min_iter,
-                            dtype=self.dtype, num_threads=self.num_threads,
-                            random_state=random_state, verbose=self.verbose)
-
     def fit(self, X, y=None, init_pi=None):
         """Learn the grid, then its layers, by EM.
 
@@ -209,7 +201,7 @@ or dask array
         """
         dtype, nt = start_fit(self, X)
         rng = check_random_state(self.random_state)
-        grid = self._single_grid(rng).fit(X, init_pi=init_pi)
+        grid = grid_like(self, self.extent, self.window, rng).fit(X, init_pi=init_pi)
         extent = tuple(grid.pi_.shape[:-1])
         window = check_grid(extent, self.window)[1]
         n_layers = int(self.n_layers)
@@ -333,24 +325,11 @@ or dask array
             raise TypeError(f"layer must be an int, got {layer!r}")
         if not 0 <= layer < n_layers:
             raise ValueError(f"layer must be in [0, {n_layers}), got {layer}")
-        grid = CountingGrid(tuple(np.shape(self.pi_)[1:-1]), self.window, n_iter=self.n_iter,
-                            tol=self.tol, pseudocount=self.pseudocount,
-                            posterior_floor=self.posterior_floor,
-                            window_schedule=self.window_schedule, min_iter=self.min_iter,
-                            dtype=self.dtype, num_threads=self.num_threads,
-                            random_state=self.random_state, verbose=self.verbose)
-        grid.pi_ = np.array(self.pi_[layer])
-        if not self._h_is_deferred():
-            grid.h_ = np.array(self.h_[layer])
-        else:
-            grid._defer_derived("h_")
-        for name in ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
-                     "posterior_floor_", "n_features_in_", "n_batch_iter_",
-                     "feature_names_in_"):
-            if hasattr(self, name):
-                setattr(grid, name, getattr(self, name))
-        grid._remember_inference_params()
-        return grid
+        names = ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
+                 "posterior_floor_", "n_features_in_", "n_batch_iter_", "feature_names_in_")
+        return grid_view(self, self.pi_[layer],
+                         None if self._h_is_deferred() else self.h_[layer],
+                         **{name: getattr(self, name) for name in names if hasattr(self, name)})
 
     def layer_posterior(self, X):
         """Each document's posterior probability of each layer.

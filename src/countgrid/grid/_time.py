@@ -11,7 +11,7 @@ import numpy as np
 
 from countgrid._utils.dates import parse_dates, period_codes
 from countgrid._utils.docs import fill_doc
-from countgrid._utils.results import TableResult
+from countgrid._utils.results import TableResult, region_names
 from countgrid.grid._groups import grid_documents, group_masses
 from countgrid.grid._regions import GRID_AND_DOCUMENTS_DOC, check_region_labels
 from countgrid.grid._torus import grid_size
@@ -50,12 +50,7 @@ class PeriodShares(TableResult):
                              "countgrid.grid.regions(grid, 8))")
         share = self["region_share"]
         R = share.shape[1]
-        if names is None:
-            names = [f"region {r}" for r in range(R)]
-        names = [str(v) for v in names]
-        if len(names) != R or len(set(names)) != R:
-            raise ValueError(f"names must be {R} distinct names, one per region, got "
-                             f"{len(names)}")
+        names = region_names(names, R)
         out = {"period": list(self["labels"]), "start": self["starts"].copy(),
                "n_documents": self["n_documents"].copy()}
         if set(names) & set(out):

@@ -20,11 +20,11 @@ from countgrid._utils.dates import PERIODS, choose_period, parse_dates, period_c
 from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_int,
                                      fitted_real, scalar)
 from countgrid._utils.param_validation import Interval, Options
-from countgrid._utils.results import TableResult
+from countgrid._utils.results import TableResult, region_names
 from countgrid._utils.threads import limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
 from countgrid.grid import _wrappers
-from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, CountingGrid
+from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, grid_like, grid_view
 from countgrid.grid._capacity import auto_extent
 from countgrid.grid._groups import group_masses
 from countgrid.grid._regions import regions as grid_regions
@@ -90,9 +90,7 @@ class RegionChanges(TableResult):
         dict of str -> list or ndarray
         """
         R = self["share"].shape[1]
-        names = [f"region {r}" for r in range(R)] if names is None else [str(v) for v in names]
-        if len(names) != R or len(set(names)) != R:
-            raise ValueError(f"names must hold {R} distinct names, got {len(names)}")
+        names = region_names(names, R)
         out = {"period": list(self["periods"])}
         drift = np.vstack([np.full((1, R), np.nan), self["drift"]])
         for r, name in enumerate(names):
@@ -224,13 +222,6 @@ num_threads, random_state, verbose
         _, codes, labels, _ = period_codes(dates, period, "period")
         return period, codes, labels
 
-    def _single_grid(self, extent, window, random_state):
-        return CountingGrid(extent, window, n_iter=self.n_iter, tol=self.tol,
-                            pseudocount=self.pseudocount, posterior_floor=self.posterior_floor,
-                            window_schedule=self.window_schedule, min_iter=self.min_iter,
-                            dtype=self.dtype, num_threads=self.num_threads,
-                            random_state=random_state, verbose=self.verbose)
-
     def fit(self, X, y=None, times=None):
         """Learn one grid per period.
 
@@ -270,7 +261,7 @@ num_threads, random_state, verbose
         for p, rows in enumerate(windows):
             Xp = counts.X[rows]
             if pi is None:
-                grid = self._single_grid(extent, window, rng).fit(Xp)
+                grid = grid_like(self, extent, window, rng).fit(Xp)
                 pi = np.ascontiguousarray(grid.pi_.reshape(P, -1).T)
                 rho, floor = grid.pseudocount_, grid.posterior_floor_
                 history.append(float(grid.log_likelihood_[-1]))
@@ -373,22 +364,16 @@ num_threads, random_state, verbose
         """
         check_is_fitted(self, "pi_")
         p = self._period_index(period)
-        pi = np.asarray(self.pi_)
-        grid = self._single_grid(tuple(pi.shape[1:-1]), self.window, self.random_state)
-        grid.pi_ = np.array(pi[p])
-        grid._defer_derived("h_")
-        if "h_" in self.__dict__:
-            grid.h_ = np.array(self.h_[p])
-        grid.log_likelihood_ = self.log_likelihood_[p:p + 1].copy()
-        grid.n_iter_ = int(self.n_iter_[p])
-        grid.converged_ = True
-        grid.pseudocount_ = self.pseudocount_
-        grid.posterior_floor_ = self.posterior_floor_
-        grid.n_features_in_ = self.n_features_in_
-        if hasattr(self, "feature_names_in_"):
-            grid.feature_names_in_ = self.feature_names_in_
-        grid._remember_inference_params()
-        return grid
+        extra = {"feature_names_in_": self.feature_names_in_} \
+            if hasattr(self, "feature_names_in_") else {}
+        # EM stops early only when it converges (or the likelihood falls)
+        return grid_view(self, self.pi_[p], self.h_[p] if "h_" in self.__dict__ else None,
+                         log_likelihood_=self.log_likelihood_[p:p + 1].copy(),
+                         n_iter_=int(self.n_iter_[p]),
+                         converged_=bool(self.n_iter_[p] < self.n_iter),
+                         pseudocount_=self.pseudocount_,
+                         posterior_floor_=self.posterior_floor_,
+                         n_features_in_=self.n_features_in_, **extra)
 
     def _period_index(self, period):
         labels = [str(v) for v in np.asarray(self.period_labels_)]
