@@ -38,7 +38,7 @@ from countgrid.grid import CountingGrid, LayeredCountingGrid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _cg_protocols import git_head, label_embedding_readout  # noqa: E402
-from word_relevance import ENGLISH_STOP_WORDS, data_path  # noqa: E402  (the fit vocabulary)
+from word_relevance import data_path, fit_vocabulary  # noqa: E402  (the fit vocabulary)
 
 
 MODELS = ("grid", "layers", "grid x2", "layers, same cells")
@@ -54,13 +54,7 @@ def load(name, n_words):
     y, words = z["y"], z["feature_names"].astype(str)
     split = z["split_names"][z["split"]] if "split_names" in z else z["split"]
     train, test = np.flatnonzero(split == "train"), np.flatnonzero(split == "test")
-    Xtr = X[train]
-    df = np.bincount(Xtr.indices, minlength=X.shape[1])
-    keep = (df >= 2) & (df <= 0.5 * Xtr.shape[0]) & np.array(
-        [len(w) >= 2 and w not in ENGLISH_STOP_WORDS for w in words])
-    cols = np.flatnonzero(keep)
-    tf = np.asarray(Xtr[:, cols].sum(axis=0)).ravel()
-    cols = np.sort(cols[np.argsort(-tf, kind="stable")[:n_words]])
+    cols = fit_vocabulary(X[train], words, n_words)
     out = []
     for rows in (train, test):
         Xs = X[rows][:, cols]

@@ -36,7 +36,7 @@ from countgrid.grid import CountingGrid, TimeSlicedCountingGrid, align
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _cg_protocols import git_head  # noqa: E402
-from word_relevance import ENGLISH_STOP_WORDS, data_path  # noqa: E402  (the fit vocabulary)
+from word_relevance import data_path, fit_vocabulary  # noqa: E402  (the fit vocabulary)
 
 
 def load(name, n_words, seed):
@@ -46,13 +46,7 @@ def load(name, n_words, seed):
     X = sp.load_npz(path).tocsr()
     dates, words = z["dates"].astype(str), z["feature_names"].astype(str)
     train = np.random.default_rng(seed).random(X.shape[0]) < 0.8
-    Xtr = X[train]
-    df = np.bincount(Xtr.indices, minlength=X.shape[1])
-    keep = (df >= 2) & (df <= 0.5 * Xtr.shape[0]) & np.array(
-        [len(w) >= 2 and w not in ENGLISH_STOP_WORDS for w in words])
-    cols = np.flatnonzero(keep)
-    tf = np.asarray(Xtr[:, cols].sum(axis=0)).ravel()
-    cols = np.sort(cols[np.argsort(-tf, kind="stable")[:n_words]])
+    cols = fit_vocabulary(X[train], words, n_words)
     X = X[:, cols]
     nonempty = np.asarray(X.sum(axis=1)).ravel() > 0
     return X[nonempty], dates[nonempty], train[nonempty]

@@ -72,15 +72,21 @@ def load(name, n_words):
         split = z["split_names"][z["split"]] if "split_names" in z else z["split"]
         rows = np.flatnonzero(split == "train")
         X, y = X[rows], y[rows]
+    cols = fit_vocabulary(X, words, n_words)
+    X = X[:, cols]
+    nonempty = np.asarray(X.sum(axis=1)).ravel() > 0
+    return X[nonempty], y[nonempty], labels, words[cols]
+
+
+def fit_vocabulary(X, words, n_words):
+    """The columns of the CLI's default vocabulary of the documents ``X`` (CSR): no English
+    stop words, 2 <= df <= N/2, the ``n_words`` most frequent of it, in column order."""
     df = np.bincount(X.indices, minlength=X.shape[1])
     keep = (df >= 2) & (df <= 0.5 * X.shape[0]) & np.array(
         [len(w) >= 2 and w not in ENGLISH_STOP_WORDS for w in words])
     cols = np.flatnonzero(keep)
     tf = np.asarray(X[:, cols].sum(axis=0)).ravel()
-    cols = np.sort(cols[np.argsort(-tf, kind="stable")[:n_words]])
-    X = X[:, cols]
-    nonempty = np.asarray(X.sum(axis=1)).ravel() > 0
-    return X[nonempty], y[nonempty], labels, words[cols]
+    return np.sort(cols[np.argsort(-tf, kind="stable")[:n_words]])
 
 
 def frex_scores(pi, weight=0.5):
