@@ -371,7 +371,8 @@ def test_estimator_same_result_in_every_container(name, data):
 #: estimators whose dense input may take BLAS matrix products, whose last bits may depend on
 #: the thread count (docs/counting_grids.md and docs/zip_gtm.md, "Determinism"): with dense
 #: input they are compared to 1e-10, with sparse input bit for bit like every other
-_BLAS_WITH_DENSE = {"CountingGrid", "CountingGridClassifier", "CountingGridRegressor",
+_BLAS_WITH_DENSE = {"CountingGrid", "LayeredCountingGrid", "TimeSlicedCountingGrid",
+                    "CountingGridClassifier", "CountingGridRegressor",
                     "GenerativeCountingGridClassifier", "CountingGridPosterior",
                     "CountingGridFESS", "ZIPGTM"}
 
