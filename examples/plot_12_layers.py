@@ -3,8 +3,8 @@ Layered counting grids: two word distributions in every cell
 =============================================================
 
 :class:`countgrid.LayeredCountingGrid` gives each cell of the map one word distribution
-per layer and lets every document choose a layer; the layers' weights are smooth over the
-map, so a layer holds a theme over a region (:doc:`../counting_grids`, "Layered grids").
+per layer and lets every document choose a layer, with a prior over the layers that
+neighbouring places of the map share (:doc:`../counting_grids`, "Layered grids").
 """
 # %%
 import warnings
@@ -28,14 +28,16 @@ print(lcg.pi_.shape, "layers x rows x columns x words")
 
 # %%
 # Which layer each newsgroup's posts choose (the mean of their layer posteriors), and how
-# the map shares itself between the layers (each cell's weight of layer 0).
+# the map shares itself between the layers: the prior probability of layer 0 at each
+# window position, rho_k(0) (the window mean of the cells' layer weights).
 layers = lcg.layer_posterior(X)
 for c, name in enumerate(data.label_names):
     share = layers[y == c].mean(axis=0)
     print(f"{name:28s} layer 0: {share[0]:.2f}  layer 1: {share[1]:.2f}")
 fig, ax = plt.subplots(figsize=(4, 3.6))
-im = ax.imshow(lcg.layer_prior_[0], cmap="coolwarm", vmin=0, vmax=1)
-ax.set_title("weight of layer 0 in each cell", fontsize=9)
+rho = lcg.prior_ / lcg.prior_.sum(axis=0)
+im = ax.imshow(rho[0], cmap="coolwarm", vmin=0, vmax=1)
+ax.set_title("prior of layer 0 at each window position", fontsize=9)
 ax.set_xticks([])
 ax.set_yticks([])
 fig.colorbar(im, ax=ax, shrink=0.8)

@@ -53,7 +53,7 @@ changes = tg.region_changes(X, dates, n_regions=6)
 words = region_words(tg.period_grid(0), changes.regions, n_words=3,
                      feature_names=corpus.vocabulary)
 names = [" ".join(w) for w in words]
-fig, ax = plt.subplots(figsize=(7, 3.4))
+fig, ax = plt.subplots(figsize=(8, 3.4), layout="constrained")
 ax.stackplot(changes.periods, changes.share.T, labels=names)
 ax.set_ylabel("share of the year's entries")
 ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1, 0.5))

@@ -69,8 +69,8 @@ class LayeredCountingGrid(CountingGrid):
     ``rho_k(l)``, the mean of ``layer_prior_`` over the window ``W_k``, and draws every
     token from that layer's window histogram ``h_[l, k]``:
     ``p(c) = sum_{l,k} rho_k(l) / |E| prod_z h_{l,k}(z)^{c_z}``.  Neighbouring positions
-    share most of their window, so they prefer the same layers: one layer can hold a
-    theme where another holds a different one, on the same map (Perina & Jojic's layered
+    share most of their window, so their priors over the layers are alike: each place of
+    the map can hold two contexts of a theme, one per layer (Perina & Jojic's layered
     grids, the model behind ``cg_layers.m``; docs/counting_grids.md, "Layered grids").
 
     The fit has two stages: a :class:`CountingGrid` with the same parameters (its window

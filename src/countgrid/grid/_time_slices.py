@@ -459,6 +459,12 @@ num_threads, random_state, verbose
     def score_samples(self, X, times=None):
         """Exact log-likelihood of each document under its period's grid.
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        times : array-like of shape (n_samples,), optional
+            The documents' dates (needed unless the model has one period).
+
         Returns
         -------
         ndarray of shape (n_samples,), float64
@@ -470,12 +476,32 @@ num_threads, random_state, verbose
         return out
 
     def score(self, X, y=None, times=None):
-        """Total exact log-likelihood of X (see :meth:`score_samples`)."""
+        """Total exact log-likelihood of X (see :meth:`score_samples`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+        times : array-like of shape (n_samples,), optional
+            The documents' dates.
+
+        Returns
+        -------
+        float
+        """
         return float(np.sum(self.score_samples(X, times)))
 
     def positions(self, X, times=None, anchor="corner"):
         """MAP window position of each document on its period's grid (as
         :meth:`CountingGrid.positions`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        times : array-like of shape (n_samples,), optional
+            The documents' dates.
+        anchor : {"corner", "center"}, default="corner"
+            The window's first cell, or its centre cell.
 
         Returns
         -------
