@@ -189,8 +189,13 @@ def test_region_changes_follow_the_reference_regions():
     pi = tg.pi_.reshape(3, -1, X.shape[1]).astype(np.float64)
     mean = np.stack([[pi[p, labels.ravel() == r].mean(0) for r in range(4)] for p in range(3)])
     np.testing.assert_allclose(rc.drift, 1 - np.sqrt(mean[1:] * mean[:-1]).sum(-1), atol=1e-12)
-    # births and deaths: presence changing between consecutive periods
+    # births and deaths: presence changing between consecutive periods, with hysteresis
     ev = tg.region_changes(X, dates, n_regions=4, threshold=0.3)
+    for p in range(3):
+        for r in range(4):
+            was = ev.present[p - 1, r] if p else False
+            now = ev.share[p, r] >= (0.15 if was else 0.3)
+            assert ev.present[p, r] == now, (p, r)
     expected = [(tg.period_labels_[p], r, "born" if ev.present[p, r] else "died")
                 for p in (1, 2) for r in range(4) if ev.present[p, r] != ev.present[p - 1, r]]
     assert ev.events == expected
@@ -210,3 +215,20 @@ def test_anchored_kernel_refuses_bad_arguments():
     with pytest.raises(ValueError, match="anchor"):
         _wrappers.mstep_anchored(np.ones((Z, L)), pi.copy(), pi.copy(), EXTENT, WINDOW,
                                  np.full((Z - 1, L), 0.25), 1.0, 0.1, 1e-10)
+
+
+def test_region_presence_has_hysteresis():
+    """A share hovering at the threshold does not make a region die and be born again:
+    present from the threshold on, absent only below half of it."""
+    X, dates = _drifting(7)
+    tg = _fit(X, dates)
+    rc = tg.region_changes(X, dates, n_regions=4)
+    share = rc.share
+    r = int(np.argmin(np.abs(share[0] - share[0].mean())))
+    for t in (share[0, r] * 0.99, share[0, r] * 1.01):
+        ev = tg.region_changes(X, dates, n_regions=4, threshold=t)
+        alive = ev.present[:, r]
+        # once present, only a fall below t / 2 ends it
+        for p in range(1, 3):
+            if alive[p - 1]:
+                assert alive[p] == (share[p, r] >= t / 2)

@@ -70,8 +70,10 @@ class RegionChanges(TableResult):
     ``share`` (``(n_periods, n_regions)``: each region's share of each period's
     documents), ``drift`` (``(n_periods - 1, n_regions)``: 1 - Bhattacharyya coefficient
     of the region's mean word distribution in consecutive periods), ``present``
-    (``share >= threshold``), ``threshold``, and ``events``: ``(period, region, "born" or
-    "died")`` for each region whose presence changes between two consecutive periods.
+    (with hysteresis: a region becomes present when its share reaches ``threshold`` and
+    absent when it falls below half of it), ``threshold``, and ``events``: ``(period,
+    region, "born" or "died")`` for each region whose presence changes between two
+    consecutive periods.
     ``to_frame()`` is indexed by period.
     """
 
@@ -534,7 +536,8 @@ num_threads, random_state, verbose
         share of the period's documents (each document one unit, spread over its windows'
         cells by its posterior under its period's grid), the drift of their mean word
         distribution, and when they are born or die (their share crossing
-        ``threshold``).
+        ``threshold``; absent again below half of it, so that a share hovering at the
+        threshold does not flip).
 
         Parameters
         ----------
@@ -570,7 +573,11 @@ num_threads, random_state, verbose
         drift = 1.0 - np.sum(root[1:] * root[:-1], axis=-1)
         if threshold is None:
             threshold = 1.0 / (4 * R)
-        present = share >= threshold
+        present = np.zeros_like(share, dtype=bool)
+        present[0] = share[0] >= threshold
+        for p in range(1, n_periods):
+            present[p] = np.where(present[p - 1], share[p] >= threshold / 2,
+                                  share[p] >= threshold)
         events = [(str(self.period_labels_[p]), r, "born" if present[p, r] else "died")
                   for p in range(1, n_periods) for r in range(R)
                   if present[p, r] != present[p - 1, r]]
