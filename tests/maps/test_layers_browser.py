@@ -87,3 +87,16 @@ def test_the_page_draws_each_layer_s_words_in_its_colour(open_map, layered, fitt
         near = np.abs(pixels - text).sum(axis=1) <= 24
         assert near.sum() > 200, (rgb, near.sum())
     assert pg.errors == []
+
+
+def test_the_word_picture_says_it_shows_the_layers_mixture(layered, fitted):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from countgrid.plotting import plot_word_grid
+    ax = plot_word_grid(spatial_view(layered), fitted["words"])
+    title = ax.get_title() or ax.figure._suptitle.get_text()
+    assert title.startswith("10 x 13 counting grid of 2 layers, each cell their mixture")
+    plain = plot_word_grid(layered.layer_grid(0), fitted["words"])
+    assert "layers" not in (plain.get_title() or plain.figure._suptitle.get_text())
+    plt.close("all")

@@ -481,8 +481,12 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
         fig.colorbar(sm, ax=ax, fraction=0.03, pad=0.01)
     if title is None:
         E1, E2 = cells["extent"]
-        title = f"{E1} x {E2} counting grid" + (f" (one cell shown per {step}x{step} block)"
-                                                 if step > 1 else "")
+        # a layered grid's spatial view (countgrid.grid._layers.spatial_view)
+        layered = getattr(getattr(grid, "grid_", grid), "_layered", None)
+        title = f"{E1} x {E2} counting grid" + (
+            f" of {np.shape(layered.pi_)[0]} layers, each cell their mixture"
+            if layered is not None else "") + (
+            f" (one cell shown per {step}x{step} block)" if step > 1 else "")
     if title:
         if legend and handles is not None and not many:
             fig.suptitle(title, fontsize=11, y=0.995, va="top")
