@@ -33,9 +33,10 @@ __all__ = ["LayeredCountingGrid"]
 
 
 def layer_log_prior(layer_prior, extent, window, num_threads):
-    """``(p(l, k), log p(l, k))`` over the layered grid's positions in C order of
-    ``(n_layers,) + extent``, float64 and the grid's dtype: ``p(l, k) = rho_k(l) / |E|``,
-    ``rho_k`` the window mean of ``layer_prior`` (n_layers, |E|) over the window at k."""
+    """``(rho, p(l, k), log p(l, k))``: ``rho`` (n_layers, |E|, the grid's dtype) the window
+    mean of ``layer_prior`` (n_layers, |E|) over the window at each k, and the prior
+    ``p(l, k) = rho_k(l) / |E|`` over the layered grid's positions in C order of
+    ``(n_layers,) + extent``, float64 and (its log) the grid's dtype."""
     n_layers, P = layer_prior.shape
     rho = np.empty_like(layer_prior)
     _wrappers.histograms(layer_prior, extent, window, rho, np.empty_like(layer_prior),
@@ -43,7 +44,7 @@ def layer_log_prior(layer_prior, extent, window, num_threads):
     prior = rho.astype(np.float64).ravel() / P
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior).astype(layer_prior.dtype)
-    return prior, log_prior
+    return rho, prior, log_prior
 
 
 def perturbed_layers(pi, n_layers, rng):
@@ -240,14 +241,13 @@ or dask array
         extent3, window3 = (n_layers,) + extent, (1,) + window
         Z, L = pi.shape
         h, logh = np.empty_like(pi), np.empty_like(pi)
-        rho_h = np.empty_like(layer_prior)
         stats = GridStatistics(Z, L, pi.dtype, True)
         monitor = EMMonitor("LayeredCountingGrid", int(self.n_iter), float(self.tol),
                             min_iter=int(self.min_iter), verbose=self.verbose,
                             stage=" layers")
         for it in range(int(self.n_iter) + 1):
             _wrappers.histograms(pi, extent3, window3, h, logh, nt)
-            _, log_prior = layer_log_prior(layer_prior, extent, window, nt)
+            rho_h, _, log_prior = layer_log_prior(layer_prior, extent, window, nt)
             last = it == self.n_iter
             loglik = estep_all(logh, log_prior, floor, None if last else stats.reset())
             if (it > 0 and monitor.record(loglik, n_updates=it)) or last:
@@ -255,9 +255,8 @@ or dask array
             m_step(stats, h, pi, extent3, window3, rho, nt)
             # the layer weights: the grid's M-step with the layers as its features and
             # each document's mass at (l, k) as its count (docs/counting_grids.md)
+            # (rho_h: the window means of the weights this iteration's E-step used)
             mass = stats.qsum.reshape(n_layers, -1).astype(layer_prior.dtype)
-            _wrappers.histograms(layer_prior, extent, window, rho_h,
-                                 np.empty_like(layer_prior), nt)
             _wrappers.mstep(mass, rho_h, layer_prior, extent, window,
                             float(self.layer_pseudocount), ALPHA, nt)
         monitor.finish()
@@ -282,10 +281,10 @@ or dask array
             return super()._derive_array(name)
         pi = fitted_array(self, "pi_")
         weights = fitted_array(self, "layer_prior_", shape=pi.shape[:-1], nonnegative=True)
-        extent, _ = self._fitted_grid()
+        extent, window = self._fitted_grid()
         layer_prior = np.ascontiguousarray(weights, dtype=pi.dtype).reshape(extent[0], -1)
-        prior, _ = layer_log_prior(layer_prior, extent[1:], self._fitted_grid()[1][1:],
-                                   effective_n_threads(self.num_threads))
+        _, prior, _ = layer_log_prior(layer_prior, extent[1:], window[1:],
+                                      effective_n_threads(self.num_threads))
         return prior.reshape(extent)
 
     def _check_fitted_state(self):
