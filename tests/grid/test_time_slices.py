@@ -66,20 +66,23 @@ def _fit(X, dates, **kw):
         return TimeSlicedCountingGrid(**params).fit(X, times=dates)
 
 
-def test_periods_first_grid_and_each_period_s_documents():
+def test_periods_layout_and_each_period_s_documents():
     X, dates = _drifting()
     tg = _fit(X, dates)
     assert tg.period_ == "year" and tg.period_labels_.tolist() == ["2019", "2020", "2021"]
     assert tg.n_documents_.tolist() == [60, 60, 60]
     assert tg.pi_.shape == (3,) + EXTENT + (X.shape[1],)
-    # the first period is the CountingGrid of the same parameters and seed
+    # one prior weight: smoothness times the cell's share of an average period's tokens
+    beta = 2.0 * np.prod(WINDOW) * X.sum() / 3 / np.prod(EXTENT)
+    np.testing.assert_allclose(tg.anchor_weight_, beta, rtol=1e-12)
+    # every period descends from the layout, the CountingGrid of all the dated documents
+    # of the same parameters and seed: a prior that outweighs the data keeps it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        first = CountingGrid(EXTENT, WINDOW, n_iter=8, random_state=0).fit(X[:60])
-    assert np.array_equal(tg.pi_[0], first.pi_)
-    assert tg.anchor_weight_[0] == 0
-    beta = 2.0 * np.prod(WINDOW) * X[60:120].sum() / np.prod(EXTENT)
-    assert tg.anchor_weight_[1] == pytest.approx(beta)
+        layout = CountingGrid(EXTENT, WINDOW, n_iter=8, random_state=0).fit(X)
+    rigid = _fit(X, dates, smoothness=1e9)
+    for p in range(3):
+        np.testing.assert_allclose(rigid.pi_[p], layout.pi_, atol=1e-5)
     # each period's grid explains its own documents better than the previous grid does
     for p in (1, 2):
         rows = slice(60 * p, 60 * p + 60)
@@ -96,6 +99,24 @@ def test_smoothness_keeps_the_map_in_place():
     tg = _fit(X, dates)
     h = tg.h_.astype(np.float64)
     np.testing.assert_allclose(tg.drift(), 1 - np.sqrt(h[1:] * h[:-1]).sum(-1), atol=1e-12)
+
+
+def test_a_sparse_period_keeps_the_cells_its_documents_do_not_reach():
+    """A period of two documents on a grid sized for sixty: the cells they do not reach
+    keep the previous period's words (the prior outweighs the pseudocount there) instead
+    of fading to the uniform distribution, and the next period finds them in place."""
+    X, dates = _drifting(8)
+    keep = np.r_[0:60, 60:62, 120:180]
+    X, dates = X[keep], dates[keep]
+    tg = _fit(X, dates, extent=(8, 8), window=(2, 2))
+    assert tg.n_documents_.tolist() == [60, 2, 60]
+    Z = X.shape[1]
+    peak = tg.pi_.reshape(3, -1, Z).max(axis=-1)
+    # no cell of any period is near uniform: its most probable word keeps 3x uniform
+    assert peak.min() > 3.0 / Z
+    # the sparse period moves the map less than the dense one after it
+    drift = tg.drift().reshape(2, -1).mean(axis=1)
+    assert drift[0] < drift[1]
 
 
 def test_span_uses_the_last_periods_documents():
@@ -232,3 +253,14 @@ def test_region_presence_has_hysteresis():
         for p in range(1, 3):
             if alive[p - 1]:
                 assert alive[p] == (share[p, r] >= t / 2)
+
+
+def test_grids_beyond_memory_are_refused_before_any_fit(monkeypatch):
+    """A grid per period: pi_ and h_ hold n_periods grids, checked before the layout's
+    fit (49,809 words on 32 yearly 40x40 grids took the 24 GiB of a machine)."""
+    X, dates = _drifting()
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "20K")
+    tg = TimeSlicedCountingGrid(EXTENT, WINDOW, n_iter=3, random_state=0)
+    with pytest.raises(MemoryError, match="3 periods .* 30 words.*period="):
+        tg.fit(X, times=dates)
+    assert not hasattr(tg, "pi_")

@@ -87,6 +87,10 @@ def run(args, out):
                          f"{args.frex_weight:g}")
     est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     model = grid_of(est) or est
+    if model_kind(est) == "cg-time":
+        raise UsageError(f"argument MODEL: {printable(args.model)} holds a grid per "
+                         f"{est.period_}; the diagnostics are of one model (in Python: "
+                         "topic_diagnostics(model.period_grid(p), ...))")
     if model_kind(model) not in ("cg", "plsa", "rap", "zipgtm"):
         raise UsageError(f"argument MODEL: {printable(args.model)} holds a "
                          f"{type(est).__name__}; diagnostics are of counting grids, pLSA, "

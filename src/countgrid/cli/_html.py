@@ -11,7 +11,7 @@ from countgrid.cli._args import (UsageError, add_colouring_options, add_common, 
                                  check_output, input_paths, positive_int, printable)
 from countgrid.cli._inputs import (add_input_options, add_load_options, load_model,
                                    model_vocabulary, read_documents)
-from countgrid.cli._models import grid_of
+from countgrid.cli._models import grid_of, model_kind, time_column
 from countgrid.cli._output import size_text
 from countgrid.cli._progress import show_progress
 from countgrid.cli._top_words import add_weighting_options, weighting_of
@@ -25,6 +25,7 @@ examples:
   countgrid html model.npz -o map.html --color-by group --levels sci.space,alt.atheism
   countgrid html model.npz -o map.html --weighting probability   # most probable words
   countgrid html model.npz -o map.html --time-col date   # a time slider over the dates
+  countgrid html periods.npz -o periods.html    # a grid per period under the time slider
   countgrid html model.npz -o again.html --annotations countgrid-notes.json
   countgrid html model.npz new_posts/ --versus other_posts/ --names new,other -o diff.html
   countgrid html model.npz other_posts/ -o other.html --max-docs 20000
@@ -132,6 +133,16 @@ def run(args, out):
         versus = read_documents(args, args.versus, vocabulary=words, name="--versus")
     elif args.names is not None:
         raise UsageError("argument --names: name the two corpora of --versus")
+    if model_kind(est) == "cg-time" and docs is not None:
+        # a grid per period: the slider runs over the model's periods, each document on
+        # its period's grid (docs/map.md, "Time-sliced grids")
+        if versus is not None:
+            raise UsageError("argument --versus: the model holds a grid per period; compare "
+                             "two corpora on a single grid")
+        if args.period not in ("auto", est.period_):
+            raise UsageError(f"argument --period: the model holds a grid per "
+                             f"{est.period_}; the slider's periods are those")
+        args.time_col = time_column(est, docs, args.time_col)
     if args.color_by is not None and (docs is None or args.color_by not in docs.metadata):
         have = [] if docs is None else list(docs.metadata)
         raise UsageError(f"argument --color-by: the documents have no column "

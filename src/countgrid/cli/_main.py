@@ -12,7 +12,7 @@ import traceback
 import warnings
 
 from countgrid._version import __version__
-from countgrid.cli import (_demo, _diagnostics, _evaluate, _fit, _html, _info, _plot,
+from countgrid.cli import (_align, _demo, _diagnostics, _evaluate, _fit, _html, _info, _plot,
                            _stability, _top_words, _transform, _vectorize)
 from countgrid.cli._args import Parser, UsageError, cli_terms, one_line
 
@@ -21,7 +21,7 @@ from countgrid.cli._args import Parser, UsageError, cli_terms, one_line
 #: ``DESCRIPTION`` and ``EXAMPLE`` (the epilog), ``add_arguments(parser)`` and
 #: ``run(args, out)``, which returns the exit status.
 VERBS = (_vectorize, _fit, _transform, _top_words, _diagnostics, _plot, _html, _evaluate,
-         _stability, _demo, _info)
+         _stability, _align, _demo, _info)
 
 DESCRIPTION = """\
 Latent models of count data, from raw text to an interactive map.

@@ -8,8 +8,11 @@ import numpy as np
 from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
                                  grid_shape_or_auto, nonnegative_float, nonnegative_int,
                                  positive_int)
-from countgrid.grid import CountingGrid, LayeredCountingGrid, auto_extent, auto_window_schedule
+from countgrid._utils.dates import PERIODS, parse_dates
+from countgrid.grid import (CountingGrid, LayeredCountingGrid, TimeSlicedCountingGrid,
+                            auto_extent, auto_window_schedule)
 from countgrid.grid._layers import spatial_view
+from countgrid.grid._time_slices import periods_view
 from countgrid.grid._schedule import STAGE_ITER
 from countgrid.gtm import ZIPGTM
 from countgrid.rap import RAP
@@ -96,6 +99,25 @@ def add_model_options(parser):
     add_dtype_option(group)
 
 
+def add_time_options(parser):
+    group = parser.add_argument_group("time slices (a counting grid per period)")
+    group.add_argument("--time-col", default=None, metavar="COL",
+                       help="metadata column of dates (ISO 8601 or Unix timestamps): one "
+                            "grid per period, each kept in place by the one before "
+                            "(docs/counting_grids.md, 'Time-sliced grids')")
+    group.add_argument("--period", default=None, choices=("auto",) + tuple(PERIODS),
+                       help="the periods of --time-col (default auto: the finest giving at "
+                            "most 12)")
+    group.add_argument("--smoothness", type=nonnegative_float, default=None,
+                       help="weight of the previous period's grid against a period's "
+                            f"documents (default "
+                            f"{default(TimeSlicedCountingGrid, 'smoothness'):g}; 0: a plain "
+                            "warm start)")
+    group.add_argument("--span", type=positive_int, default=None,
+                       help="each period's grid learns from its last SPAN periods (default "
+                            f"{default(TimeSlicedCountingGrid, 'span')}: its own)")
+
+
 def add_dtype_option(group):
     group.add_argument("--dtype", choices=["float32", "float64"], default=None,
                        help="working precision (cg, plsa, rap; default "
@@ -152,6 +174,20 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
     option not given keeps the estimator's default."""
     common = dict(num_threads=num_threads, random_state=args.seed)
     layers = getattr(args, "layers", 1)
+    time_col = getattr(args, "time_col", None)
+    for flag in ("period", "smoothness", "span"):
+        if time_col is None and getattr(args, flag, None) is not None:
+            raise UsageError(f"argument --{flag}: it sets the time slices of --time-col")
+    if time_col is not None:
+        if args.model != "cg" or layers > 1:
+            what = "--layers" if layers > 1 else f"--model {args.model}"
+            raise UsageError(f"argument --time-col: time slices are of plain counting grids "
+                             f"(--model cg), not {what}")
+        kwargs = {k: getattr(args, k) for k in ("period", "smoothness", "span")
+                  if getattr(args, k) is not None}
+        return TimeSlicedCountingGrid(**grid_parameters(args, n_docs, n_words,
+                                                        cls=TimeSlicedCountingGrid),
+                                      **kwargs, **common)
     if args.model == "cg" and layers > 1:
         return LayeredCountingGrid(**grid_parameters(args, n_docs, n_words,
                                                      cls=LayeredCountingGrid),
@@ -206,10 +242,12 @@ def check_region_count(n_regions, n_cells):
 
 
 def model_kind(est):
-    """``cg``, ``cg-layers``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted
+    """``cg``, ``cg-layers``, ``cg-time``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted
     estimator (a layered grid's spatial view, :func:`grid_of`, is a ``cg``)."""
     if isinstance(est, LayeredCountingGrid):
         return "cg-layers"
+    if isinstance(est, TimeSlicedCountingGrid):
+        return "cg-time"
     if isinstance(est, CountingGrid):
         return "cg"
     name = type(est).__name__
@@ -220,9 +258,12 @@ def model_kind(est):
 def grid_of(est):
     """The CountingGrid inside ``est`` (itself, or a classifier's grid_), or None; for a
     layered grid its spatial view (cells: their layers' mixture; documents: their
-    posteriors summed over the layers, ``countgrid.grid._layers.spatial_view``)."""
+    posteriors summed over the layers, ``countgrid.grid._layers.spatial_view``); for a
+    time-sliced grid the average of its periods' grids (weighted by their documents)."""
     if isinstance(est, LayeredCountingGrid):
         return spatial_view(est)
+    if isinstance(est, TimeSlicedCountingGrid):
+        return periods_view(est, np.zeros(0, dtype=np.int64))
     if type(est).__name__ == "CountingGrid":
         return est
     return getattr(est, "grid_", None)
@@ -238,6 +279,13 @@ def describe(est):
                 f"{'x'.join(map(str, est.window))}, {est.n_features_in_} words, "
                 f"{est.grid_n_iter_} + {est.n_iter_} iterations "
                 f"({'converged' if est.converged_ else 'not converged'})")
+    if kind == "cg-time":
+        extent = "x".join(map(str, np.shape(est.pi_)[1:-1]))
+        labels = [str(v) for v in est.period_labels_]
+        span = f" ({labels[0]} to {labels[-1]})" if len(labels) > 1 else ""
+        return (f"{extent} counting grid per {est.period_}: {len(labels)} periods{span}, "
+                f"window {'x'.join(map(str, est.window))}, {est.n_features_in_} words, "
+                f"{int(np.sum(est.n_iter_))} iterations after the layout's")
     if grid is not None:
         extent = "x".join(map(str, np.shape(grid.pi_)[:-1]))
         window = "x".join(map(str, grid.window))
@@ -293,10 +341,52 @@ def top_words_table(est, vocabulary, n_words):
     return header + ["words"], [[str(k), " ".join(vocabulary[top[k]])] for k in range(len(top))]
 
 
-def transform_table(est, X, anchor="center"):
-    """(header, columns) of what ``transform`` writes for each document."""
+def time_column(est, docs, given=None, flag="--time-col"):
+    """The metadata column of ``docs`` holding the dates of a time-sliced grid: ``given``
+    (checked), else the one column whose values are dates in the model's periods (every
+    dated document in a fitted period); UsageError when there is none or several."""
+    have = [] if docs is None else [str(k) for k in docs.metadata]
+    if given is not None:
+        if given not in have:
+            raise UsageError(f"argument {flag}: the documents have no column {given!r} "
+                             f"(they have: {', '.join(have) or 'none'})")
+        return given
+    fits = []
+    for name in have:
+        try:
+            periods = est.periods(parse_dates(docs.metadata[name], name))
+            dated = ~np.isnat(parse_dates(docs.metadata[name], name))
+        except (TypeError, ValueError):
+            continue
+        if dated.any() and (periods[dated] >= 0).all():
+            fits.append(name)
+    if len(fits) == 1:
+        return fits[0]
+    found = (f"candidates: {', '.join(fits)}" if fits else
+             f"none of {', '.join(have) or 'no column'} holds dates of its periods")
+    raise UsageError(f"argument {flag}: the model has one grid per {est.period_}; name the "
+                     f"column of the documents' dates ({found})")
+
+
+def transform_table(est, X, anchor="center", times=None):
+    """(header, columns) of what ``transform`` writes for each document (``times``: the
+    documents' dates, for a time-sliced grid)."""
     grid = grid_of(est)
     kind = model_kind(est)
+    if kind == "cg-time":       # each document under its period's grid
+        codes = est.periods(times)
+        pos = np.full((len(codes), np.ndim(est.pi_) - 2), np.nan)    # NaN: written empty
+        ll = np.full(len(codes), np.nan)
+        dated = np.flatnonzero(codes >= 0)
+        if dated.size:
+            pos[dated] = est.positions(X[dated], times=np.asarray(times)[dated],
+                                       anchor=anchor)
+            ll[dated] = est.score_samples(X[dated], times=np.asarray(times)[dated])
+        labels = np.array([str(v) for v in est.period_labels_] + [""])
+        D = pos.shape[1]
+        names = ["row", "col"] if D == 2 else [f"dim{d}" for d in range(D)]
+        return (["period"] + names + ["log_likelihood"],
+                [labels[codes]] + [pos[:, d] for d in range(D)] + [ll])
     if grid is not None:
         pos = grid.positions(X, anchor=anchor)
         D = pos.shape[1]

@@ -198,6 +198,10 @@ def run(args, out):
         extent = "x".join(map(str, np.shape(grid.pi_)[:-1]))
         raise UsageError(f"argument MODEL: {args.model} holds a {extent} counting grid; "
                          f"{what} pictures are of 2-D grids (--kind likelihood draws any)")
+    if kind == "cg-time" and what not in ("words", "word"):
+        raise UsageError(f"argument --kind: {args.model} holds a grid per {est.period_}; "
+                         f"its pictures are of their average's words (--kind words or "
+                         f"word); 'countgrid html' shows each period")
     if what in ("positions", "map") and X is None:
         raise UsageError(f"argument --kind: {what} needs the documents, and {args.model} "
                          "holds no corpus")

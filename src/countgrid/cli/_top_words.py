@@ -10,7 +10,7 @@ from countgrid._utils import progress as _progress
 from countgrid.cli._args import (UsageError, add_common, check_output, input_paths,
                                  positive_int)
 from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
-from countgrid.cli._models import check_region_count, grid_of, top_words_table
+from countgrid.cli._models import check_region_count, grid_of, model_kind, top_words_table
 from countgrid.cli._output import write_table, wrote
 from countgrid.cli._progress import show_progress
 from countgrid.grid import region_words, regions
@@ -21,6 +21,7 @@ examples:
   countgrid top-words model.npz --weighting probability    # the most probable words
   countgrid top-words model.npz --regions 12      # 12 regions of alike cells, their words
   countgrid top-words topics.npz -n 15 -o topics.tsv
+  countgrid top-words periods.npz --regions 8     # a grid per period: a period column first
 """
 #: The word rankings of the cells of a grid (countgrid.grid.word_weights).
 WEIGHTINGS = ("relevance", "probability", "lift")
@@ -114,11 +115,21 @@ def run(args, out):
         weighting = weighting_of(args, X)
         with show_progress(quiet=args.quiet, verbose=args.verbose), \
                 _progress.passes("top-words"):
-            if args.regions is None:
-                header, rows = grid_table(grid, vocabulary, args.n_words, weighting, X)
+            if model_kind(est) == "cg-time":      # each period's grid, period by period
+                grids = [(str(v), est.period_grid(p)) for p, v in
+                         enumerate(est.period_labels_)]
             else:
-                header, rows = region_table(grid, vocabulary, args.regions, args.n_words,
-                                            weighting, X)
+                grids = [(None, grid)]
+            header, rows = None, []
+            for label, one in grids:
+                if args.regions is None:
+                    header, part = grid_table(one, vocabulary, args.n_words, weighting, X)
+                else:
+                    header, part = region_table(one, vocabulary, args.regions, args.n_words,
+                                                weighting, X)
+                rows += part if label is None else [[label] + row for row in part]
+            if len(grids) > 1 or grids[0][0] is not None:
+                header = ["period"] + header
     else:
         if args.regions is not None:
             raise UsageError(f"argument --regions: regions are of counting grids, not of a "

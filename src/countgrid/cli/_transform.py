@@ -4,13 +4,14 @@ import numpy as np
 from countgrid.cli._args import UsageError, add_common, check_output, input_paths, printable
 from countgrid.cli._inputs import (INPUT_HELP, add_input_options, add_load_options, load_model,
                                    read_documents)
-from countgrid.cli._models import transform_table
+from countgrid.cli._models import model_kind, time_column, transform_table
 from countgrid.cli._output import write_table, wrote
 
 EXAMPLE = """\
 examples:
   countgrid transform model.npz -o positions.csv            # the documents it was fitted on
   countgrid transform model.npz new_posts/ -o new.csv        # new documents, same vocabulary
+  countgrid transform periods.npz -o periods.csv     # a grid per period: each under its own
 """
 
 
@@ -18,7 +19,9 @@ NAME = "transform"
 HELP = "positions / topic proportions / codes of documents (CSV)"
 DESCRIPTION = ("Write one CSV row per document: for a counting grid the window centre (row, col: "
                "0-based cells of pi_) and the log-likelihood; for pLSA the topic proportions; "
-               "for RAP the hidden coordinates; for ZIP-GTM the latent position.")
+               "for RAP the hidden coordinates; for ZIP-GTM the latent position.  A grid per "
+               "period (fit --time-col) places each document on its period's grid and adds "
+               "the period.")
 
 
 def add_model_and_documents(p, purpose):
@@ -36,6 +39,9 @@ def add_arguments(p):
     p.add_argument("--anchor", choices=["center", "corner"], default="center",
                    help="counting grids: a document's position is its window's centre "
                         "(default) or first cell")
+    p.add_argument("--time-col", default=None, metavar="COL",
+                   help="a grid per period: the documents' column of dates (default: the "
+                        "one column whose dates fall in the model's periods)")
     add_input_options(p, vectorizer=False)
     add_load_options(p, table=True)
     add_common(p)
@@ -59,7 +65,13 @@ def run(args, out):
                           inputs=input_paths(args))
     est, corpus = load_model(args.model, max_bytes=args.max_bytes)
     docs = documents_for(args, est, corpus)
-    header, columns = transform_table(est, docs.counts, anchor=args.anchor)
+    times = None
+    if model_kind(est) == "cg-time":     # each document under its period's grid
+        times = docs.metadata[time_column(est, docs, args.time_col)]
+    elif args.time_col is not None:
+        raise UsageError(f"argument --time-col: {printable(args.model)} holds one "
+                         f"{type(est).__name__}, not a grid per period")
+    header, columns = transform_table(est, docs.counts, anchor=args.anchor, times=times)
     rows = []
     for i in range(len(docs)):
         rows.append([docs.ids[i]] + [_fmt(c[i]) for c in columns])
@@ -70,6 +82,10 @@ def run(args, out):
 
 
 def _fmt(v):
+    if isinstance(v, (str, np.str_)):
+        return str(v)
+    if isinstance(v, (float, np.floating)) and np.isnan(v):
+        return ""                # a document outside a time-sliced grid's periods
     if isinstance(v, (np.integer, int)):
         return str(int(v))
     return f"{float(v):.8g}"

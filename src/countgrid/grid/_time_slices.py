@@ -2,12 +2,13 @@
 the previous period's grid and drawn toward it, so that a place on the map keeps its
 meaning across periods (docs/counting_grids.md, "Time-sliced grids").
 
-Period ``p``'s grid is learned by EM on its documents (those of the last ``span``
-periods) with a Dirichlet prior on every cell centred on the previous grid: the M-step is
-the grid's (docs/counting_grids.md, "Learning") plus ``beta pi^{p-1}_i(z)`` in the
-unnormalised update, ``beta = smoothness |W| N_p / |E|`` (``N_p`` the period's tokens), so
-that ``smoothness`` weighs the previous grid against the period's own documents
-(0: a plain warm start, BrowseCloud's sliding-window trainer).
+Every period descends from the layout, a CountingGrid of all the dated documents.  Period
+``p``'s grid is learned by EM on its documents (those of the last ``span`` periods) with a
+Dirichlet prior on every cell centred on the previous grid (the layout for the first):
+the M-step is the grid's (docs/counting_grids.md, "Learning") plus ``beta pi^{p-1}_i(z)``
+in the unnormalised update, ``beta = smoothness |W| N / |E|`` (``N`` the mean tokens of
+the periods), so that ``smoothness`` weighs the previous grid against an average
+period's documents (0: a plain warm start, BrowseCloud's sliding-window trainer).
 """
 from functools import partial
 from numbers import Integral, Real
@@ -16,24 +17,28 @@ import numpy as np
 
 from countgrid._base import BaseEstimator, TransformerMixin
 from countgrid._engine.em_loop import EMMonitor, start_fit
+from countgrid._utils import progress as _progress
+from countgrid._utils.counts import check_counts
 from countgrid._utils.dates import PERIODS, choose_period, parse_dates, period_codes
 from countgrid._utils.fitted import (array, check_distribution, fitted_array, fitted_int,
                                      fitted_real, scalar)
+from countgrid._utils.memory import check_memory
 from countgrid._utils.param_validation import Interval, Options
 from countgrid._utils.results import TableResult, region_names
 from countgrid._utils.threads import limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
 from countgrid.grid import _wrappers
-from countgrid.grid._counting_grid import GRID_PARAMETER_CONSTRAINTS, grid_like, grid_view
+from countgrid.grid._counting_grid import (GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_like,
+                                          grid_view)
 from countgrid.grid._capacity import auto_extent
 from countgrid.grid._groups import group_masses
 from countgrid.grid._regions import regions as grid_regions
-from countgrid.grid._em import (ALPHA, GridStatistics, block_counts, grid_counts,
-                                local_estep)
+from countgrid.grid._em import (ALPHA, BLOCK_ELEMENTS, GridStatistics, block_counts,
+                                grid_counts, local_estep)
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
 from countgrid.streaming._blocks import Blocks
 
-__all__ = ["TimeSlicedCountingGrid", "RegionChanges", "anchored_mstep"]
+__all__ = ["TimeSlicedCountingGrid", "RegionChanges", "anchored_mstep", "periods_view"]
 
 #: "auto" periods: the finest calendar period giving at most this many periods.
 AUTO_MAX_SLICES = 12
@@ -105,13 +110,14 @@ class TimeSlicedCountingGrid(TransformerMixin, BaseEstimator):
     __doc__ = """Time-sliced counting grid: one grid per period, each kept in place by
     the previous one.
 
-    The documents are split into calendar periods by their dates; the grid of the first
-    period is a :class:`CountingGrid` (its window schedule included); the grid of every
-    later period starts from the previous one and is learned by EM with a Dirichlet prior
-    on every cell centred on the previous grid, weighing ``smoothness`` times the
-    period's own documents (docs/counting_grids.md, "Time-sliced grids").  A place on
-    the map then means the same theme across periods, and how much each cell's words
-    move between periods is the drift.
+    The documents are split into calendar periods by their dates.  A
+    :class:`CountingGrid` of all the dated documents (its window schedule included) is the
+    layout every period descends from: the grid of each period starts from the previous
+    one (the layout for the first) and is learned by EM with a Dirichlet prior on every
+    cell centred on it, weighing ``smoothness`` times an average period's documents
+    (docs/counting_grids.md, "Time-sliced grids").  A place on the map then means the
+    same theme across periods, and how much each cell's words move between periods is
+    the drift.
 
     Parameters
     ----------
@@ -126,14 +132,15 @@ class TimeSlicedCountingGrid(TransformerMixin, BaseEstimator):
         Each period's grid is learned on the documents of its last ``span`` periods (a
         sliding window, as BrowseCloud's trainer; 1: each period alone).
     smoothness : float, default=2.0
-        Weight of the previous period's grid against the period's documents (0: a plain
-        warm start).  2 gave the best likelihood of validation documents held out of the
-        training years of python_changelog among 0.25-8 (docs/results.md, "Counting grids
-        — time-sliced grids").
+        Weight of the previous period's grid against an average period's documents (0: a
+        plain warm start).  2 gave the best likelihood of validation documents held out
+        of the training years of python_changelog among 0.25-8 (docs/results.md,
+        "Counting grids — time-sliced grids").
     n_iter, tol, pseudocount, posterior_floor, window_schedule, min_iter, dtype, \
 num_threads, random_state, verbose
-        As :class:`CountingGrid` (``n_iter``, ``tol`` and ``min_iter`` for every period;
-        the window schedule for the first).
+        As :class:`CountingGrid` (``n_iter`` and ``tol`` for the layout and every period;
+        ``min_iter`` and the window schedule for the layout: a period starts from a
+        fitted grid).
 
     Attributes
     ----------
@@ -149,9 +156,10 @@ num_threads, random_state, verbose
     log_likelihood_ : ndarray of shape (n_periods,)
         Final exact log-likelihood of those documents.
     n_iter_ : ndarray of int, shape (n_periods,)
-        EM updates of each period (the first's target window).
+        EM updates of each period (from the grid before it).
     anchor_weight_ : ndarray of shape (n_periods,)
-        ``beta`` of each period (0 for the first).
+        ``beta`` of each period (one value: the prior weighs ``smoothness`` average
+        periods).
     pseudocount_, posterior_floor_ : float
     n_features_in_ : int
 
@@ -258,39 +266,42 @@ num_threads, random_state, verbose
         extent, window = check_grid(extent, self.window)
         P = grid_size(extent)
         rng = check_random_state(self.random_state)
-        grids, history, iters, weights = [], [], [], []
-        pi = rho = floor = None
-        for p, rows in enumerate(windows):
-            Xp = counts.X[rows]
-            if pi is None:
-                grid = grid_like(self, extent, window, rng).fit(Xp)
-                pi = np.ascontiguousarray(grid.pi_.reshape(P, -1).T)
-                rho, floor = grid.pseudocount_, grid.posterior_floor_
-                history.append(float(grid.log_likelihood_[-1]))
-                iters.append(int(grid.n_iter_))
-                weights.append(0.0)
-            else:
-                # beta: `smoothness` times the mass the period's tokens give a cell in the
-                # update (each token's mass |W| spread over the cells' windows)
-                beta = float(self.smoothness) * np.prod(window) * float(Xp.sum()) / P
-                data = Blocks(Xp, partial(block_counts, dtype=dtype))
-                with limit_blas_threads(nt, active=data.is_dense):
-                    monitor = self._anchored_em(local_estep(data, nt), pi, pi.copy(), beta,
-                                                extent, window, rho, floor, nt,
-                                                f" period {labels[present[p]]}")
-                history.append(float(monitor.history[-1]))
-                iters.append(int(monitor.n_updates))
-                weights.append(beta)
-            grids.append(pi.copy())
+        # pi_ and h_ hold a grid per period (checked before the layout's fit)
+        check_memory(2 * len(windows) * P * counts.X.shape[1] * np.dtype(dtype).itemsize,
+                     f"the grids of {len(windows)} periods of extent {tuple(extent)} over "
+                     f"{counts.X.shape[1]} words", "choose longer periods (period=), a "
+                     "smaller extent or fewer words")
+        # the layout: a CountingGrid of every dated document, which every period descends
+        # from (period 0 starts from it and is drawn toward it)
+        layout = grid_like(self, extent, window, rng).fit(counts.X[codes >= 0])
+        pi = np.ascontiguousarray(layout.pi_.reshape(P, -1).T)
+        rho, floor = layout.pseudocount_, layout.posterior_floor_
+        # beta: `smoothness` times the mass an average period's tokens give a cell in the
+        # update (each token's mass |W| spread over the cells' windows); one weight for
+        # every period, so that a sparse period cannot wash out the cells its few
+        # documents do not reach (docs/counting_grids.md, "Time-sliced grids")
+        tokens = np.array([float(counts.X[rows].sum()) for rows in windows])
+        beta = float(self.smoothness) * np.prod(window) * float(tokens.mean()) / P
         Z = pi.shape[0]
-        self.pi_ = np.ascontiguousarray(np.stack([g.T.reshape(tuple(extent) + (Z,))
-                                                  for g in grids]))
+        # each period's grid written in place as it is learned: memory of one model
+        out = np.empty((len(windows),) + tuple(extent) + (Z,), dtype=pi.dtype)
+        history, iters = [], []
+        for p, rows in enumerate(windows):
+            data = Blocks(counts.X[rows], partial(block_counts, dtype=dtype))
+            with limit_blas_threads(nt, active=data.is_dense):
+                monitor = self._anchored_em(local_estep(data, nt), pi, pi.copy(), beta,
+                                            extent, window, rho, floor, nt,
+                                            f" period {labels[present[p]]}")
+            history.append(float(monitor.history[-1]))
+            iters.append(int(monitor.n_updates))
+            out[p] = pi.T.reshape(tuple(extent) + (Z,))
+        self.pi_ = out
         self.period_ = period
         self.period_labels_ = np.array([labels[p] for p in present], dtype=str)
         self.n_documents_ = sizes
         self.log_likelihood_ = np.asarray(history, dtype=np.float64)
         self.n_iter_ = np.asarray(iters, dtype=np.int64)
-        self.anchor_weight_ = np.asarray(weights, dtype=np.float64)
+        self.anchor_weight_ = np.full(len(windows), beta)
         self.pseudocount_ = float(rho)
         self.posterior_floor_ = float(floor)
         self.n_features_in_ = int(Z)
@@ -304,8 +315,10 @@ num_threads, random_state, verbose
         Z, L = pi.shape
         h, logh = np.empty_like(pi), np.empty_like(pi)
         stats = GridStatistics(Z, L, pi.dtype, False)
+        # no min_iter: a period starts from a fitted grid, past the slow start of EM from
+        # a random one that min_iter guards (docs/counting_grids.md, "Learning")
         monitor = EMMonitor("TimeSlicedCountingGrid", int(self.n_iter), float(self.tol),
-                            min_iter=int(self.min_iter), verbose=self.verbose, stage=stage)
+                            verbose=self.verbose, stage=stage)
         for it in range(int(self.n_iter) + 1):
             _wrappers.histograms(pi, extent, window, h, logh, nt)
             last = it == self.n_iter
@@ -321,8 +334,10 @@ num_threads, random_state, verbose
         """``h_`` from ``pi_`` and ``window``, one period at a time."""
         if name != "h_":
             return super()._derive_array(name)
-        return np.ascontiguousarray(np.stack([self.period_grid(p).h_
-                                              for p in range(np.shape(self.pi_)[0])]))
+        h = np.empty(np.shape(self.pi_), dtype=np.asarray(self.pi_).dtype)
+        for p in range(len(h)):         # a period at a time: memory of one more grid
+            h[p] = self.period_grid(p).h_
+        return h
 
     def _check_fitted_state(self):
         pi = fitted_array(self, "pi_", nonnegative=True)
@@ -525,8 +540,13 @@ num_threads, random_state, verbose
         ndarray of shape (n_periods - 1,) + extent, float64
         """
         check_is_fitted(self, "pi_")
-        h = np.sqrt(np.asarray(self.h_, dtype=np.float64))
-        return 1.0 - np.sum(h[1:] * h[:-1], axis=-1)
+        h = self.h_
+        out = np.empty((len(h) - 1,) + np.shape(h)[1:-1])
+        root = np.sqrt(np.asarray(h[0], dtype=np.float64))
+        for p in range(1, len(h)):       # a period at a time: memory of two grids
+            before, root = root, np.sqrt(np.asarray(h[p], dtype=np.float64))
+            out[p - 1] = 1.0 - np.einsum("...z,...z->...", root, before)
+        return out
 
     def region_changes(self, X, times, n_regions=8, reference=0, threshold=None):
         """How the regions of one period's grid fare in every period.
@@ -584,3 +604,108 @@ num_threads, random_state, verbose
         return RegionChanges(periods=[str(v) for v in self.period_labels_], regions=labels,
                              share=share, drift=drift, present=present,
                              threshold=float(threshold), events=events)
+
+
+class _PeriodsView(CountingGrid, saveable=False):
+    """A time-sliced grid as the map reads one grid (docs/map.md, "Time-sliced grids"):
+    ``pi_`` is the periods' grids averaged with the weights of their documents (the map at
+    all dates); each document's posterior, log-likelihood and window likelihood are those
+    under its own period's grid (``_doc_periods``, one per row of the documents read;
+    -1: under the average).  Built by :func:`periods_view`; not saveable."""
+
+    def _grids(self, n):
+        """``(rows, grid)`` for each period among the documents' (the average for -1)."""
+        periods = self._doc_periods
+        if periods.shape != (n,):
+            raise ValueError(f"X has {n} documents but the periods were given for "
+                             f"{periods.shape[0]}")
+        for p in np.unique(periods):
+            rows = np.flatnonzero(periods == p)
+            yield rows, (self._sliced.period_grid(int(p)) if p >= 0 else self._average)
+
+    def _by_rows(self, X, width, one):
+        """``one(grid, rows of X)`` for each period, gathered in row order."""
+        X, _ = check_counts(X, np.asarray(self.pi_).dtype, n_features=self.n_features_in_,
+                            owner="TimeSlicedCountingGrid")
+        out = np.empty((X.shape[0],) + width, dtype=np.float64)
+        for rows, grid in self._grids(X.shape[0]):
+            out[rows] = one(grid, X[rows], rows)
+        return out
+
+    def transform(self, X):
+        """Each document's posterior under its period's grid."""
+        L = grid_size(np.shape(self.pi_)[:-1])
+        return self._by_rows(X, (L,), lambda g, Xp, rows: g.transform(Xp)).astype(
+            np.asarray(self.pi_).dtype)
+
+    def score_samples(self, X):
+        """Each document's exact log-likelihood under its period's grid."""
+        return self._by_rows(X, (), lambda g, Xp, rows: g.score_samples(Xp))
+
+    def _visit_posteriors(self, X, visit, owner=None):
+        X, _ = check_counts(X, np.asarray(self.pi_).dtype, n_features=self.n_features_in_,
+                            owner=owner or "TimeSlicedCountingGrid")
+        n, L = X.shape[0], grid_size(np.shape(self.pi_)[:-1])
+        grids = list(self._grids(n))
+        where = np.empty(n, dtype=np.int64)          # each row's grid
+        for k, (rows, _) in enumerate(grids):
+            where[rows] = k
+        step = max(1, BLOCK_ELEMENTS // max(L, 1))
+        loglik = np.empty(n)
+        _progress.report_pass(" posteriors", 0, n, "document")
+        for t0 in range(0, n, step):
+            t1 = min(n, t0 + step)
+            qb = np.empty((t1 - t0, L), dtype=np.asarray(self.pi_).dtype)
+            llb = loglik[t0:t1]
+            for k in np.unique(where[t0:t1]):
+                rows = t0 + np.flatnonzero(where[t0:t1] == k)
+                grid = grids[k][1]
+
+                def keep(a, b, q, ll, rows=rows):
+                    qb[rows[a:b] - t0] = q
+                    llb[rows[a:b] - t0] = ll
+                with _progress.quiet_passes():
+                    grid._visit_posteriors(X[rows], keep, owner)
+            visit(t0, t1, qb, llb)
+            _progress.report_pass(" posteriors", t1, n, "document")
+        return loglik
+
+    def _window_loglik(self, X, corners):
+        corners = np.asarray(corners, dtype=np.int64)
+        return self._by_rows(X, (), lambda g, Xp, rows: g._window_loglik(Xp, corners[rows]))
+
+
+def periods_view(sliced, periods):
+    """The :class:`_PeriodsView` of a fitted :class:`TimeSlicedCountingGrid` for documents
+    in the fitted ``periods`` (one index per document, -1: none; see
+    :meth:`TimeSlicedCountingGrid.periods`)."""
+    check_is_fitted(sliced, "pi_")
+    pi = np.asarray(sliced.pi_)
+    weights = np.asarray(sliced.n_documents_, dtype=np.float64)
+    weights = weights / weights.sum() if weights.sum() > 0 else np.full(len(pi), 1 / len(pi))
+    average = np.zeros(pi.shape[1:], dtype=np.float64)
+    for p in range(pi.shape[0]):          # a period at a time: no (periods x grid) temporary
+        average += weights[p] * pi[p]
+    average /= average.sum(axis=-1, keepdims=True)
+    fitted = dict(log_likelihood_=np.asarray(sliced.log_likelihood_[-1:], dtype=np.float64),
+                  n_iter_=int(np.sum(sliced.n_iter_)), converged_=True,
+                  pseudocount_=sliced.pseudocount_, posterior_floor_=sliced.posterior_floor_,
+                  n_features_in_=sliced.n_features_in_)
+    if hasattr(sliced, "feature_names_in_"):
+        fitted["feature_names_in_"] = sliced.feature_names_in_
+    view = _PeriodsView(tuple(pi.shape[1:-1]), sliced.window, dtype=sliced.dtype,
+                        num_threads=sliced.num_threads)
+    view.pi_ = average.astype(pi.dtype)
+    view._defer_derived("h_")
+    for name, value in fitted.items():
+        setattr(view, name, value)
+    view._remember_inference_params()
+    view.__dict__["_average"] = grid_view(sliced, view.pi_, **fitted)
+    view.__dict__["_sliced"] = sliced
+    periods = np.asarray(periods, dtype=np.int64)
+    if periods.ndim != 1 or (periods.size and not (-1 <= periods.min()
+                                                   and periods.max() < pi.shape[0])):
+        raise ValueError(f"periods must be period indices in [-1, {pi.shape[0]}), one per "
+                         "document")
+    view.__dict__["_doc_periods"] = periods
+    return view

@@ -43,6 +43,7 @@ from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, ra
                                     window_coverage, window_depth)
 from countgrid.grid._groups import add_group_corners, cell_masses
 from countgrid.grid._layers import LayeredCountingGrid, spatial_view, word_layers
+from countgrid.grid._time_slices import TimeSlicedCountingGrid, periods_view
 from countgrid.grid._torus import check_grid
 from countgrid.grid._words import RELEVANCE_LAMBDA, smooth_idf, top_words, word_weights
 from countgrid.maps._versus import CORPUS_COLUMN, combine_corpora
@@ -307,11 +308,20 @@ def _known_words(model, feature_names, Z):
 
 
 def _resolve_grid(grid):
-    """(CountingGrid, label colouring or None); a LayeredCountingGrid's spatial view."""
+    """(CountingGrid, label colouring or None); a LayeredCountingGrid's spatial view, a
+    TimeSlicedCountingGrid's view of its periods (its documents' periods set later)."""
     if hasattr(grid, "grids_") and not hasattr(grid, "grid_"):
         raise TypeError("a GenerativeCountingGridClassifier holds one grid per class; "
                         "map one of its grids_ instead")
     label = None
+    if isinstance(grid, TimeSlicedCountingGrid):
+        # the map at all dates; each document under its period's grid once the dates are
+        # read (docs/map.md, "Time-sliced grids")
+        check_is_fitted(grid, "pi_")
+        if np.ndim(grid.pi_) != 4:
+            raise ValueError(f"the map shows 2-D grids; this grid has extent "
+                             f"{tuple(np.shape(grid.pi_)[1:-1])}")
+        return periods_view(grid, np.zeros(0, dtype=np.int64)), None
     if hasattr(grid, "get_params") and "extent" in grid.get_params() and hasattr(
             type(grid), "_readout"):
         check_is_fitted(grid, "grid_")
@@ -762,6 +772,7 @@ default="relevance"
         if color_by is None and versus is None:
             color_by = layer_column
     time_name, dates = None, None
+    sliced = getattr(model, "_sliced", None)
     if time is not None:
         if X is None:
             raise ValueError("time gives the documents' dates: pass X (or corpus=) too")
@@ -780,9 +791,19 @@ default="relevance"
             raise ValueError(f"time must hold one date per document ({n_total}), got "
                              f"{raw_dates.shape[0]}")
         dates = parse_dates(pick(raw_dates) if raw_dates.ndim == 1 else raw_dates, "time")
+        if sliced is not None:       # the slider's periods are the model's
+            if not (isinstance(period, str) and period in ("auto", sliced.period_)):
+                raise ValueError(f"period={period!r}: a time-sliced grid has one grid per "
+                                 f"{sliced.period_}; leave period='auto'")
+            period = sliced.period_ if sliced.period_ != "all" else "auto"
+            model.__dict__["_doc_periods"] = sliced.periods(dates)
         period_name, period_of, period_labels, _ = period_codes(dates, period, "period")
     elif not (isinstance(period, str) and period == "auto"):
         raise ValueError(f"period={period!r} chooses the periods of time=: pass time too")
+    elif sliced is not None and X is not None:
+        raise ValueError("time: a time-sliced grid places each document under its "
+                         "period's grid; pass the documents' dates (a metadata column or "
+                         "one date per document)")
     lumped = set()
     raw_names = [] if metadata is None else [str(k) for k in metadata]
     shown_names = _truncate_all(raw_names, MAX_NAME_CHARS, distinct=True)
@@ -811,6 +832,14 @@ default="relevance"
     weighting_name = weighting if isinstance(weighting, str) else "custom"
     weighting_name = "probability" if weighting_name == "pi" else weighting_name
     search_offsets, search_cells_ = search_cells(pi2)
+    period_words = None
+    if sliced is not None and dates is not None:
+        # each period's own words, shown when the slider stands on one period
+        period_words = [_top_words_by_block(
+            np.asarray(pi_p).reshape(L, Z),
+            idf_weights if idf_weights is not None else
+            word_weights(pi_p, weighting, window=window), min(n_words, Z))
+            for pi_p in np.asarray(sliced.pi_)]
     layers_data = None
     if layered is not None:
         n_layers = np.shape(layered.pi_)[0]
@@ -955,6 +984,13 @@ default="relevance"
                      "doc_periods": period_of.astype(np.int16 if len(period_labels) < 32767
                                                      else np.int32),
                      "mass": np.ascontiguousarray(mass).astype(np.float32)}
+        if period_words is not None:
+            fitted = {str(v): k for k, v in enumerate(np.asarray(sliced.period_labels_))}
+            time_data.update({
+                "grids": np.array([fitted.get(v, -1) for v in period_labels], dtype=np.int32),
+                "top_words": np.stack([w[0] for w in period_words]).astype(np.int32),
+                "top_scores": np.stack([w[1] for w in period_words]).astype(np.float32),
+                "top_weights": np.stack([w[2] for w in period_words]).astype(np.float32)})
     if layers_data is not None and layer_column is not None:
         # the documents' layer colouring in the words' colours, whatever layers it lacks
         for col in colorings:

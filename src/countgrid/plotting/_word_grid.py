@@ -483,9 +483,13 @@ def plot_word_grid(grid, feature_names, ax=None, n_words=3, step=None, max_cells
         E1, E2 = cells["extent"]
         # a layered grid's spatial view (countgrid.grid._layers.spatial_view)
         layered = getattr(getattr(grid, "grid_", grid), "_layered", None)
+        # or a time-sliced grid's periods (countgrid.grid._time_slices.periods_view)
+        sliced = getattr(grid, "_sliced", None)
         title = f"{E1} x {E2} counting grid" + (
             f" of {np.shape(layered.pi_)[0]} layers, each cell their mixture"
             if layered is not None else "") + (
+            f" per {sliced.period_}, {sliced.period_labels_[0]} to "
+            f"{sliced.period_labels_[-1]}: their average" if sliced is not None else "") + (
             f" (one cell shown per {step}x{step} block)" if step > 1 else "")
     if title:
         if legend and handles is not None and not many:

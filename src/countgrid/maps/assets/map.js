@@ -224,6 +224,8 @@
     });
     let wmax = 0;
     for (let j = 0; j < D.top_weights.length; j++) wmax = Math.max(wmax, D.top_weights[j]);
+    // (and every period's words of a time-sliced grid: one font scale for all periods)
+    if (D.time && D.time.top_weights) for (const v of D.time.top_weights) wmax = Math.max(wmax, v);
     if (!(wmax > 0)) wmax = 1;
     // the ranking score of a stored word (pi * f); maps of 0.2 hold only top_weights
     const score = D.top_scores ? (e) => D.top_scores[e] : (e) => D.top_weights[e];
@@ -253,6 +255,7 @@
     const RANKED = { relevance: ` · words by relevance (λ = ${D.relevance_lambda})`,
       probability: " · most probable words", lift: " · words by lift", idf: " · idf-weighted",
       custom: " · words by custom weights" };
+    if (D.time && D.time.grids) stats += ` · one grid per ${D.time.period}`;
     stats += ` · ${fmt(D.n_features)} words` + (RANKED[D.weighting] || (D.idf ? RANKED.idf : ""));
     $("cg-stats").textContent = stats;
     // a layered grid (docs/map.md, "Layered grids"): each word drawn in its layer's colour
@@ -1217,6 +1220,21 @@
     const filters = new Map();      // index into FILTERABLE -> Set of levels | [lo, hi]
     const T = D.time || null, P = T ? T.labels.length : 0;
     const time = { on: false, p0: 0, p1: Math.max(0, P - 1), timer: null };
+    // a time-sliced grid (docs/map.md, "Time-sliced grids"): the slider on one period
+    // shows the words of that period's grid; a range of periods, or all dates, the words
+    // of the periods' average
+    const periodWords = T && T.grids ? { base: [D.top_words, D.top_scores, D.top_weights], shown: -1 } : null;
+    function showPeriodWords(p) {
+      if (!periodWords) return;
+      const g = p >= 0 ? T.grids[p] : -1;
+      if (g === periodWords.shown) return;
+      periodWords.shown = g;
+      if (g < 0) [D.top_words, D.top_scores, D.top_weights] = periodWords.base;
+      else {
+        const n = L * K, cut = (a) => a.subarray(g * n, (g + 1) * n);
+        [D.top_words, D.top_scores, D.top_weights] = [cut(T.top_words), cut(T.top_scores), cut(T.top_weights)];
+      }
+    }
     const fromInput = $("cg-time-from"), toInput = $("cg-time-to"), play = $("cg-time-play");
     function timeDensity(p0, p1) {
       const out = new Float64Array(L);
@@ -1238,6 +1256,7 @@
       let vmax = 0;
       for (let i = 0; i < L; i++) vmax = Math.max(vmax, density[i]);
       Object.assign(time, { on: true, p0, p1 });
+      showPeriodWords(p0 === p1 ? p0 : -1);
       const range = rangeName(p0, p1);
       const col = { name: `${T.name}: ${range}`, kind: "time", values: density, vmax: vmax > 0 ? vmax : 1, range };
       state.colouring = col;
@@ -1257,6 +1276,7 @@
     function endTime() {
       stopPlay();
       time.on = false;
+      showPeriodWords(-1);
       updateFilter();
       state.colouring = null; state.cellRGB = null; state.cellCSS = null;
       $("cg-legend").hidden = true;
@@ -1664,6 +1684,7 @@
       view() { return { s: view.s, ox: view.ox, oy: view.oy, width: cw, height: ch }; },
       cellAt(px, py) { return cellAt(px, py).slice(0, 2); },
       cellCenter,
+      cellWords(i) { return Array.from(D.top_words.slice(i * K, (i + 1) * K), (v) => vocab[v]); },
       cellColor(i) { return state.cellRGB ? state.cellRGB[i].map(Math.round) : null; },
       highlightedCells() { return state.highlightList.slice(); },
       listedDocuments() { return state.listed.map((t) => D.doc_index[t]); },
