@@ -10,8 +10,9 @@ stride ``s`` (every ``s``-th row and column), keeps the ``m`` best, and scores t
 position is among them, and the posterior mass ``sum_{k scored} q_t(k)`` they hold (the
 mean, and its 1st percentile over documents: what a top-k M-step would miss).
 
-Two grids: a default ``CountingGrid`` fitted to the bundled 20 Newsgroups posts (the
-documents it was fitted on), and the synthetic grid of ``benchmarks/bench_scale.py``
+Grids: a default ``CountingGrid`` fitted to the bundled 20 Newsgroups posts (the
+documents it was fitted on), the same corpus's grid early in EM (``--early``: after 2, 10
+and 30 iterations at the 4x4 window, without the window schedule), and the synthetic grid of ``benchmarks/bench_scale.py``
 (64x64, window 4x4, its documents drawn from the true grid, scored under it).
 
     PYTHONPATH=src python experiments/coarse_estep_probe.py --json /tmp/probe.json
@@ -66,6 +67,9 @@ def main():
     ap.add_argument("--strides", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--keep", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--synthetic-docs", type=int, default=3000)
+    ap.add_argument("--early", type=int, nargs="*", default=[2, 10, 30],
+                    help="also the news20 grid after this many EM iterations (no window "
+                         "schedule): how smooth the scores are early in a fit")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     cases = []
@@ -75,6 +79,15 @@ def main():
         cg = countgrid.CountingGrid(random_state=0).fit(X)
     cases.append(("news20 (default fit)", X, np.asarray(cg.h_, dtype=np.float64)
                   .reshape(-1, X.shape[1]), cg.pi_.shape[:2]))
+    # early in EM: the grid after a few iterations at the target window, no schedule
+    for n_iter in args.early:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
+            early = countgrid.CountingGrid(n_iter=n_iter, window_schedule=None,
+                                           random_state=0).fit(X)
+        cases.append((f"news20 after {n_iter} iterations", X,
+                      np.asarray(early.h_, dtype=np.float64).reshape(-1, X.shape[1]),
+                      early.pi_.shape[:2]))
     rng = np.random.default_rng(0)
     extent, window = (64, 64), (4, 4)
     pi = true_grid(extent, window, 2000, rng).astype(np.float64)
