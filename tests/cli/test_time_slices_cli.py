@@ -143,3 +143,48 @@ def test_align_over_the_shared_words_of_two_corpora(sandbox):
     assert len(ca.vocabulary) != len(cb.vocabulary)
     assert f"over {shared} shared words" in res.stdout
     one_line_error(run(["align", "half.npz", "dated.csv"], sandbox), 1, "dated.csv")
+
+
+def test_the_dates_column_is_found_or_named(sandbox, sliced):
+    """The verbs after fit find the one column whose dates fall in the model's periods;
+    with two such columns they ask for --time-col; a document outside the periods gets
+    its id and empty fields."""
+    rows = list(csv.reader(open(sandbox / "dated.csv", encoding="utf-8")))
+    with open(sandbox / "two_dates.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(rows[0] + ["posted"])
+        for k, row in enumerate(rows[1:7]):
+            posted = "1990-01-01" if k == 0 else row[2]
+            w.writerow(row + [posted])
+    base = ["transform", "slices.npz", "two_dates.csv", "--text-col", "body",
+            "--meta-cols", "group,date,posted"]
+    # date: every date in a fitted year; posted: one in 1990, so only date fits
+    ok(run(base + ["-o", "found.csv"], sandbox))
+    with open(sandbox / "found.csv", encoding="utf-8") as f:
+        found = list(csv.DictReader(f))
+    assert [t["period"] for t in found] == [r[2][:4] for r in rows[1:7]]
+    # named: posted, whose first document lies outside the periods
+    ok(run(base + ["--time-col", "posted", "-o", "named.csv"], sandbox))
+    with open(sandbox / "named.csv", encoding="utf-8") as f:
+        named = list(csv.DictReader(f))
+    assert [named[0][k] for k in ("period", "row", "col", "log_likelihood")] == [""] * 4
+    assert named[1:] == found[1:]
+    # two candidates: the documents' dates twice
+    with open(sandbox / "twice.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(rows[0] + ["again"])
+        for row in rows[1:7]:
+            w.writerow(row + [row[2]])
+    line = one_line_error(run(["transform", "slices.npz", "twice.csv", "--text-col", "body",
+                               "--meta-cols", "group,date,again"], sandbox),
+                          2, "--time-col", "candidates: date, again")
+    assert "per year" in line
+
+
+def test_plot_draws_the_average_and_diagnostics_point_to_the_periods(sandbox, sliced):
+    ok(run(["plot", "slices.npz", "-o", "slices.png"], sandbox))
+    assert (sandbox / "slices.png").stat().st_size > 0
+    one_line_error(run(["plot", "slices.npz", "-o", "where.png", "--kind", "positions"],
+                       sandbox), 2, "--kind", "per year", "html")
+    one_line_error(run(["diagnostics", "slices.npz", "-o", "d.tsv"], sandbox), 2,
+                   "MODEL", "per year", "period_grid")
