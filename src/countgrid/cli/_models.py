@@ -107,7 +107,7 @@ def add_time_options(parser):
                             "(docs/counting_grids.md, 'Time-sliced grids')")
     group.add_argument("--period", default=None, choices=("auto",) + tuple(PERIODS),
                        help="the periods of --time-col (default auto: the finest giving at "
-                            "most 12)")
+                            "most 12, years when none does)")
     group.add_argument("--smoothness", type=nonnegative_float, default=None,
                        help="weight of the previous period's grid against a period's "
                             f"documents (default "

@@ -127,7 +127,8 @@ class TimeSlicedCountingGrid(TransformerMixin, BaseEstimator):
     window : tuple of int, default=(4, 4)
     period : {"auto", "day", "week", "month", "year"}, default="auto"
         Calendar periods (UTC; weeks from Monday); "auto": the finest giving at most 12
-        periods.  Periods without documents are skipped.
+        periods (years when none does: a span of 32 years gives 32).  Periods without
+        documents are skipped.
     span : int, default=1
         Each period's grid is learned on the documents of its last ``span`` periods (a
         sliding window, as BrowseCloud's trainer; 1: each period alone).
