@@ -8,7 +8,7 @@ from countgrid.cli._inputs import add_load_options, load_model, model_vocabulary
 from countgrid.cli._models import grid_of, model_kind
 from countgrid.cli._output import write_file, wrote
 from countgrid.grid import align
-from countgrid.grid._counting_grid import grid_view
+from countgrid.grid._counting_grid import fit_state, grid_view
 
 EXAMPLE = """\
 examples:
@@ -74,10 +74,8 @@ def _moved(grid, r):
         prior = np.asarray(grid.prior_)
         new.prior_ = np.empty(tuple(r.extent), dtype=prior.dtype)
         new.prior_[tuple(r.positions(index, grid.window).T)] = prior.ravel()
-    for name in ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
-                 "posterior_floor_", "n_features_in_", "n_batch_iter_", "feature_names_in_"):
-        if hasattr(grid, name):
-            setattr(new, name, getattr(grid, name))
+    for name, value in fit_state(grid).items():
+        setattr(new, name, value)
     new._defer_derived("h_")
     new._remember_inference_params()
     return new

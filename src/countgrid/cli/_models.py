@@ -242,8 +242,8 @@ def check_region_count(n_regions, n_cells):
 
 
 def model_kind(est):
-    """``cg``, ``cg-layers``, ``cg-time``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm`` of a fitted
-    estimator (a layered grid's spatial view, :func:`grid_of`, is a ``cg``)."""
+    """``cg``, ``cg-layers``, ``cg-time``, ``cg-classifier``, ``plsa``, ``rap`` or ``zipgtm``
+    of a fitted estimator (a layered grid's spatial view, :func:`grid_of`, is a ``cg``)."""
     if isinstance(est, LayeredCountingGrid):
         return "cg-layers"
     if isinstance(est, TimeSlicedCountingGrid):
@@ -354,11 +354,11 @@ def time_column(est, docs, given=None, flag="--time-col"):
     fits = []
     for name in have:
         try:
-            periods = est.periods(parse_dates(docs.metadata[name], name))
-            dated = ~np.isnat(parse_dates(docs.metadata[name], name))
+            dates = parse_dates(docs.metadata[name], name)
         except (TypeError, ValueError):
             continue
-        if dated.any() and (periods[dated] >= 0).all():
+        dated = ~np.isnat(dates)
+        if dated.any() and (est.periods(dates)[dated] >= 0).all():
             fits.append(name)
     if len(fits) == 1:
         return fits[0]

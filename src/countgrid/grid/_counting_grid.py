@@ -89,6 +89,17 @@ def grid_like(source, extent, window, random_state):
                         random_state=random_state, verbose=source.verbose)
 
 
+#: The fitted attributes of a grid besides its arrays: what a view of it (one layer of a
+#: layered grid, its spatial grid, a grid moved by an alignment) carries over.
+GRID_FIT_STATE = ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
+                  "posterior_floor_", "n_features_in_", "n_batch_iter_", "feature_names_in_")
+
+
+def fit_state(grid):
+    """``{name: value}`` of the :data:`GRID_FIT_STATE` attributes ``grid`` has."""
+    return {name: getattr(grid, name) for name in GRID_FIT_STATE if hasattr(grid, name)}
+
+
 def grid_view(source, pi, h=None, **fitted):
     """A fitted CountingGrid holding ``pi`` (shape extent + (n_features,), copied) with the
     parameters of ``source`` (:func:`grid_like`) and the fitted attributes ``fitted``;

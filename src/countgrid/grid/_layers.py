@@ -21,8 +21,8 @@ from countgrid._utils.param_validation import Interval
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, check_shape_tuple
 from countgrid.grid import _wrappers
-from countgrid.grid._counting_grid import (GRID_PARAMETER_CONSTRAINTS, CountingGrid, grid_init,
-                                           grid_like, grid_view)
+from countgrid.grid._counting_grid import (GRID_PARAMETER_CONSTRAINTS, CountingGrid, fit_state,
+                                           grid_init, grid_like, grid_view)
 from countgrid.grid._em import (ALPHA, BLOCK_ELEMENTS, GridStatistics, block_counts,
                                 distributed_estep, local_estep, m_step)
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
@@ -324,11 +324,8 @@ or dask array
             raise TypeError(f"layer must be an int, got {layer!r}")
         if not 0 <= layer < n_layers:
             raise ValueError(f"layer must be in [0, {n_layers}), got {layer}")
-        names = ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
-                 "posterior_floor_", "n_features_in_", "n_batch_iter_", "feature_names_in_")
         return grid_view(self, self.pi_[layer],
-                         None if self._h_is_deferred() else self.h_[layer],
-                         **{name: getattr(self, name) for name in names if hasattr(self, name)})
+                         None if self._h_is_deferred() else self.h_[layer], **fit_state(self))
 
     def layer_posterior(self, X):
         """Each document's posterior probability of each layer.
@@ -407,10 +404,8 @@ def spatial_view(layered):
     for layer in range(pi.shape[0]):      # a layer at a time: no (layers x grid) temporary
         mixture += weights[layer][..., None] * pi[layer]
     view.pi_ = mixture.astype(pi.dtype)
-    for name in ("log_likelihood_", "n_iter_", "converged_", "pseudocount_",
-                 "posterior_floor_", "n_features_in_", "feature_names_in_"):
-        if hasattr(layered, name):
-            setattr(view, name, getattr(layered, name))
+    for name, value in fit_state(layered).items():
+        setattr(view, name, value)
     view._defer_derived("h_")
     view.__dict__["_layered"] = layered
     view._remember_inference_params()

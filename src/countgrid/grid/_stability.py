@@ -121,11 +121,10 @@ def stability(X, n_restarts=5, *, random_state=0, n_regions=None, **params):
         raise ValueError(f"n_restarts must be at least 2 (stability compares restarts), got "
                          f"{n_restarts}")
     extent = params.get("extent", "auto")
-    if n_regions is not None and (n_regions < 1 or (
-            not isinstance(extent, str) and n_regions > math.prod(np.atleast_1d(extent)))):
-        # before any fit when the extent is given (else once the first fit sized it)
-        cells = "the cells" if isinstance(extent, str) else \
-            f"the {math.prod(np.atleast_1d(extent))} cells"
+    # before any fit when the extent is given (else once the first fit sized it)
+    given = None if isinstance(extent, str) else math.prod(np.atleast_1d(extent))
+    if n_regions is not None and (n_regions < 1 or (given is not None and n_regions > given)):
+        cells = "the cells" if given is None else f"the {given} cells"
         raise ValueError(f"n_regions must be between 1 and {cells}, got {n_regions}")
     seeds = [int(s) for s in check_random_state(random_state).integers(
         0, 2**31 - 1, size=int(n_restarts))]

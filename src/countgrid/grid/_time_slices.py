@@ -620,9 +620,12 @@ class _PeriodsView(CountingGrid, saveable=False):
         if periods.shape != (n,):
             raise ValueError(f"X has {n} documents but the periods were given for "
                              f"{periods.shape[0]}")
+        built = self._period_grids        # read by the posteriors, then the tie-break
         for p in np.unique(periods):
             rows = np.flatnonzero(periods == p)
-            yield rows, (self._sliced.period_grid(int(p)) if p >= 0 else self._average)
+            if p >= 0 and p not in built:
+                built[p] = self._sliced.period_grid(int(p))
+            yield rows, (built[p] if p >= 0 else self._average)
 
     def _by_rows(self, X, width, one):
         """``one(grid, rows of X)`` for each period, gathered in row order."""
@@ -703,6 +706,7 @@ def periods_view(sliced, periods):
     view._remember_inference_params()
     view.__dict__["_average"] = grid_view(sliced, view.pi_, **fitted)
     view.__dict__["_sliced"] = sliced
+    view.__dict__["_period_grids"] = {}
     periods = np.asarray(periods, dtype=np.int64)
     if periods.ndim != 1 or (periods.size and not (-1 <= periods.min()
                                                    and periods.max() < pi.shape[0])):
