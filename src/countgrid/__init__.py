@@ -35,6 +35,7 @@ from countgrid.mixture import HistogramGMM
 from countgrid.retrieval import LSI, tfidf
 from countgrid import embeddings, kernels, metrics, text
 from countgrid import maps  # noqa: F401 - registers what CountingGrid.to_html draws with
+from countgrid.maps import widget
 from countgrid import plotting  # noqa: F401 - registers what ZIPGTM.plot draws with
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "get_library_dir",
     "get_link_args",
     "show_config",
+    "widget",
     "CountingGrid",
     "LayeredCountingGrid",
     "TimeSlicedCountingGrid",

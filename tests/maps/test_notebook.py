@@ -38,7 +38,8 @@ def test_the_grid_draws_through_what_the_map_layer_registers(fitted, monkeypatch
     from countgrid.grid import _display
     grid, X = fitted["grid"], fitted["X"]
     assert _display._RENDERER == {"to_html": maps._html.grid_to_html,
-                                  "preview": maps._preview.preview_html}
+                                  "preview": maps._preview.preview_html,
+                                  "widget": maps._widget.widget}
     assert grid.to_html(X=X) == maps._html.render_html(maps.map_data(grid, X))
     monkeypatch.setattr(_display, "_RENDERER", {})
     assert grid._repr_html_() is None
@@ -50,6 +51,10 @@ def test_the_grid_draws_through_what_the_map_layer_registers(fitted, monkeypatch
     assert grid.to_html("m.html", X, title="t") == "page"
     assert calls == [((grid, "m.html", X), {"title": "t"})]
     assert grid._repr_html_() == "preview"
+    with pytest.raises(RuntimeError, match="no map layer with a widget"):
+        grid.widget(X)
+    _display.register_map(None, None, lambda g, X, **k: calls.append((g, X, k)) or "widget")
+    assert grid.widget(X, height=300) == "widget" and calls[-1] == (grid, X, {"height": 300})
 
 
 @pytest.mark.parametrize("height", [0, 99, 2.5, "640", True])

@@ -1068,6 +1068,28 @@ default="relevance"
         """
         return _display.to_html(self, path, X, **kwargs)
 
+    def widget(self, X=None, **kwargs):
+        """The interactive map of this 2-D grid as a notebook widget with two-way selection.
+
+        Calls :func:`countgrid.widget` (docs/map.md, "The notebook widget"); needs the
+        ``notebook`` extra (anywidget).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
+            The documents (usually the training data).
+        **kwargs
+            ``height`` and the keyword arguments of :func:`countgrid.maps.write_html` but
+            ``data_format`` (``corpus``, ``titles``, ``metadata``, ``color_by``, ...).
+
+        Returns
+        -------
+        MapWidget
+            ``w.selection`` is the table of the documents selected in the map,
+            ``w.highlight`` and ``w.color_by`` change it from Python.
+        """
+        return _display.widget(self, X, **kwargs)
+
     def _repr_html_(self):
         """A static preview in notebooks (drawn by countgrid.maps through
         countgrid.grid._display): the grid's size and its words on a sample of cells;
@@ -1075,3 +1097,9 @@ default="relevance"
         if not hasattr(self, "pi_"):
             return None
         return _display.preview(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """In a Jupyter kernel with the ``notebook`` extra, a fitted 2-D grid displays as
+        its map widget (:meth:`widget`, without documents); elsewhere this adds nothing and
+        the notebook shows the static preview of :meth:`_repr_html_`."""
+        return _display.widget_bundle(self)

@@ -27,7 +27,7 @@ from countgrid.maps._annotations import apply_annotations
 from countgrid.maps._data import DOCUMENTS_DOC, map_data
 from countgrid.maps._parts import split_documents
 
-__all__ = ["write_html", "render_html", "encode_payload"]
+__all__ = ["write_html", "render_html", "render_host_page", "encode_payload", "encode_binary"]
 
 #: Payloads up to this many bytes are embedded as plain JSON when data_format="auto".
 JSON_LIMIT = 256 * 1024
@@ -60,10 +60,20 @@ def _wire(arr):
     return np.ascontiguousarray(arr.ravel())
 
 
+def encode_binary(data):
+    """The data as ``uint32 header length | JSON header | binary blob`` (bytes): the layout
+    of a gzip part once decompressed, and what the notebook widget sends as it is."""
+    return _encode(data, "binary")
+
+
 def encode_payload(data, data_format="auto"):
     """(format, text) of the data: format "json" (plain JSON) or "gzip" (base64)."""
     if data_format not in ("auto", "json", "gzip"):
         raise ValueError(f"data_format must be 'auto', 'json' or 'gzip', got {data_format!r}")
+    return _encode(data, data_format)
+
+
+def _encode(data, data_format):
     blobs, size = [], [0]
 
     def binary(node):
@@ -102,6 +112,8 @@ def encode_payload(data, data_format="auto"):
     header = json.dumps(binary(data), ensure_ascii=False, allow_nan=False,
                         separators=(",", ":")).encode()
     raw = len(header).to_bytes(4, "little") + header + b"".join(blobs)
+    if fmt == "binary":
+        return raw
     # mtime=0: the same map gives the same bytes
     return "gzip", base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()
 
@@ -150,6 +162,14 @@ def _data_element(element_id, fmt, payload):
             f'data-format="{fmt}">{text}</script>')
 
 
+def render_host_page(title):
+    """The page of the notebook widget: the map's template, style and script with an empty
+    data block of format "host" (the page asks its parent frame for the data; docs/map.md,
+    "The notebook widget")."""
+    return _fill(title, '<script id="cg-data" type="application/octet-stream" '
+                        'data-format="host"></script>', "")
+
+
 def render_html(data, data_format="auto", bundle_files=None):
     """The page's text for the data of :func:`map_data`.
 
@@ -163,12 +183,17 @@ def render_html(data, data_format="auto", bundle_files=None):
     docs_block = ""
     if bundle_files is None:
         docs_block = _data_element("cg-documents", *encode_payload(docs, data_format))
+    return _fill(data["title"], _data_element("cg-data", *encode_payload(head, data_format)),
+                 docs_block)
+
+
+def _fill(title, data_block, docs_block):
     page = _asset("template.html")
     parts = {
-        "{{TITLE}}": html.escape(_text(data["title"])),
+        "{{TITLE}}": html.escape(_text(title)),
         "{{CSS}}": _asset("map.css"),
         "{{JS}}": _script_safe(_asset("map.js")),
-        "{{DATA}}": _data_element("cg-data", *encode_payload(head, data_format)),
+        "{{DATA}}": data_block,
         "{{DOCS}}": docs_block,
     }
     for key in parts:

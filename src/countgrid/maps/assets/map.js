@@ -73,16 +73,48 @@
       throw new Error("This map is compressed and needs a browser with DecompressionStream " +
         "(Chrome 80+, Firefox 113+, Safari 16.4+).");
     }
-    const bytes = base64ToBytes(text.trim());
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    const buf = await new Response(stream).arrayBuffer();
+    return decodeBinary(base64ToBytes(text.trim()), true);
+  }
+  // uint32 header length | JSON header | binary blob, gzip-compressed or not (a file's
+  // gzip part once base64-decoded; a notebook widget's parts, which arrive as bytes)
+  async function decodeBinary(bytes, gzipped) {
+    let buf = bytes instanceof ArrayBuffer ? bytes : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    if (gzipped) {
+      const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      buf = await new Response(stream).arrayBuffer();
+    }
+    if (buf.byteLength < 4) throw new Error("the map's data are empty");
     const n = new DataView(buf).getUint32(0, true);
     const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, n)));
     // a copy starting at the blob: its typed arrays are then aligned (offsets are 8-aligned)
     return resolve(header, buf.slice(4 + n));
   }
 
+  // ------------------------------------------------------------------ host (notebook widget)
+  // A page whose data block has format "host" is the map of countgrid's notebook widget
+  // (countgrid.maps.widget; docs/map.md, "The notebook widget"): it runs in a sandboxed
+  // frame and gets its two parts as bytes from the frame's parent (the widget's module,
+  // assets/widget.js), to which it reports selections and colourings; the parent sends
+  // highlights and colourings set from Python.  Only messages of the parent count.
+  const HOST = (() => { const el = $("cg-data"); return el !== null && el.dataset.format === "host"; })();
+  const toHost = (msg) => { if (HOST) window.parent.postMessage(msg, "*"); };
+  let hostParts = null;
+  if (HOST) {
+    let got = false;
+    hostParts = new Promise((ok, failed) => {
+      window.addEventListener("message", (e) => {
+        const m = e.data;
+        if (got || e.source !== window.parent || !m || typeof m !== "object" || m.type !== "countgrid:data") return;
+        got = true;
+        if (!(m.map instanceof ArrayBuffer) || !(m.documents instanceof ArrayBuffer)) { failed(new Error("the widget sent no data")); return; }
+        ok(m);
+      });
+    });
+    toHost({ type: "countgrid:hello" });
+  }
+
   function loadData() {
+    if (HOST) return hostParts.then((m) => decodeBinary(m.map, m.gzip === true));
     const el = $("cg-data");
     return decodePart(el.dataset.format, el.textContent);
   }
@@ -92,6 +124,7 @@
   // each a script that hands its part to countgridChunk (<script> works from file://, where
   // fetch does not).  onPart(k, part) is called as each arrives, in order.
   function loadDocuments(D, onPart) {
+    if (HOST) return hostParts.then((m) => decodeBinary(m.documents, m.gzip === true)).then((part) => { onPart(0, part); });
     if (!D.bundle) {
       const parsed = document.readyState === "loading"
         ? new Promise((ok) => document.addEventListener("DOMContentLoaded", ok, { once: true }))
@@ -239,6 +272,7 @@
       highlight: null, highlightList: [], terms: new Set(), pinned: -1, listed: [], scores: [],
       hoverDoc: -1, colouring: null, cellRGB: null, cellCSS: null, placedLabels: [], query: "",
       docResults: [], selection: null, rubber: null,
+      lasso: null,            // the lasso being drawn: canvas pixels [x, y]
       selRect: null,          // the selected rectangle [r0, c0, r1, c1] (view rows/columns)
       docFilter: null,        // Uint8Array: 1 for the documents kept (time range, filters); null: all
       dim: null,              // per cell, 1 - how much it fades (filters); null: nothing fades
@@ -432,6 +466,14 @@
         ctx.strokeRect(Math.min(ax, bx), Math.min(ay, by), Math.abs(bx - ax), Math.abs(by - ay));
         ctx.setLineDash([]);
       }
+      if (state.lasso && state.lasso.length > 1) {
+        ctx.strokeStyle = "#2563eb"; ctx.lineWidth = 1.5; ctx.setLineDash([5, 3]);
+        ctx.fillStyle = "rgba(37, 99, 235, 0.08)";
+        ctx.beginPath();
+        state.lasso.forEach(([x, y], k) => (k ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
+        ctx.closePath(); ctx.fill(); ctx.stroke();
+        ctx.setLineDash([]);
+      }
       // notes: a folded corner on each noted cell
       if (state.notes.size) {
         ctx.fillStyle = "#d97706";
@@ -466,16 +508,50 @@
 
     // ---- selection (docs/map.md, "Select cells"): shift-drag a rectangle (it may cross
     // the seam: rows r0..r1 and columns c0..c1 of the unbounded view, taken modulo the
-    // extent); the documents whose most probable window is centred in a selected cell are
-    // listed with the mix of the shown categorical colouring, and exported as CSV.
+    // extent), or draw a lasso (alt-drag, or any drag while "Lasso" is on: the cells whose
+    // centres it encloses); the documents whose most probable window is centred in a
+    // selected cell are listed with the mix of the shown categorical colouring, and
+    // exported as CSV.
     function selectRect(r0, c0, r1, c1) {
       const cells = new Uint8Array(L);
       const h = Math.min(r1 - r0 + 1, E1), w = Math.min(c1 - c0 + 1, E2);
       for (let a = 0; a < h; a++) for (let b = 0; b < w; b++) cells[mod(r0 + a, E1) * E2 + mod(c0 + b, E2)] = 1;
+      const docs = selectCells(cells);
+      state.selRect = [r0, c0, r1, c1];
+      return docs;
+    }
+    // points: [row, col] of the unbounded view (cell (r, c) spans [r, r + 1) x [c, c + 1))
+    function selectLasso(points) {
+      const pts = (Array.isArray(points) ? points : []).slice(0, 100000)
+        .map((p) => [Number(p[0]), Number(p[1])]).filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
+      const cells = new Uint8Array(L);
+      if (pts.length >= 3) {
+        let ylo = Infinity, yhi = -Infinity, xlo = Infinity, xhi = -Infinity;
+        for (const [y, x] of pts) { ylo = Math.min(ylo, y); yhi = Math.max(yhi, y); xlo = Math.min(xlo, x); xhi = Math.max(xhi, x); }
+        // a lasso larger than the torus selects every cell it reaches once
+        const y0 = Math.floor(ylo), y1 = Math.min(Math.ceil(yhi), y0 + 4 * E1), x0 = Math.floor(xlo), x1 = Math.min(Math.ceil(xhi), x0 + 4 * E2);
+        for (let y = y0; y < y1; y++) {
+          for (let x = x0; x < x1; x++) {
+            const cy = y + 0.5, cx = x + 0.5;
+            let inside = false;        // even-odd rule
+            for (let a = 0, b = pts.length - 1; a < pts.length; b = a++) {
+              const [ya, xa] = pts[a], [yb, xb] = pts[b];
+              if ((ya > cy) !== (yb > cy) && cx < xa + (cy - ya) * (xb - xa) / (yb - ya)) inside = !inside;
+            }
+            if (inside) cells[mod(y, E1) * E2 + mod(x, E2)] = 1;
+          }
+        }
+      }
+      const docs = selectCells(cells);
+      state.selRect = null;       // a lasso is not written in the address (viewState)
+      return docs;
+    }
+    function selectCells(cells) {
+      let n = 0;
+      for (let i = 0; i < L; i++) n += cells[i];
       const docs = [];
       for (let t = 0; t < N; t++) if (cells[windowCentre(t)] && shown(t)) docs.push(t);
       state.selection = cells;
-      state.selRect = [r0, c0, r1, c1];
       state.listed = docs.slice(0, D.list_length);
       state.scores = state.listed.map(() => 1);
       state.pinned = -1;
@@ -489,11 +565,24 @@
           .map(([v, k]) => `${v} ${(100 * k / docs.length).toFixed(0)} %`).join(", ");
       }
       renderSelection(docs);
-      info.textContent = `${fmt(h * w)} cell${h * w === 1 ? "" : "s"} selected: ${fmt(docs.length)} document${docs.length === 1 ? "" : "s"}${time.on ? " of " + rangeName(time.p0, time.p1) : ""} centred there` +
+      info.textContent = `${fmt(n)} cell${n === 1 ? "" : "s"} selected: ${fmt(docs.length)} document${docs.length === 1 ? "" : "s"}${time.on ? " of " + rangeName(time.p0, time.p1) : ""} centred there` +
         (state.listed.length < docs.length ? `, the first ${state.listed.length} listed` : "") + (mix ? ` · ${mix}` : "") + ". CSV exports the list.";
       $("cg-csv").disabled = !state.listed.length;
+      showNote();
       draw();
+      tellSelection("cells", cells);
       return docs.map((t) => D.doc_index[t]);
+    }
+    // the widget's w.selection (countgrid.maps.MapWidget): the cells, and the documents
+    // the page keeps when a time range or a filter hides some (Python ranks them itself)
+    function tellSelection(kind, cells) {
+      if (!HOST) return;
+      const list = [];
+      if (kind === "cell") list.push(cells);
+      else for (let i = 0; i < L; i++) if (cells[i]) list.push(i);
+      let kept = null;
+      if (state.docFilter !== null) { kept = []; for (let t = 0; t < N; t++) if (shown(t)) kept.push(D.doc_index[t]); }
+      toHost({ type: "countgrid:selection", kind, cells: list, kept });
     }
     function renderSelection(docs) {
       const ol = $("cg-docs");
@@ -910,6 +999,21 @@
       draw();
       return list.map((t) => D.doc_index[t]);
     }
+    // cells lit from outside the page (the widget's w.highlight): as a search's hits, with
+    // the words in bold; an empty list clears them
+    function highlight(cells, terms) {
+      const hl = new Uint8Array(L), list = [];
+      for (const v of Array.from(cells || []).slice(0, L)) { const i = Math.floor(Number(v)); if (i >= 0 && i < L && !hl[i]) { hl[i] = 1; list.push(i); } }
+      list.sort((a, b) => a - b);
+      state.terms = new Set(Array.from(terms || []).filter((w) => wordIndex.has(w)));
+      state.highlight = list.length ? hl : null;
+      state.highlightList = list;
+      state.query = "";
+      input.value = "";
+      $("cg-search-info").textContent = list.length ? `${fmt(list.length)} cell${list.length === 1 ? "" : "s"} highlighted` : "";
+      draw();
+      return list.slice();
+    }
     function windowCentre(t) {
       const k = D.doc_map[t], r = Math.floor(k / E2), c = k % E2;
       return mod(r + Math.floor(W1 / 2), E1) * E2 + mod(c + Math.floor(W2 / 2), E2);
@@ -974,6 +1078,7 @@
       renderList(r, c);
       showNote();
       draw();
+      tellSelection("cell", state.pinned);
       return list.map((t) => D.doc_index[t]);
     }
 
@@ -1208,7 +1313,11 @@
         Object.assign(document.createElement("span"), { textContent: "differs from" }), sb, go);
       return box;
     }
-    select.addEventListener("change", () => colorBy(select.value === "" ? null : D.colorings[+select.value].name));
+    select.addEventListener("change", () => {
+      const name = select.value === "" ? null : D.colorings[+select.value].name;
+      colorBy(name);
+      toHost({ type: "countgrid:color", name: name === null ? "" : name });
+    });
 
     // ---- time (docs/map.md, "Time"): a range of periods of the date column; the map shows
     // where its documents sit (each cell's share of their mass, as
@@ -1549,8 +1658,18 @@
     // ---- pointer: drag pans (wrapping: the view is unbounded, cells are taken modulo the
     // extent), a click without drag pins a cell, the wheel zooms about the pointer
     let drag = null;
+    const lassoButton = $("cg-lasso");
+    let lassoOn = false;
+    if (lassoButton) {
+      lassoButton.addEventListener("click", () => {
+        lassoOn = !lassoOn;
+        lassoButton.setAttribute("aria-pressed", String(lassoOn));
+        canvas.classList.toggle("cg-lassoing", lassoOn);
+      });
+    }
     canvas.addEventListener("pointerdown", (e) => {
-      drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false, select: e.shiftKey };
+      drag = { x: e.clientX, y: e.clientY, ox: view.ox, oy: view.oy, moved: false, select: e.shiftKey,
+        lasso: !e.shiftKey && (e.altKey || lassoOn) };
       canvas.setPointerCapture(e.pointerId);
     });
     canvas.addEventListener("pointermove", (e) => {
@@ -1558,7 +1677,11 @@
       if (drag) {
         const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
         if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; canvas.classList.add("cg-dragging"); }
-        if (drag.moved && drag.select) {           // shift-drag: a rectangle of cells
+        if (drag.moved && drag.lasso) {            // alt-drag (or "Lasso"): a free shape
+          if (!state.lasso) state.lasso = [[drag.x - rect.left, drag.y - rect.top]];
+          state.lasso.push([e.clientX - rect.left, e.clientY - rect.top]);
+          scheduleDraw();
+        } else if (drag.moved && drag.select) {    // shift-drag: a rectangle of cells
           const x0 = drag.x - rect.left, y0 = drag.y - rect.top;
           state.rubber = [x0, y0, e.clientX - rect.left, e.clientY - rect.top];
           scheduleDraw();
@@ -1591,8 +1714,12 @@
         const [ax, ay, bx, by] = state.rubber;
         const wx = (px) => Math.floor(view.ox + px / view.s), wy = (py) => Math.floor(view.oy + py / view.s);
         selectRect(Math.min(wy(ay), wy(by)), Math.min(wx(ax), wx(bx)), Math.max(wy(ay), wy(by)), Math.max(wx(ax), wx(bx)));
+      } else if (drag.lasso && state.lasso && e.type === "pointerup") {
+        const pts = state.lasso.map(([px, py]) => [view.oy + py / view.s, view.ox + px / view.s]);
+        state.lasso = null;
+        selectLasso(pts);
       }
-      state.rubber = null;
+      state.rubber = null; state.lasso = null;
       drag = null;
       canvas.classList.remove("cg-dragging");
     };
@@ -1626,7 +1753,7 @@
       $("cg-panel-info").textContent = "Loading the documents\u2026";
       return null;
     };
-    pin = needsDocuments(pin); selectRect = needsDocuments(selectRect);
+    pin = needsDocuments(pin); selectRect = needsDocuments(selectRect); selectLasso = needsDocuments(selectLasso);
     searchDocuments = needsDocuments(searchDocuments); setTime = needsDocuments(setTime);
     setFilter = needsDocuments(setFilter);
 
@@ -1654,6 +1781,14 @@
       if (!state.listed.length && !state.docResults.length) $("cg-panel-info").textContent = "Click a cell to list the documents whose windows cover it.";
       draw();
     }
+    if (HOST) {
+      window.addEventListener("message", (e) => {
+        const m = e.data;
+        if (e.source !== window.parent || !m || typeof m !== "object") return;
+        if (m.type === "countgrid:highlight") highlight(m.cells, m.terms);
+        else if (m.type === "countgrid:color") colorBy(typeof m.name === "string" && m.name ? m.name : null);
+      });
+    }
     const parts = [], nParts = D.bundle ? D.bundle.files.length : 1;
     if (N) $("cg-stats").textContent = `${stats} · loading the documents\u2026`;
     loadDocuments(D, (k, part) => {
@@ -1666,6 +1801,7 @@
       window.countgridMap.documentsMs = performance.now();
       window.countgridMap.ready = true;
       document.documentElement.dataset.ready = "1";
+      toHost({ type: "countgrid:ready" });
     }).catch(fail);
 
     // A small hook for tests and scripting: real state, not pixels only.
@@ -1702,6 +1838,10 @@
       documentResults() { return state.docResults.map((t) => D.doc_index[t]); },
       colouring() { return state.colouring ? state.colouring.name : null; },
       selectCells(r0, c0, r1, c1) { return selectRect(r0, c0, r1, c1); },
+      selectLasso(points) { return selectLasso(points); },
+      selectedCells() { const out = []; if (state.selection) for (let i = 0; i < L; i++) if (state.selection[i]) out.push(i); return out; },
+      highlight(cells, terms) { return highlight(cells, terms); },
+      host: HOST,
       setTime(p0, p1) { return p0 === null ? allDates() : setTime(p0, p1); },
       timeRange() { return time.on ? [time.p0, time.p1] : null; },
       timeLabels() { return T ? T.labels.slice() : []; },
@@ -1732,6 +1872,7 @@
 
   function fail(err) {
     console.error(err);
+    toHost({ type: "countgrid:error", message: String(err && err.message ? err.message : err) });
     const box = $("cg-error");
     box.textContent = "The map could not be shown: " + (err && err.message ? err.message : err);
     box.hidden = false;

@@ -1,0 +1,110 @@
+"""How long the notebook widget takes to open as the corpus grows (issue 26; docs/map.md,
+"The notebook widget"), in a real JupyterLab driven by headless Chromium
+(tools/lab_session.py):
+
+    python benchmarks/bench_widget.py                    # 25,000 and 100,000 documents
+    python benchmarks/bench_widget.py --docs 250000      # one size
+
+For each size, a notebook cell makes ``countgrid.widget(grid, X, titles=, snippets=,
+metadata=)`` and shows it; reported: the Python side (``map_data`` and the binary parts),
+the size of the two parts sent, and the wall time from running the cell to the map
+having read every document in the page (the first frame comes before).  The corpus is
+the synthetic one of benchmarks/bench_map.py (5,000 words, 20 topics, about 80 tokens,
+a title and a 300-character snippet a document, a 20-level column; a 48 x 48 grid fitted
+for 3 iterations on 5,000 documents).
+"""
+import argparse
+import json
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, os.pardir, "tools"))
+import _countgrid_import  # noqa: E402,F401  (the installed countgrid, else src/)
+from bench_map import WRITER  # noqa: E402  (the same corpus as the map's benchmark)
+from lab_session import LabSession  # noqa: E402
+
+# the corpus and grid of bench_map.py's writer, without its writing
+PREPARE = WRITER.split("t0 = time.perf_counter()")[0].replace(
+    "n, path = int(sys.argv[1]), sys.argv[2]\n", "").replace(
+    "write = countgrid.maps.write_bundle if sys.argv[3:] == [\"bundle\"] else "
+    "countgrid.maps.write_html\n", "")
+
+SHOW = """import time
+t0 = time.perf_counter()
+w = countgrid.widget(grid, X, feature_names=vocab, titles=titles, snippets=snippets,
+                     metadata={"topic": np.array([f"topic {k}" for k in topic])})
+build_s = time.perf_counter() - t0
+w"""
+
+
+def chromium():
+    from playwright.sync_api import sync_playwright
+    exe = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+                if os.path.exists(p)), None)
+    if exe is None:
+        raise SystemExit("Chromium is needed (apt-get install chromium)")
+    return sync_playwright, exe
+
+
+def measure(browser, n):
+    with tempfile.TemporaryDirectory() as tmp, \
+            LabSession(pathlib.Path(tmp), browser, width=1280, height=900) as lab:
+        lab.run_notebook([f"n = {n}\n" + PREPARE, SHOW])
+        # the first cell (corpus and fit) is not timed: wait for it, then run the second
+        lab.page.wait_for_function(
+            "jupyterapp.shell.currentWidget.content.widgets[0].model.executionCount !== null"
+            " && jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === "
+            "'idle'", timeout=600_000, polling=100)
+        lab.map_frame(timeout=600)          # the run-all's widget, discarded
+        lab.page.evaluate("() => { const nb = jupyterapp.shell.currentWidget;"
+                          " nb.content.activeCellIndex = 1; }")
+        frames_before = set(id(f) for f in lab.page.frames)
+        t0 = time.perf_counter()
+        lab.page.evaluate("jupyterapp.commands.execute('notebook:run-cell')")
+        frame = None
+        while frame is None:
+            for f in lab.page.frames:
+                if id(f) in frames_before or f is lab.page.main_frame:
+                    continue
+                try:
+                    if f.evaluate("!!(window.countgridMap && countgridMap.ready)"):
+                        frame = f
+                except Exception:
+                    pass
+            if time.perf_counter() - t0 > 600:
+                raise RuntimeError("the widget did not open in 10 minutes")
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        info = json.loads(lab.kernel(
+            "import json; print(json.dumps([build_s, len(w._map_part), "
+            "len(w._documents_part)]))"))
+        ms = frame.evaluate("[countgridMap.firstFrameMs, countgridMap.documentsMs]")
+    return info, wall, ms
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", default="25000,100000")
+    args = ap.parse_args(argv)
+    import countgrid
+    countgrid.show_config()
+    sync_playwright, exe = chromium()
+    print("documents  python s  map part MB  documents part MB  cell to documents in s  "
+          "frame: first frame ms  documents in ms")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        for n in [int(v) for v in args.docs.split(",")]:
+            (build, map_bytes, doc_bytes), wall, ms = measure(browser, n)
+            print(f"{n:9d}  {build:8.2f}  {map_bytes / 1e6:11.1f}  {doc_bytes / 1e6:17.1f}  "
+                  f"{wall:22.2f}  {ms[0]:21.0f}  {ms[1]:15.0f}", flush=True)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
