@@ -150,7 +150,10 @@ class LabSession:
                         return frame
                 except Exception:        # a frame navigating or detached
                     continue
-            time.sleep(0.05)
+            # not time.sleep: Playwright's sync API reads the browser's messages only
+            # inside its own calls, and a browser whose messages (a websocket frame of
+            # tens of MB) are not read stalls
+            self.page.wait_for_timeout(50)
         raise AssertionError("the widget's map did not open in JupyterLab: " +
                              self.page.evaluate("document.body.innerText.slice(0, 2000)"))
 

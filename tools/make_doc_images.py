@@ -16,7 +16,9 @@ the screenshots of the map of a dated corpus, Python's changelog
 (``data/python_changelog.npz``, the model of ``examples/plot_09_time_and_groups.py``):
 ``map_time.png`` (the years 2020-2022 chosen on the time bar, the cells coloured by their
 share of those years' entries, a sparkline per region) and ``map_groups.png`` (the
-Security section against the rest).
+Security section against the rest).  ``--widget`` writes only ``widget_lab.png``: the
+notebook widget of examples/plot_14_notebook_widget.py in a headless JupyterLab
+(tools/lab_session.py), a lasso drawn in it and ``w.selection`` shown below.
 
 Every other model is fitted on the bundled 20 Newsgroups subset (``load_news20_3class``);
 every model with a fixed seed and one thread, and matplotlib's PNG metadata (software
@@ -24,6 +26,7 @@ version, date) is dropped, so that a rerun on the same machine writes the same b
 image is checked to stay under 200 KB (the screenshots under 400 KB).
 """
 import argparse
+import json
 import os
 import sys
 import warnings
@@ -63,6 +66,9 @@ def main(argv=None):
     ap.add_argument("--no-map", action="store_true", help="skip the map screenshots")
     ap.add_argument("--map-features", action="store_true",
                     help="write only the README's map and docs/map.md's feature screenshots")
+    ap.add_argument("--widget", action="store_true",
+                    help="write only the notebook widget's picture (widget_lab.png): the "
+                         "gallery's grid in a headless JupyterLab (tools/lab_session.py)")
     ap.add_argument("--map-time", action="store_true",
                     help="write only docs/map.md's time and group screenshots, on the map of "
                          "Python's changelog (data/python_changelog.npz)")
@@ -75,6 +81,9 @@ def main(argv=None):
         return 0
     if args.map_time:
         time_pictures(out)
+        return 0
+    if args.widget:
+        widget_picture(out)
         return 0
 
     X, y, words, label_names = load_news20_3class()
@@ -243,6 +252,80 @@ def time_pictures(out):
         os.unlink(page_path)
     for name in shots:
         _shrink(out(name))
+
+
+
+#: The notebook of ``widget_lab.png``: the grid of examples/plot_14_notebook_widget.py.
+WIDGET_CELLS = [
+    "import numpy as np, countgrid, warnings\n"
+    "from countgrid.datasets import load_news20_3class_texts\n"
+    "from countgrid.text import Corpus\n"
+    "warnings.filterwarnings('ignore', category=countgrid.ConvergenceWarning)\n"
+    "texts = load_news20_3class_texts()\n"
+    "newsgroup = np.asarray(texts.label_names)[texts.y]\n"
+    "corpus = Corpus.from_texts(list(texts.texts), metadata={'newsgroup': newsgroup},\n"
+    "                           min_df=5, max_df=0.5, stop_words='english', "
+    "max_features=3000)\n"
+    "grid = countgrid.CountingGrid((24, 24), (5, 5), n_iter=30, dtype=np.float32,\n"
+    "                              random_state=0).fit(corpus.counts.astype(np.float32))",
+    "w = countgrid.widget(grid, corpus=corpus, color_by='newsgroup', height=470)\nw",
+]
+
+
+def widget_picture(out):
+    """docs/map.md's and the gallery's picture of the notebook widget: JupyterLab with the
+    widget of the gallery's grid, a lasso drawn around the cells where "orbit" is most
+    probable, and the table of ``w.selection`` in the next cell's output."""
+    import pathlib
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from lab_session import LabSession
+
+    shot = out("widget_lab.png")
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get(
+            "COUNTGRID_CHROMIUM", "/usr/bin/chromium"), args=["--no-sandbox"])
+        with LabSession(pathlib.Path(tmp), browser, width=1280, height=1000) as lab:
+            lab.run_notebook(WIDGET_CELLS)
+            frame = lab.map_frame(timeout=300)
+            lab.page.evaluate("jupyterapp.commands.execute('application:toggle-left-area')")
+            r, c = (int(v) for v in json.loads(lab.kernel(
+                "import json; cells, _ = grid.word_cells('orbit', 1, corpus.vocabulary);"
+                " print(json.dumps(cells[0].tolist()))")))
+            frame.evaluate(f"countgridMap.reset(); countgridMap.pan({c + 0.5} - "
+                           f"(countgridMap.view().ox + countgridMap.view().width / 2 / "
+                           f"countgridMap.view().s), {r + 0.5} - (countgridMap.view().oy + "
+                           f"countgridMap.view().height / 2 / countgridMap.view().s))")
+            box = frame.locator("#cg-canvas").bounding_box()
+            view = frame.evaluate("countgridMap.view()")
+            cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            radius = 2.6 * view["s"]
+            lab.page.keyboard.down("Alt")
+            lab.page.mouse.move(cx + radius, cy)
+            lab.page.mouse.down()
+            for a in np.linspace(0, 2 * np.pi, 40)[1:]:
+                lab.page.mouse.move(cx + radius * np.cos(a), cy + 0.8 * radius * np.sin(a))
+            lab.page.mouse.up()
+            lab.page.keyboard.up("Alt")
+            lab.page.wait_for_timeout(500)
+            lab.page.evaluate(
+                "() => { const nb = jupyterapp.shell.currentWidget;"
+                " nb.content.activeCellIndex = 1;"
+                " return jupyterapp.commands.execute('notebook:insert-cell-below'); }")
+            lab.page.evaluate(
+                "() => { const cell = jupyterapp.shell.currentWidget.content.activeCell;"
+                " cell.model.sharedModel.setSource(\"w.selection[['title', 'newsgroup', "
+                "'score']].head(5)\"); return jupyterapp.commands.execute("
+                "'notebook:run-cell'); }")
+            lab.page.wait_for_timeout(1500)
+            lab.page.evaluate("() => { const nb = jupyterapp.shell.currentWidget.content;"
+                              " nb.widgets[1].node.scrollIntoView(); }")
+            lab.page.wait_for_timeout(500)
+            lab.page.screenshot(path=shot)
+        browser.close()
+    _shrink(shot)
 
 
 if __name__ == "__main__":

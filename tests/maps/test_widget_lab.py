@@ -78,7 +78,7 @@ def wait_kernel(lab, expr, want, timeout=20):
         value = kernel_json(lab, expr)
         if want(value) or time.monotonic() > deadline:
             return value
-        time.sleep(0.2)
+        lab["page"].wait_for_timeout(200)
 
 
 def canvas_point(lab, r, c):
@@ -170,7 +170,7 @@ def test_highlight_from_python_changes_the_pixels(lab):
     deadline = time.monotonic() + 20
     while frame.evaluate("countgridMap.highlightedCells()") != [2 * 13 + 3, 6 * 13 + 9]:
         assert time.monotonic() < deadline, frame.evaluate("countgridMap.highlightedCells()")
-        time.sleep(0.1)
+        lab["page"].wait_for_timeout(100)
     after = canvas_pixels(lab)
     view = frame.evaluate("countgridMap.view()")
     s = view["s"]
@@ -190,7 +190,7 @@ def test_highlight_from_python_changes_the_pixels(lab):
     deadline = time.monotonic() + 20
     while frame.evaluate("countgridMap.highlightedCells()"):
         assert time.monotonic() < deadline
-        time.sleep(0.1)
+        lab["page"].wait_for_timeout(100)
 
 
 def test_colour_both_ways(lab):
@@ -199,7 +199,7 @@ def test_colour_both_ways(lab):
     deadline = time.monotonic() + 20
     while frame.evaluate("countgridMap.colouring()") != "topic":
         assert time.monotonic() < deadline
-        time.sleep(0.1)
+        lab["page"].wait_for_timeout(100)
     frame.select_option("#cg-color", label="none")
     assert wait_kernel(lab, "w.color_by", lambda v: v == "") == ""
     frame.select_option("#cg-color", label="topic")

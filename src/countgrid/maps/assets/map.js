@@ -454,11 +454,25 @@
       }
       // the selected cells and the rectangle being dragged
       if (state.selection) {
+        const sel = state.selection;
         ctx.fillStyle = "rgba(37, 99, 235, 0.16)";
         for (let y = y0; y < y1; y++) {
           const r = mod(y, E1), py = (y - view.oy) * s;
-          for (let x = x0; x < x1; x++) if (state.selection[r * E2 + mod(x, E2)]) ctx.fillRect((x - view.ox) * s, py, s, s);
+          for (let x = x0; x < x1; x++) if (sel[r * E2 + mod(x, E2)]) ctx.fillRect((x - view.ox) * s, py, s, s);
         }
+        // and its outline, which a colouring's tints do not hide
+        ctx.strokeStyle = "#1d4ed8";
+        ctx.lineWidth = 2;
+        ctx.beginPath();
+        for (let y = y0; y < y1; y++) {
+          const r = mod(y, E1), py = (y - view.oy) * s;
+          for (let x = x0; x < x1; x++) {
+            const c = mod(x, E2), px = (x - view.ox) * s, here = sel[r * E2 + c];
+            if (here !== sel[r * E2 + mod(c + 1, E2)]) { ctx.moveTo(px + s, py); ctx.lineTo(px + s, py + s); }
+            if (here !== sel[mod(r + 1, E1) * E2 + c]) { ctx.moveTo(px, py + s); ctx.lineTo(px + s, py + s); }
+          }
+        }
+        ctx.stroke();
       }
       if (state.rubber) {
         const [ax, ay, bx, by] = state.rubber;
