@@ -72,7 +72,7 @@ def widget(grid, X=None, *, height=640, **kwargs):
 
         - ``selection``: the documents selected in the map, best first (read-only,
           observable with ``w.observe(callback, names="selection")`` or
-          :meth:`on_select`): a ``pandas.DataFrame`` when pandas is installed, else a dict
+          ``w.on_select(callback)``): a ``pandas.DataFrame`` when pandas is installed, else a dict
           of arrays, with the columns ``document`` (row of X), ``id``, ``title``,
           ``row``, ``col`` (the cell at the centre of its most probable window),
           ``score`` and one column per metadata column.  For a clicked cell, the
@@ -84,7 +84,7 @@ def widget(grid, X=None, *, height=640, **kwargs):
           page hides are left out.
         - ``selected_cells``: the selected cells, ``(row, col)`` pairs (read-only).
         - ``selection_kind``: ``"cell"``, ``"cells"`` or ``""`` (nothing selected).
-        - ``highlight``: what Python lights (:func:`highlight_cells`): words of the
+        - ``highlight``: what Python lights (as the page's search does): words of the
           vocabulary, documents (rows of X as ints, or ids as str) and cells
           (``(row, col)``), or a dict ``{"words": [...], "documents": [...],
           "ids": [...], "cells": [...]}``; ``[]`` clears it.
