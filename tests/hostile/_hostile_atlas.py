@@ -1027,6 +1027,11 @@ def _short(value):
     return json.dumps(value, separators=(",", ":"))
 
 
+def _label(value):
+    """Any value as a case id's variant: its repr, spaces out, cut at 60 characters."""
+    return repr(value).replace(" ", "")[:60]
+
+
 A_NAMES = ("annotations", "source")
 MB = 2**20
 
@@ -1378,10 +1383,139 @@ def gen_write_html():
     return out
 
 
+# ============================================================================ widget
+def gen_widget():
+    """The notebook widget (``countgrid.widget``): its arguments, the traits a user sets
+    (``height``, ``color_by``, ``highlight``), ``documents_at``, and the messages its frame
+    sends (``_selection_state``: checked as any input, a malformed one changes nothing)."""
+    out = []
+    need = ("countgrid.maps.widget", "anywidget")
+    meta = {"g": np.array(["a", "b"] * (N // 2))}
+
+    def make_widget(**kw):
+        return _cg().widget(F._grid(), D.Xs, metadata=meta, **kw)
+
+    def add(klass, variant, expect, names, run, oracle=None, error=None, match=None):
+        if expect == "ok":
+            error = match = None
+        out.append(Case("maps.widget", "", klass, variant, expect, run, names, oracle, need,
+                        error=error, match=match))
+
+    def widget_oracle(value):
+        if type(value).__name__ != "MapWidget":
+            return f"not a MapWidget: {type(value).__name__}"
+        if not (len(value._map_part) > 4 and len(value._documents_part) > 4):
+            return "empty data parts"
+        return None
+
+    # widget()'s arguments
+    add("params", "defaults", "ok", (), lambda ctx: make_widget(), widget_oracle)
+    add("params", "height=100", "ok", ("height",), lambda ctx: make_widget(height=100),
+        widget_oracle)
+    for value in (99, 0, -5, 20_001, 10**30, 2.5, "640", True, None, [640]):
+        add("params", f"height={_label(value)}", "raise", ("height",),
+            lambda ctx, v=value: make_widget(height=v), error=ValueError,
+            match=r"height must be an int in \[100, 20000\]")
+    add("params", "data_format=json", "raise", ("data_format",),
+        lambda ctx: make_widget(data_format="json"), error=TypeError, match="data_format")
+    add("params", "color_by=unknown", "raise", ("color_by",),
+        lambda ctx: make_widget(color_by="nope"), error=ValueError, match="color_by")
+    add("params", "grid-1-D", "raise", ("grid", "extent"),
+        lambda ctx: _cg().widget(_grid_1d(), D.Xs), error=ValueError, match="2-D")
+    add("shape", "X-wrong-words", "raise", ("X",),
+        lambda ctx: _cg().widget(F._grid(), D.Xs[:, :-1]), error=ValueError, match="X")
+    add("params", "titles-too-short", "raise", ("titles",),
+        lambda ctx: _cg().widget(F._grid(), D.Xs, titles=["a"]), error=ValueError,
+        match="titles")
+
+    # traits set by the user: refused with the trait named, the old value kept
+    def set_trait(name, value, check):
+        def run(ctx):
+            w = make_widget()
+            before = (w.height, w.color_by, dict(w._highlight_state))
+            try:
+                setattr(w, name, value)
+            except (TypeError, ValueError):
+                if (w.height, w.color_by, dict(w._highlight_state)) != before:
+                    raise S.Violated(f"a refused {name} changed the widget") from None
+                raise
+            return check(w)
+        return run
+
+    bad = [("height", v, TypeError if not isinstance(v, int) or isinstance(v, bool) else
+            ValueError, "height must be") for v in (50, 10**9, "640", 2.5, None, True, [1])]
+    bad += [("color_by", v, TypeError if not isinstance(v, str) else ValueError, "color_by")
+            for v in (5, b"g", ["g"], "nope", "x" * 200_000)]
+    bad += [("highlight", v, e, m) for v, e, m in (
+        (["no such word"], ValueError, "highlight"), ([10**20], ValueError, "highlight"),
+        ([-1], ValueError, "highlight"), ([(E[0], 0)], ValueError, "highlight cell"),
+        ([(0, 0, 0)], TypeError, "highlight"), ([float("nan")], TypeError, "highlight"),
+        ([None], TypeError, "highlight"), ([b"w"], TypeError, "highlight"),
+        ("w0", TypeError, "highlight must be a list"), (5, TypeError, "highlight"),
+        ({"rows": [1]}, ValueError, "unknown keys"), ({"cells": [(1.5, 2)]}, TypeError,
+                                                      "highlight cell"),
+        ({"words": "w0"}, TypeError, "highlight .words. must be a list"),
+        ([(True, 0)], TypeError, "highlight cell"))]
+    for name, value, error, match in bad:
+        add("traits", f"{name}={_label(value)}", "raise", (name,),
+            set_trait(name, value, lambda w: w), error=error, match=match)
+    add("traits", "highlight=100000-cells", "ok", ("highlight",),
+        set_trait("highlight", [(r % E[0], r % E[1]) for r in range(100_000)],
+                  lambda w: w._highlight_state),
+        lambda v: None if v["cells"] == list(range(E[0] * E[1]))[::E[1] + 1][:E[0]] or
+        len(v["cells"]) <= E[0] * E[1] else "more cells than the grid has")
+    add("traits", "highlight=None", "ok", ("highlight",),
+        set_trait("highlight", None, lambda w: w._highlight_state["cells"]),
+        lambda v: None if v == [] else f"None lit {v}")
+
+    # messages of the frame: checked, a malformed one ignored
+    messages = [
+        {"kind": "cells", "cells": [10**12]}, {"kind": "cells", "cells": [-1]},
+        {"kind": "cells", "cells": ["1"]}, {"kind": "cells", "cells": [1.5]},
+        {"kind": "cells", "cells": "all"}, {"kind": "cell", "cells": []},
+        {"kind": "cell", "cells": [1, 2]}, {"kind": "lasso", "cells": [1]},
+        {"kind": "cells", "cells": [1], "kept": "all"},
+        {"kind": "cells", "cells": [1], "kept": [1.5]},
+        {"kind": ["cells"], "cells": [1]}, {}, {"kind": "cells"},
+        {"kind": "cells", "cells": list(range(10**5))},
+    ]
+    for k, msg in enumerate(messages):
+        def run(ctx, msg=msg):
+            w = make_widget()
+            w._selection_state = {"kind": "cells", "cells": [3], "kept": None}
+            before = (w.selection.copy() if hasattr(w.selection, "copy") else
+                      dict(w.selection), list(w.selected_cells))
+            w._selection_state = msg
+            return before, (w.selection, list(w.selected_cells))
+
+        def unchanged(value):
+            (b_table, b_cells), (a_table, a_cells) = value
+            same = b_table.equals(a_table) if hasattr(b_table, "equals") else \
+                all(np.array_equal(b_table[c], a_table[c]) for c in b_table)
+            return None if same and b_cells == a_cells else "a malformed message changed " \
+                "the selection"
+        add("frame", f"message-{k}-{_label(msg)}", "ok", ("selection",), run, unchanged)
+    add("frame", "kept=rows-outside-the-map", "ok", ("selection",),
+        lambda ctx: (lambda w: (setattr(w, "_selection_state", {
+            "kind": "cells", "cells": list(range(E[0] * E[1])), "kept": [10**9, -5]}),
+            len(w.selection["document"]))[1])(make_widget()),
+        lambda v: None if v == 0 else f"{v} documents kept")
+
+    # documents_at
+    for value, error, match in (([(E[0], 0)], ValueError, "out of range"),
+                                ([(0,)], ValueError, "coordinates"), ("0", TypeError,
+                                                                     "cells must be a list"),
+                                ([None], TypeError, "cells"), ([10**20], ValueError,
+                                                                "out of range")):
+        add("params", f"documents_at={_label(value)}", "raise", ("cells",),
+            lambda ctx, v=value: make_widget().documents_at(v), error=error, match=match)
+    return out
+
+
 #: Cases of this module that fail because of library code the suite cannot change (file,
 #: line, the fix proposed); tests/hostile/test_hostile.py expects them to fail until the
 #: fix lands (then the entry must go).
 KNOWN_FAILURES = {}
 
 GENERATORS = (gen_regions, gen_region_words, gen_compare_groups, gen_shares_by_period,
-              gen_region_effects, gen_read_annotations, gen_write_html)
+              gen_region_effects, gen_read_annotations, gen_write_html, gen_widget)

@@ -157,13 +157,20 @@ def test_highlight_resolves_words_documents_and_cells(made, fitted):
     w.highlight = [word, doc, (9, 12)]
     want = set(cells[offsets[j]:offsets[j + 1]].tolist()) | \
         {int(centre[doc, 0] * E2 + centre[doc, 1]), 9 * E2 + 12}
-    assert w._highlight_state == {"cells": sorted(want), "terms": [word]}
+    state = dict(w._highlight_state)
+    assert state.pop("seq") >= 1 and state == {"cells": sorted(want), "terms": [word]}
     # ids (str that are no word) and the explicit form
     w.highlight = {"ids": [str(doc)], "cells": [(0, 0)]}
     assert w._highlight_state["cells"] == sorted({int(centre[doc, 0] * E2 + centre[doc, 1]),
                                                   0})
+    seq = w._highlight_state["seq"]
     w.highlight = []
-    assert w._highlight_state == {"cells": [], "terms": []}
+    assert w._highlight_state == {"cells": [], "terms": [], "seq": seq + 1}
+    w.highlight = []            # again: the page gets it again
+    assert w._highlight_state["seq"] == seq + 2
+    w.highlight = [(1, 1)]
+    w.highlight = None          # clears too
+    assert w._highlight_state["cells"] == [] and w.highlight is None
 
 
 @pytest.mark.parametrize("value, error, match", [
@@ -189,13 +196,24 @@ def test_colour_and_height_are_checked(made):
     w.color_by = ""
     with pytest.raises(ValueError, match="is not a colouring of this map"):
         w.color_by = "nope"
-    with pytest.raises(ValueError, match="height must be at least 100"):
+    with pytest.raises(ValueError, match=r"height must be in \[100, 20000\]"):
         w.height = 50
+    with pytest.raises(ValueError, match="height must be in"):
+        w.height = 10**9
+    for bad in ("640", True, None, 640.0):
+        with pytest.raises(TypeError, match="height must be an int"):
+            w.height = bad
+    with pytest.raises(TypeError, match="color_by must be a colouring's name"):
+        w.color_by = 5
+    w.color_by = "topic"
+    w.color_by = None                      # none
+    assert w.color_by == ""
 
 
 def test_bad_arguments(fitted):
-    with pytest.raises(ValueError, match="height must be an int"):
-        countgrid.widget(fitted["grid"], fitted["X"], height=20)
+    for bad in (20, 10**6, 2.5, "640", True):
+        with pytest.raises(ValueError, match=r"height must be an int in \[100, 20000\]"):
+            countgrid.widget(fitted["grid"], fitted["X"], height=bad)
     with pytest.raises(TypeError, match="data_format"):
         countgrid.widget(fitted["grid"], fitted["X"], data_format="json")
     with pytest.raises(ValueError, match="color_by"):

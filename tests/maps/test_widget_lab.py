@@ -186,6 +186,14 @@ def test_highlight_from_python_changes_the_pixels(lab):
         assert a[2] < b[2] - 15 and a[0] - a[2] > b[0] - b[2] + 15, (r, c, b, a)
     for r, c in ((8, 1), (4, 6)):
         np.testing.assert_allclose(mean(after, r, c), mean(before, r, c), atol=1.0)
+    # a search in the page replaces the highlight; the same one set again comes back
+    frame.evaluate("countgridMap.search('')")
+    assert frame.evaluate("countgridMap.highlightedCells()") == []
+    kernel(lab, "w.highlight = [(2, 3), (6, 9)]")
+    deadline = time.monotonic() + 20
+    while frame.evaluate("countgridMap.highlightedCells()") != [2 * 13 + 3, 6 * 13 + 9]:
+        assert time.monotonic() < deadline
+        lab["page"].wait_for_timeout(100)
     kernel(lab, "w.highlight = []")
     deadline = time.monotonic() + 20
     while frame.evaluate("countgridMap.highlightedCells()"):

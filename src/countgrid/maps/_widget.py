@@ -38,6 +38,8 @@ def _widget_class():
 
 
 _MapWidget = None
+#: The tallest widget, in pixels.
+MAX_HEIGHT = 20_000
 
 
 def widget(grid, X=None, *, height=640, **kwargs):
@@ -114,8 +116,10 @@ def widget(grid, X=None, *, height=640, **kwargs):
     >>> w.highlight = ["space", "nasa"]                              # doctest: +SKIP
     """
     cls = _widget_class()
-    if isinstance(height, bool) or not isinstance(height, (int, np.integer)) or height < 100:
-        raise ValueError(f"height must be an int of at least 100 pixels, got {height!r}")
+    if isinstance(height, bool) or not isinstance(height, (int, np.integer)) or \
+            not 100 <= height <= MAX_HEIGHT:
+        raise ValueError(f"height must be an int in [100, {MAX_HEIGHT}] pixels, got "
+                         f"{height!r}")
     if "data_format" in kwargs:
         raise TypeError("data_format is not an argument of widget(): the widget sends "
                         "binary buffers")
@@ -260,7 +264,7 @@ def highlight_cells(data, items):
         if unknown:
             raise ValueError(f"highlight: unknown keys {sorted(unknown)}; use 'words', "
                              f"'documents', 'ids' and 'cells'")
-        groups = {k: list(_as_list(items.get(k), k)) for k in
+        groups = {k: list(_as_list(items.get(k), f"highlight {k!r}")) for k in
                   ("words", "documents", "ids", "cells")}
     else:
         groups = {"words": [], "documents": [], "ids": [], "cells": []}
@@ -328,6 +332,11 @@ def _table(columns):
 def _define(anywidget, traitlets):
     t = traitlets
 
+    class Checked(t.Any):
+        """Any value, None included, goes to the trait's validator (traitlets' Any lets
+        None past it whatever ``allow_none`` says)."""
+        allow_none = False
+
     class MapWidget(anywidget.AnyWidget):
         """The map of a counting grid in a notebook (made by :func:`countgrid.widget`)."""
 
@@ -338,9 +347,11 @@ def _define(anywidget, traitlets):
         _highlight_state = t.Dict().tag(sync=True)
         _selection_state = t.Dict().tag(sync=True)
         _error = t.Unicode("").tag(sync=True)
-        height = t.Int(640).tag(sync=True)
-        color_by = t.Unicode("").tag(sync=True)
-        highlight = t.Any(None)
+        # Any, checked below: a wrong value raises TypeError/ValueError naming the trait
+        # (traitlets' own types raise TraitError)
+        height = Checked(640).tag(sync=True)
+        color_by = Checked("").tag(sync=True)
+        highlight = Checked(None)
         selection = t.Any(read_only=True)
         selected_cells = t.List(read_only=True)
         selection_kind = t.Unicode("", read_only=True)
@@ -359,13 +370,18 @@ def _define(anywidget, traitlets):
         @t.validate("height")
         def _check_height(self, proposal):
             v = proposal["value"]
-            if v < 100:
-                raise ValueError(f"height must be at least 100 pixels, got {v}")
-            return v
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"height must be an int (pixels), got {type(v).__name__}")
+            if not 100 <= v <= MAX_HEIGHT:
+                raise ValueError(f"height must be in [100, {MAX_HEIGHT}] pixels, got {v}")
+            return int(v)
 
         @t.validate("color_by")
         def _check_color(self, proposal):
-            v = proposal["value"]
+            v = "" if proposal["value"] is None else proposal["value"]
+            if not isinstance(v, str):
+                raise TypeError(f"color_by must be a colouring's name (str) or None, got "
+                                f"{type(v).__name__}")
             if v and v not in self._colourings:
                 raise ValueError(f"color_by={v!r} is not a colouring of this map; choose "
                                    f"one of {self._colourings} or '' for none")
@@ -374,14 +390,17 @@ def _define(anywidget, traitlets):
         @t.validate("highlight")
         def _check_highlight(self, proposal):
             cells, words = highlight_cells(self._data, proposal["value"])
-            self._highlight_state = {"cells": cells, "terms": words}
+            # numbered: the same highlight set again reaches the page (a search there
+            # may have replaced it)
+            seq = (self._highlight_state or {}).get("seq", 0) + 1
+            self._highlight_state = {"cells": cells, "terms": words, "seq": seq}
             return proposal["value"]
 
         @t.observe("_selection_state")
         def _on_selection(self, change):
             msg = change["new"] or {}
             kind = msg.get("kind")
-            cells = msg.get("cells") or []
+            cells = msg.get("cells")
             kept = msg.get("kept")
             # the frame's message is checked as any input: kind, cells and rows in range
             if kind not in ("cell", "cells") or not isinstance(cells, list) or \
@@ -413,8 +432,12 @@ def _define(anywidget, traitlets):
             pandas.DataFrame or dict of ndarray
             """
             extent = tuple(int(e) for e in self._data["extent"])
-            flat = [check_cell(c if isinstance(c, (int, np.integer)) else tuple(c), extent,
-                               "cells") for c in _as_list(cells, "cells")]
+            flat = []
+            for c in _as_list(cells, "cells"):
+                if not isinstance(c, (int, np.integer, tuple, list, np.ndarray)):
+                    raise TypeError(f"cells: {c!r} is not a cell ((row, col) or a flat int)")
+                flat.append(check_cell(c if isinstance(c, (int, np.integer)) else tuple(c),
+                                       extent, "cells"))
             return _table(selection_table(self._data, kind, flat, None, self._metadata))
 
         def on_select(self, callback):

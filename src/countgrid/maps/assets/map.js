@@ -463,16 +463,7 @@
         // and its outline, which a colouring's tints do not hide
         ctx.strokeStyle = "#1d4ed8";
         ctx.lineWidth = 2;
-        ctx.beginPath();
-        for (let y = y0; y < y1; y++) {
-          const r = mod(y, E1), py = (y - view.oy) * s;
-          for (let x = x0; x < x1; x++) {
-            const c = mod(x, E2), px = (x - view.ox) * s, here = sel[r * E2 + c];
-            if (here !== sel[r * E2 + mod(c + 1, E2)]) { ctx.moveTo(px + s, py); ctx.lineTo(px + s, py + s); }
-            if (here !== sel[mod(r + 1, E1) * E2 + c]) { ctx.moveTo(px, py + s); ctx.lineTo(px + s, py + s); }
-          }
-        }
-        ctx.stroke();
+        strokeBorders(sel, x0, x1, y0, y1);
       }
       if (state.rubber) {
         const [ax, ay, bx, by] = state.rubber;
@@ -639,10 +630,10 @@
       for (const lev of LEVELS) if (view.s * Math.sqrt(L / lev.n_regions) >= REGION_PX) chosen = lev;
       return chosen;
     }
-    function drawRegions(lev, x0, x1, y0, y1) {
-      const s = view.s, lab = lev.labels;
-      ctx.strokeStyle = "rgba(40, 32, 20, 0.55)";
-      ctx.lineWidth = 1.5;
+    // the edges between cells of different labels (regions, a selection) in the visible
+    // cells, in the current stroke style
+    function strokeBorders(lab, x0, x1, y0, y1) {
+      const s = view.s;
       ctx.beginPath();
       for (let y = y0; y < y1; y++) {
         const r = mod(y, E1), py = (y - view.oy) * s;
@@ -653,6 +644,12 @@
         }
       }
       ctx.stroke();
+    }
+    function drawRegions(lev, x0, x1, y0, y1) {
+      const s = view.s;
+      ctx.strokeStyle = "rgba(40, 32, 20, 0.55)";
+      ctx.lineWidth = 1.5;
+      strokeBorders(lev.labels, x0, x1, y0, y1);
       const sizes = new Array(lev.n_regions).fill(0);
       for (let i = 0; i < L; i++) sizes[lab[i]]++;
       const order = sizes.map((n, k) => k).sort((a, b) => sizes[b] - sizes[a] || a - b);
