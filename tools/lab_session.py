@@ -100,7 +100,10 @@ class LabSession:
             [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
              "--ip=127.0.0.1", "--ServerApp.port_retries=0",
              f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={self.root}",
-             "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True"],
+             "--ServerApp.allow_root=True", "--LabApp.expose_app_in_browser=True",
+             # nothing from the network (CI machines may have none)
+             "--LabApp.extension_manager=readonly", "--LabApp.news_url=",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
             cwd=self.root, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         self.base, self.token = f"http://127.0.0.1:{port}", token
         deadline = time.monotonic() + START_SECONDS
@@ -154,8 +157,11 @@ class LabSession:
             # inside its own calls, and a browser whose messages (a websocket frame of
             # tens of MB) are not read stalls
             self.page.wait_for_timeout(50)
-        raise AssertionError("the widget's map did not open in JupyterLab: " +
-                             self.page.evaluate("document.body.innerText.slice(0, 2000)"))
+        raise AssertionError("the widget's map did not open in JupyterLab; the notebook "
+                             "shows:\n" + self.page.evaluate(
+                                 "(document.querySelector('.jp-Notebook') || document.body)"
+                                 ".innerText.slice(0, 3000)") +
+                             "\nthe server's log ends:\n" + self.log()[-2000:])
 
     def kernel(self, code):
         """Run ``code`` in the notebook's kernel; its standard output (an error raises)."""

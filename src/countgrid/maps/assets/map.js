@@ -646,10 +646,10 @@
       ctx.stroke();
     }
     function drawRegions(lev, x0, x1, y0, y1) {
-      const s = view.s;
+      const s = view.s, lab = lev.labels;
       ctx.strokeStyle = "rgba(40, 32, 20, 0.55)";
       ctx.lineWidth = 1.5;
-      strokeBorders(lev.labels, x0, x1, y0, y1);
+      strokeBorders(lab, x0, x1, y0, y1);
       const sizes = new Array(lev.n_regions).fill(0);
       for (let i = 0; i < L; i++) sizes[lab[i]]++;
       const order = sizes.map((n, k) => k).sort((a, b) => sizes[b] - sizes[a] || a - b);
