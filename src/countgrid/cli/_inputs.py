@@ -15,14 +15,16 @@ from countgrid.text import read_corpus
 INPUT_HELP = ("documents: a folder of .txt files (one per document, recursive), a .txt file "
               "with one document per line, .csv/.tsv (the column 'text', or --text-col), .jsonl "
               "(with --text-field), - for stdin, or pre-vectorised counts: a corpus .npz "
-              "(countgrid vectorize), a scipy .npz, .mtx, or a UCI docword.*.txt")
+              "(countgrid vectorize), a scipy .npz, .mtx, a UCI docword.*.txt, a 10x Genomics "
+              "folder (matrix.mtx, features.tsv, barcodes.tsv: cells as documents) or an "
+              "AnnData .h5ad")
 
 
 def add_input_options(parser, vectorizer=True):
     group = parser.add_argument_group("input")
     group.add_argument("--format", default="auto",
                        choices=["auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx",
-                                "uci"],
+                                "uci", "10x", "h5ad"],
                        help="input format (default: from the path)")
     group.add_argument("--text-col", help="CSV/TSV column holding the text (default: the "
                                           "column named 'text', if there is one)")
@@ -35,6 +37,9 @@ def add_input_options(parser, vectorizer=True):
     group.add_argument("--text-field", default="text", help="JSONL field holding the text "
                                                             "(default: text)")
     group.add_argument("--encoding", default="utf-8", help="text encoding (default: utf-8)")
+    group.add_argument("--transpose", action="store_true",
+                       help="a .mtx file is terms x documents (features x cells, as genomics "
+                            "tools write it)")
     group.add_argument("--on-error", choices=["skip", "fail"], default="skip",
                        help="a file of a folder that is not readable text (binary, another "
                             "encoding, unreadable): skip it with one warning listing such "
@@ -67,7 +72,7 @@ def _reader_options(args):
     options = dict(format=args.format, text_col=args.text_col, id_col=args.id_col,
                    title_col=args.title_col, link_col=args.link_col, meta_cols=meta,
                    text_field=args.text_field, encoding=args.encoding,
-                   on_error=args.on_error)
+                   on_error=args.on_error, transpose=args.transpose)
     if hasattr(args, "min_df"):
         stop = None if str(args.stop_words).lower() in ("none", "") else args.stop_words
         options.update(min_df=args.min_df, max_df=args.max_df,

@@ -13,8 +13,10 @@ countgrid[text]``).  The user's page: docs/text.md.
 from countgrid.text._changelog import load_python_changelog
 from countgrid.text._corpus import Corpus
 from countgrid.text._lengths import cap_document_lengths
+from countgrid.text._cells import read_10x, read_h5ad
 from countgrid.text._readers import FORMATS, read_corpus, read_documents
 from countgrid.text._selection import select_by_resolving_power
 
-__all__ = ["Corpus", "FORMATS", "read_corpus", "read_documents", "select_by_resolving_power",
+__all__ = ["Corpus", "FORMATS", "read_corpus", "read_documents", "read_10x", "read_h5ad",
+           "select_by_resolving_power",
            "cap_document_lengths", "load_python_changelog"]

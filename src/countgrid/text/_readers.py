@@ -30,11 +30,13 @@ from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _
                                     _from_dict, _load_npz, _warn_empty, snippet_of, title_of,
                                     warn)
 
+from countgrid.text._cells import is_10x_folder, mmread_checked, read_10x, read_h5ad
+
 __all__ = ["read_corpus", "read_documents", "FORMATS"]
 
 #: Formats of raw text, then of pre-vectorised counts.
 TEXT_FORMATS = ("folder", "lines", "csv", "tsv", "jsonl")
-COUNT_FORMATS = ("npz", "mtx", "uci")
+COUNT_FORMATS = ("npz", "mtx", "uci", "10x", "h5ad")
 FORMATS = TEXT_FORMATS + COUNT_FORMATS
 _MISSING = {"", "na", "n/a", "nan", "null", "none"}
 _SNIPPET_WORDS = 12
@@ -60,12 +62,15 @@ def _detect(path, fmt):
     if not os.path.exists(name):
         raise FileNotFoundError(f"no such file or folder: {name}")
     if os.path.isdir(name):
+        if fmt == "10x" or (fmt == "auto" and is_10x_folder(name)):
+            return "10x"
         if fmt not in ("auto", "folder"):
             raise ValueError(f"{name} is a folder; format={fmt!r} reads a file "
-                             "(format='folder' or 'auto' reads a folder of .txt files)")
+                             "(format='folder' or 'auto' reads a folder of .txt files, "
+                             "'10x' a 10x Genomics matrix folder)")
         return "folder"
-    if fmt == "folder":
-        raise ValueError(f"format='folder' needs a folder, and {name} is a file")
+    if fmt in ("folder", "10x"):
+        raise ValueError(f"format={fmt!r} needs a folder, and {name} is a file")
     if fmt != "auto":
         return fmt
     base = os.path.basename(name).lower()
@@ -75,7 +80,7 @@ def _detect(path, fmt):
     ext = os.path.splitext(stem)[1]
     found = {".txt": "lines", ".text": "lines", ".csv": "csv", ".tsv": "tsv",
              ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".npz": "npz",
-             ".mtx": "mtx"}.get(ext)
+             ".mtx": "mtx", ".h5ad": "h5ad"}.get(ext)
     if found is None:
         hint = " (a .json file holding one object per line is JSON Lines: format='jsonl')" \
             if ext == ".json" else ""
@@ -589,7 +594,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
                 link_col=None, meta_cols=None, text_field="text", encoding="utf-8",
                 vocab=None, extensions=(".txt",), lowercase=True, stop_words="english",
                 min_df=2, max_df=0.5, max_features=None, token_pattern=None,
-                vocabulary=None, on_error="skip", max_docs=None, random_state=None):
+                vocabulary=None, on_error="skip", max_docs=None, random_state=None,
+                transpose=False):
     """Read a corpus from a folder, a text, CSV, TSV or JSONL file, stdin or counts.
 
     Formats (``format="auto"`` tells them from the path):
@@ -613,10 +619,17 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
                   ``split_names`` (metadata ``"split"``), ``texts_utf8`` +
                   ``texts_offsets`` (snippets and titles) and ``sample_ids`` (ids)
     ``mtx``       ``.mtx`` MatrixMarket, documents x terms, terms from ``vocab=`` (a file
-                  with one term per line) or ``w0``, ``w1``, ...
+                  with one term per line) or ``w0``, ``w1``, ...; terms x documents with
+                  ``transpose=True``
     ``uci``       ``docword.NAME.txt(.gz)`` of the UCI bag-of-words format (three header
                   lines D, W, NNZ then ``docID wordID count``, 1-based) with
                   ``vocab.NAME.txt`` next to it (or ``vocab=``); id = the docID
+    ``10x``       a 10x Genomics folder (``matrix.mtx``, ``features.tsv`` or
+                  ``genes.tsv``, ``barcodes.tsv``, gzipped or not): cells are documents,
+                  features terms (:func:`countgrid.text.read_10x`)
+    ``h5ad``      an AnnData ``.h5ad`` file, read backed a block of cells at a time:
+                  ``layers["counts"]`` or ``X``, ``obs`` as metadata
+                  (:func:`countgrid.text.read_h5ad`; the ``anndata`` extra)
     ============  ========================================================================
 
     Files ending in ``.gz`` are decompressed.  Ids must be unique.  Documents left
@@ -627,7 +640,9 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     ----------
     path : str or path-like
         The file or folder, or ``"-"`` for the standard input.
-    format : {"auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx", "uci"}
+    format : str, default="auto"
+        One of "auto", "folder", "lines", "csv", "tsv", "jsonl", "npz", "mtx", "uci",
+        "10x", "h5ad".
     text_col, id_col, title_col, link_col : str, optional
         Column (CSV/TSV) or field (JSONL) names.  ``text_col`` defaults to the one column
         named "text" (any case) of a CSV/TSV file, and is required when there is none.
@@ -650,6 +665,9 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         stays the size of the sample; pre-vectorised counts keep their vocabulary.
     random_state : None, int or numpy.random.Generator
         Seed of that sample.
+    transpose : bool, default=False
+        MatrixMarket only: the file is terms x documents (features x cells, as
+        genomics tools write it); ``vocab=`` then lists its rows.
     on_error : {"skip", "fail"}, default="skip"
         A file of a folder that is not readable text: a binary file (a NUL byte in its
         first 8 KiB, as git tells), one that is not valid in ``encoding``, or one that
@@ -709,6 +727,11 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         raise TypeError(f"format must be a str, got {format!r}")
     fmt = _detect(path, format)
     label = _name_of(path)
+    if not isinstance(transpose, (bool, np.bool_)):
+        raise TypeError(f"transpose must be a bool, got {type(transpose).__name__}")
+    if transpose and fmt != "mtx":
+        raise ValueError(f"transpose=True applies to MatrixMarket input (.mtx), not to "
+                         f"{label}")
     options = dict(lowercase=lowercase, stop_words=stop_words, min_df=min_df, max_df=max_df,
                    max_features=max_features, token_pattern=token_pattern)
     if vocab is not None and not isinstance(vocab, (str, bytes, os.PathLike)):
@@ -727,7 +750,11 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         if fmt == "npz":
             corpus = _read_npz(label)
         elif fmt == "mtx":
-            corpus = _read_mtx(label, vocab, encoding)
+            corpus = _read_mtx(label, vocab, encoding, transpose)
+        elif fmt == "10x":
+            corpus = read_10x(label, encoding)
+        elif fmt == "h5ad":
+            corpus = read_h5ad(label)
         else:
             corpus = _read_uci(label, vocab, encoding)
         if vocabulary is not None:
@@ -905,22 +932,10 @@ def _read_vocab(path, label, encoding, n_terms):
     return arr
 
 
-def _read_mtx(label, vocab, encoding):
-    import scipy.io
-
-    try:
-        M = scipy.io.mmread(label)
-    except (FileNotFoundError, PermissionError, IsADirectoryError):
-        raise
-    except MemoryError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - scipy's reader raises many types
-        raise ValueError(f"{label} is not a readable MatrixMarket file: "
-                         f"{type(exc).__name__}: {exc}") from None
-    if not sp.issparse(M):
-        M = np.asarray(M)
-        if M.ndim != 2:
-            raise ValueError(f"{label} does not hold a matrix")
+def _read_mtx(label, vocab, encoding, transpose=False):
+    M = mmread_checked(label)
+    if transpose:         # terms x documents, as genomics tools write (features x cells)
+        M = M.T
     m = M.shape[1]
     terms = (np.array([f"w{j}" for j in range(m)]) if vocab is None
              else _read_vocab(vocab, label, encoding, m))
