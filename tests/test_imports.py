@@ -177,7 +177,8 @@ def test_every_estimator_registers_itself():
 
 
 #: The front door (docs/architecture.md): built on the model families, never below them.
-FRONT_DOOR = ("countgrid.maps", "countgrid.text", "countgrid.cli", "countgrid.plotting")
+FRONT_DOOR = ("countgrid.maps", "countgrid.text", "countgrid.cli", "countgrid.plotting",
+              "countgrid.external")
 #: The model families.
 FAMILIES = ("countgrid.grid", "countgrid.topics", "countgrid.rap", "countgrid.gtm",
             "countgrid.mixture", "countgrid.kernels")

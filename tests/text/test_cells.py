@@ -162,6 +162,21 @@ def test_a_grid_of_cells_from_the_command_line(tmp_path):
     assert run.returncode == 0, run.stderr
     model = countgrid.load(out)
     assert model.pi_.shape == (6, 6, 15)
+    # the map coloured by one gene's share in each cell (the model keeps its corpus)
+    page = tmp_path / "map.html"
+    run = subprocess.run([sys.executable, "-m", "countgrid.cli", "html", str(out), "-o",
+                          str(page), "--feature", "G5", "--feature", "G2-1"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    data = countgrid.maps.map_data(model, corpus=countgrid.text.read_10x(folder),
+                                   metadata=countgrid.maps.feature_shares(
+                                       X, unique_names(genes), ["G5", "G2-1"]))
+    assert [c["name"] for c in data["colorings"]][-2:] == ["G5 share", "G2-1 share"]
+    assert "G5 share" in page.read_text(encoding="utf-8")     # a small map: plain JSON
+    run = subprocess.run([sys.executable, "-m", "countgrid.cli", "html", str(out), "-o",
+                          str(page), "--feature", "nope"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 2 and "--feature: features: 'nope' is not a feature" in run.stderr
 
 
 @pytest.mark.parametrize("header, match", [

@@ -25,6 +25,7 @@ examples:
   countgrid html model.npz -o map.html --color-by group --levels sci.space,alt.atheism
   countgrid html model.npz -o map.html --weighting probability   # most probable words
   countgrid html model.npz -o map.html --time-col date   # a time slider over the dates
+  countgrid html model.npz -o map.html --feature space   # where a word (a gene) is used
   countgrid html periods.npz -o periods.html    # a grid per period under the time slider
   countgrid html model.npz -o again.html --annotations countgrid-notes.json
   countgrid html model.npz new_posts/ --versus other_posts/ --names new,other -o diff.html
@@ -54,6 +55,10 @@ def add_arguments(p):
                         "documents; opens from file:// or any static web host)")
     add_colouring_options(p, "metadata column to colour the cells by (categorical: a "
                              "legend; numbers: a colour bar)")
+    p.add_argument("--feature", action="append", default=None, metavar="TERM",
+                   help="colour the cells by the share of TERM (a word, a gene) in the "
+                        "documents: a colouring named 'TERM share' (repeatable; the map opens "
+                        "on the first unless --color-by)")
     p.add_argument("--time-col", default=None,
                    help="metadata column of dates (ISO 8601 or Unix timestamps): a time "
                         "slider, the map of each period and each region's share over time")
@@ -143,7 +148,23 @@ def run(args, out):
             raise UsageError(f"argument --period: the model holds a grid per "
                              f"{est.period_}; the slider's periods are those")
         args.time_col = time_column(est, docs, args.time_col)
-    if args.color_by is not None and (docs is None or args.color_by not in docs.metadata):
+    metadata = None
+    if args.feature:
+        if docs is None:
+            raise UsageError("argument --feature: give the documents (INPUT) or a model that "
+                             "holds them")
+        if args.versus is not None:
+            raise UsageError("argument --feature: the map of --versus opens on the two "
+                             "corpora's difference; drop --feature")
+        try:
+            shares = maps.feature_shares(docs.counts, docs.vocabulary, args.feature)
+        except ValueError as exc:
+            raise UsageError(f"argument --feature: {exc}") from None
+        metadata = {**docs.metadata, **shares}
+        if args.color_by is None:
+            args.color_by = next(iter(shares))
+    if args.color_by is not None and (docs is None or args.color_by not in
+                                      (metadata or docs.metadata)):
         have = [] if docs is None else list(docs.metadata)
         raise UsageError(f"argument --color-by: the documents have no column "
                          f"{args.color_by!r} (they have: {', '.join(have) or 'none'})")
@@ -179,7 +200,7 @@ def run(args, out):
         if args.color_by is None:
             raise UsageError("argument --levels: choose the levels of a --color-by column")
         levels = [v.strip() for v in args.levels.split(",") if v.strip()]
-        have = set(np.asarray(docs.metadata[args.color_by]).astype(str).tolist())
+        have = set(np.asarray((metadata or docs.metadata)[args.color_by]).astype(str).tolist())
         missing = [v for v in levels if v not in have]
         if missing or not levels:
             raise UsageError(f"argument --levels: {', '.join(map(repr, missing)) or 'nothing'} "
@@ -188,6 +209,8 @@ def run(args, out):
                    time=args.time_col, period=args.period, annotations=annotations,
                    max_docs=args.max_docs,
                    weighting=weighting_of(args, None if docs is None else docs.counts))
+    if metadata is not None:
+        options["metadata"] = metadata
     if args.n_words:
         options["n_words"] = args.n_words
     if args.title:

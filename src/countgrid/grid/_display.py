@@ -5,6 +5,7 @@ functions registered
 here; countgrid.maps registers its own when it is imported (``import countgrid`` imports
 it), so that the model layer imports nothing from the map layer (docs/architecture.md).
 """
+import sys
 
 _RENDERER = {}
 
@@ -51,7 +52,6 @@ def widget_bundle(grid):
     """The widget's mime bundle of a fitted 2-D ``grid`` when a Jupyter kernel runs and
     the widget can be made (anywidget installed), else None: the display falls back to
     the static preview (``_repr_html_``)."""
-    import sys
     if _RENDERER.get("widget") is None or not hasattr(grid, "pi_") or \
             "ipykernel" not in sys.modules:
         return None

@@ -15,6 +15,7 @@ from countgrid.maps._data import (MAX_ID_CHARS, MAX_LABEL_CHARS, MAX_LINK_CHARS,
 from countgrid.grid._display import register_map
 from countgrid.maps._annotations import read_annotations
 from countgrid.maps._bundle import write_bundle
+from countgrid.maps._features import feature_shares
 from countgrid.maps._html import grid_to_html, write_html
 from countgrid.maps._preview import MapEmbed, embed, preview_html
 from countgrid.maps._widget import widget
@@ -22,6 +23,7 @@ from countgrid.maps._widget import widget
 register_map(grid_to_html, preview_html, widget)
 
 __all__ = ["write_html", "write_bundle", "embed", "MapEmbed", "widget", "map_data",
+           "feature_shares",
            "rank_documents", "search_cells", "safe_link", "read_annotations",
            "truncate_text", "SEARCH_FRACTION", "MAX_TITLE_CHARS", "MAX_ID_CHARS",
            "MAX_SNIPPET_CHARS", "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_WORD_CHARS",

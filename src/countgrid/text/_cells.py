@@ -13,7 +13,11 @@ import os
 import warnings
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
+
+from countgrid._utils.memory import check_memory
+from countgrid.text._corpus import Corpus
 
 __all__ = ["read_10x", "read_h5ad", "is_10x_folder", "unique_names", "mmread_checked"]
 
@@ -95,8 +99,6 @@ def read_10x(folder, encoding="utf-8"):
         When the matrix is not a readable MatrixMarket file or its shape does not match
         the features and barcodes.
     """
-    from countgrid.text._corpus import Corpus
-
     folder = os.fsdecode(folder)
     matrix = _first(folder, MATRIX_NAMES)
     barcodes = _first(folder, BARCODE_NAMES)
@@ -158,9 +160,6 @@ def _mtx_header(path):
 def mmread_checked(path):
     """The matrix of a MatrixMarket file, its declared size checked first: a file from
     anyone may declare billions of entries in a few bytes (docs/security.md)."""
-    import scipy.io
-
-    from countgrid._utils.memory import check_memory
     rows, cols, entries = _mtx_header(path)
     if min(rows, cols, entries) < 0:
         raise ValueError(f"{path} declares negative sizes ({rows} x {cols}, {entries} entries)")
@@ -230,7 +229,6 @@ def read_h5ad(path, layer=None, backed=True):
     except ImportError as err:
         raise ImportError("reading .h5ad needs anndata: pip install 'countgrid[anndata]'") \
             from err
-    from countgrid.text._corpus import Corpus
 
     label = os.fsdecode(path)
     if layer is not None and not isinstance(layer, str):

@@ -1,0 +1,182 @@
+"""scanpy-style functions on an ``AnnData`` (docs/text.md, "Cells and genes"):
+:func:`counting_grid`, :func:`plsa` and :func:`zip_gtm` fit the estimator on the cells'
+raw counts and write what it gives where scverse tools look:
+
+- ``obsm["X_<key>"]``: each cell's position (a counting grid: the centre of its most
+  probable window, ``CountingGrid.positions(anchor="center")``; ZIP-GTM: the
+  posterior-mean map coordinates, ``transform``; pLSA: the topic proportions,
+  ``transform``), and for a counting grid ``obsm["X_<key>_posterior"]``, the
+  ``top_k`` largest posterior entries of each cell as a sparse matrix;
+- ``varm["<key>"]``: per feature, the model's distributions (a grid's ``pi_`` as
+  features x cells of the grid, pLSA's ``components_.T``, ZIP-GTM's rates ``.T``);
+- ``uns["<key>"]``: the estimator's parameters, its log-likelihood and, for a grid, its
+  extent and window.
+
+Nothing of anndata is imported here: the functions take any object with ``X``,
+``layers``, ``obsm``, ``varm``, ``uns`` and ``n_obs``/``n_vars`` (an in-memory AnnData).
+The counts are ``layers["counts"]`` when present (scanpy keeps the raw counts there once
+``X`` is normalised), else ``X``, or the ``layer`` named.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from countgrid.grid import CountingGrid
+from countgrid.gtm import ZIPGTM
+from countgrid.topics import PLSA
+
+__all__ = ["counting_grid", "plsa", "zip_gtm", "counts_of", "top_k_posteriors"]
+
+#: Cells whose posteriors are computed at once (a dense block of cells x grid positions).
+POSTERIOR_BLOCK = 4096
+
+
+def counts_of(adata, layer=None):
+    """The raw counts of ``adata``: ``layers[layer]``, else ``layers["counts"]`` when
+    present, else ``X``; a CSR matrix (or the dense array as it is).
+
+    Raises
+    ------
+    TypeError
+        When ``adata`` is not AnnData-like.
+    ValueError
+        When ``layer`` is not one of its layers.
+    """
+    for attr in ("X", "layers", "obsm", "varm", "uns"):
+        if not hasattr(adata, attr):
+            raise TypeError(f"adata must be an AnnData (with X, layers, obsm, varm, uns), got "
+                            f"{type(adata).__name__}")
+    layers = list(adata.layers.keys())
+    if layer is not None:
+        if not isinstance(layer, str):
+            raise TypeError(f"layer must be a str, got {type(layer).__name__}")
+        if layer not in layers:
+            raise ValueError(f"layer={layer!r} is not a layer of adata; it has "
+                             f"{layers or 'none'} (None reads 'counts' or X)")
+        X = adata.layers[layer]
+    else:
+        X = adata.layers["counts"] if "counts" in layers else adata.X
+    if X is None:
+        raise ValueError("adata.X is None: pass layer= naming the raw counts")
+    return sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
+
+
+def _check_key(key):
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"key_added must be a non-empty str, got {key!r}")
+    return key
+
+
+def _fit(estimator, X, copy, adata):
+    target = adata.copy() if copy else adata
+    return target, estimator.fit(X)
+
+
+def _uns(estimator, extra=None):
+    # what .h5ad can store: no None, sequences as lists
+    params = {k: list(v) if isinstance(v, tuple) else v
+              for k, v in estimator.get_params().items()
+              if isinstance(v, (bool, int, float, str, tuple))}
+    out = {"params": params}
+    if hasattr(estimator, "log_likelihood_"):
+        out["log_likelihood"] = float(np.ravel(estimator.log_likelihood_)[-1])
+    out.update(extra or {})
+    return out
+
+
+def top_k_posteriors(grid, X, top_k):
+    """The ``top_k`` largest posterior entries of each row of ``X`` (ties: the lower
+    position), as a CSR matrix of shape (n, L); computed :data:`POSTERIOR_BLOCK` rows at
+    a time."""
+    n = X.shape[0]
+    L = int(np.prod(grid.pi_.shape[:-1]))
+    k = min(int(top_k), L)
+    rows, cols, vals = [], [], []
+    for t0 in range(0, n, POSTERIOR_BLOCK):
+        Q = np.asarray(grid.transform(X[t0:t0 + POSTERIOR_BLOCK]))
+        part = np.argpartition(-Q, k - 1, axis=1)[:, :k] if k < L else \
+            np.tile(np.arange(L), (Q.shape[0], 1))
+        v = np.take_along_axis(Q, part, axis=1)
+        order = np.lexsort((part, -v), axis=1)
+        rows.append(np.repeat(np.arange(t0, t0 + Q.shape[0]), k))
+        cols.append(np.take_along_axis(part, order, axis=1).ravel())
+        vals.append(np.take_along_axis(v, order, axis=1).ravel())
+    if not rows:
+        return sp.csr_matrix((0, L))
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(n, L))
+
+
+def counting_grid(adata, *, layer=None, key_added="countgrid", top_k=32, copy=False,
+                  **params):
+    """Fit a :class:`~countgrid.CountingGrid` on the cells of ``adata``.
+
+    Parameters
+    ----------
+    adata : AnnData
+        In memory; cells x features.
+    layer : str, optional
+        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    key_added : str, default="countgrid"
+        ``obsm["X_<key>"]`` (positions, the centre of each cell's most probable window,
+        (n_obs, 2) int64), ``obsm["X_<key>_posterior"]`` (the ``top_k`` largest
+        posterior entries, CSR (n_obs, L) with L the grid's cells in C order),
+        ``varm["<key>"]`` (``pi_`` as (n_vars, L)), ``uns["<key>"]`` (parameters,
+        extent, window, log-likelihood).
+    top_k : int, default=32
+    copy : bool, default=False
+        Write into a copy of ``adata`` and return it (with the model) instead.
+    **params
+        Parameters of :class:`~countgrid.CountingGrid` (``extent``, ``window``,
+        ``random_state``, ...).
+
+    Returns
+    -------
+    CountingGrid or (AnnData, CountingGrid)
+        The fitted grid; with ``copy=True``, the copy and the grid.
+    """
+    key = _check_key(key_added)
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or \
+            top_k < 1:
+        raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+    X = counts_of(adata, layer)
+    target, grid = _fit(CountingGrid(**params), X, copy, adata)
+    pi = np.asarray(grid.pi_)
+    target.obsm[f"X_{key}"] = grid.positions(X, anchor="center")
+    target.obsm[f"X_{key}_posterior"] = top_k_posteriors(grid, X, top_k)
+    target.varm[key] = pi.reshape(-1, pi.shape[-1]).T.copy()
+    target.uns[key] = _uns(grid, {"extent": list(pi.shape[:-1]),
+                                  "window": list(grid.window), "top_k": int(top_k)})
+    return (target, grid) if copy else grid
+
+
+def plsa(adata, n_components=10, *, layer=None, key_added="plsa", copy=False, **params):
+    """Fit :class:`~countgrid.PLSA` on the cells of ``adata``: ``obsm["X_<key>"]`` the
+    topic proportions of each cell (``transform``), ``varm["<key>"]`` the topics'
+    feature distributions (``components_.T``), ``uns["<key>"]`` the parameters.
+
+    Parameters and returns as :func:`counting_grid` (``**params`` of PLSA).
+    """
+    key = _check_key(key_added)
+    X = counts_of(adata, layer)
+    target, model = _fit(PLSA(n_components, **params), X, copy, adata)
+    target.obsm[f"X_{key}"] = np.asarray(model.transform(X))
+    target.varm[key] = np.asarray(model.components_).T.copy()
+    target.uns[key] = _uns(model)
+    return (target, model) if copy else model
+
+
+def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
+    """Fit :class:`~countgrid.ZIPGTM` on the cells of ``adata``: ``obsm["X_<key>"]`` the
+    posterior-mean map coordinates of each cell (``transform``), ``varm["<key>"]`` the
+    rates of every feature at the latent points (``rates().T``, (n_vars, K)),
+    ``uns["<key>"]`` the parameters and the latent points.
+
+    Parameters and returns as :func:`counting_grid` (``**params`` of ZIPGTM).
+    """
+    key = _check_key(key_added)
+    X = counts_of(adata, layer)
+    target, model = _fit(ZIPGTM(**params), X, copy, adata)
+    target.obsm[f"X_{key}"] = np.asarray(model.transform(X))
+    target.varm[key] = np.asarray(model.rates()).T.copy()
+    target.uns[key] = _uns(model, {"latent": np.asarray(model.latent_).tolist()})
+    return (target, model) if copy else model
