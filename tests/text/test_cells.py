@@ -137,6 +137,28 @@ def test_an_h5ad_written_by_anndata(h5ad, where, backed, monkeypatch):
         np.testing.assert_array_equal(read_corpus(path).counts.toarray(), X)
 
 
+def test_h5ad_raw_and_its_hints(h5ad):
+    anndata, X, obs, var, tmp_path = h5ad
+    scaled = (X - X.mean(axis=0)) / (X.std(axis=0) + 1)        # scanpy's scale: negatives
+    adata = anndata.AnnData(X=scaled, obs=obs, var=var)
+    adata.raw = anndata.AnnData(X=sp.csr_matrix(X), obs=obs, var=var)
+    path = str(tmp_path / "scaled.h5ad")
+    adata.write_h5ad(path)
+    with pytest.raises(ValueError, match=r"\(X\) holds negative values \(scaled data\?\).*"
+                                         r"layers: none, and a .raw \(layer='raw'\)"):
+        read_corpus(path)
+    corpus = read_corpus(path, layer="raw")
+    np.testing.assert_array_equal(corpus.counts.toarray(), X)
+    with pytest.raises(ValueError, match="layer= applies to .h5ad input"):
+        read_corpus(write_mtx(tmp_path, X), layer="raw")
+
+
+def write_mtx(folder, X):
+    path = str(folder / "x.mtx")
+    scipy.io.mmwrite(path, sp.coo_matrix(X))
+    return path
+
+
 def test_h5ad_refusals(h5ad):
     anndata, X, obs, var, tmp_path = h5ad
     path = str(tmp_path / "cells.h5ad")

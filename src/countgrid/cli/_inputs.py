@@ -37,6 +37,9 @@ def add_input_options(parser, vectorizer=True):
     group.add_argument("--text-field", default="text", help="JSONL field holding the text "
                                                             "(default: text)")
     group.add_argument("--encoding", default="utf-8", help="text encoding (default: utf-8)")
+    group.add_argument("--layer", default=None,
+                       help="the layer of raw counts of an .h5ad file (default: 'counts' when "
+                            "present, else X; 'raw' reads .raw.X)")
     group.add_argument("--transpose", action="store_true",
                        help="a .mtx file is terms x documents (features x cells, as genomics "
                             "tools write it)")
@@ -72,7 +75,7 @@ def _reader_options(args):
     options = dict(format=args.format, text_col=args.text_col, id_col=args.id_col,
                    title_col=args.title_col, link_col=args.link_col, meta_cols=meta,
                    text_field=args.text_field, encoding=args.encoding,
-                   on_error=args.on_error, transpose=args.transpose)
+                   on_error=args.on_error, transpose=args.transpose, layer=args.layer)
     if hasattr(args, "min_df"):
         stop = None if str(args.stop_words).lower() in ("none", "") else args.stop_words
         options.update(min_df=args.min_df, max_df=args.max_df,

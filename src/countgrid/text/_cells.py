@@ -17,7 +17,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from countgrid._utils.memory import check_memory
-from countgrid.text._corpus import Corpus
+from countgrid.text._corpus import Corpus, warn
 
 __all__ = ["read_10x", "read_h5ad", "is_10x_folder", "unique_names", "mmread_checked"]
 
@@ -183,16 +183,16 @@ def mmread_checked(path):
     return M
 
 
-def _check_counts(X, label):
+def _check_counts(X, label, hint=""):
     data = X.data
     if data.size and not np.all(np.isfinite(data)):
-        raise ValueError(f"{label} holds values that are not finite")
+        raise ValueError(f"{label} holds values that are not finite{hint}")
     if data.size and data.min() < 0:
-        raise ValueError(f"{label} holds negative values: counts are >= 0")
+        raise ValueError(f"{label} holds negative values (scaled data?): the count models "
+                         f"need raw counts, >= 0{hint}")
     if data.size and not np.all(data == np.round(data)):
-        warnings.warn(f"{label} holds values that are not integers (normalised or "
-                      f"log-transformed data?); the count models expect raw counts",
-                      UserWarning, stacklevel=4)
+        warn(f"{label} holds values that are not integers (normalised or log-transformed "
+             f"data?); the count models expect raw counts{hint}")
 
 
 def read_h5ad(path, layer=None, backed=True):
@@ -205,7 +205,8 @@ def read_h5ad(path, layer=None, backed=True):
     path : str or path-like
     layer : str, optional
         The layer holding the raw counts; default: ``layers["counts"]`` when the file has
-        it, else ``X``.
+        it, else ``X``; ``"raw"`` reads ``.raw.X`` (with ``.raw``'s features) when no
+        layer has that name.
     backed : bool, default=True
         Open the file backed (``anndata.read_h5ad(backed="r")``) and read the counts
         :data:`H5AD_BLOCK_CELLS` cells at a time into a sparse matrix: the memory is that
@@ -236,7 +237,10 @@ def read_h5ad(path, layer=None, backed=True):
     if not isinstance(backed, (bool, np.bool_)):
         raise TypeError(f"backed must be a bool, got {type(backed).__name__}")
     try:
-        adata = anndata.read_h5ad(label, backed="r" if backed else None)
+        with warnings.catch_warnings():
+            # anndata's notes on moving old files' elements say nothing to our users
+            warnings.simplefilter("ignore", FutureWarning)
+            adata = anndata.read_h5ad(label, backed="r" if backed else None)
     except (FileNotFoundError, PermissionError, IsADirectoryError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - h5py and anndata raise many types
@@ -244,12 +248,22 @@ def read_h5ad(path, layer=None, backed=True):
                          f"{exc}") from None
     try:
         layers = list(adata.layers.keys())
+        has_raw = getattr(adata, "raw", None) is not None
         if layer is None:
             layer = "counts" if "counts" in layers else None
-        elif layer not in layers:
+        elif layer not in layers and not (layer == "raw" and has_raw):
             raise ValueError(f"layer={layer!r} is not a layer of {label}; it has "
-                             f"{layers or 'none'} (None reads X)")
-        source = adata.X if layer is None else adata.layers[layer]
+                             f"{layers or 'none'}" + (" and a .raw (layer='raw')" if has_raw
+                                                      else "") + " (None reads X)")
+        if layer == "raw" and "raw" not in layers:
+            source, var_names = adata.raw.X, adata.raw.var_names
+        else:
+            source = adata.X if layer is None else adata.layers[layer]
+            var_names = adata.var_names
+        where = "X" if layer is None else ".raw.X" if source is not adata.X and \
+            layer == "raw" and "raw" not in layers else f"layer {layer!r}"
+        hint = "" if where != "X" else (f"; the file's layers: {layers or 'none'}" +
+                                        (", and a .raw (layer='raw')" if has_raw else ""))
         n = adata.n_obs
         blocks = []
         for t0 in range(0, n, H5AD_BLOCK_CELLS):
@@ -265,10 +279,10 @@ def read_h5ad(path, layer=None, backed=True):
                 metadata[str(name)] = col.to_numpy(dtype=float, na_value=np.nan)
             else:
                 metadata[str(name)] = np.asarray(col.astype(str).to_numpy(), dtype=str)
-        terms = unique_names(adata.var_names)
+        terms = unique_names(var_names)
         ids = unique_names(adata.obs_names)
     finally:
         if backed and getattr(adata, "file", None) is not None:
             adata.file.close()
-    _check_counts(X, label + ("" if layer is None else f" (layer {layer!r})"))
+    _check_counts(X, f"{label} ({where})", hint)
     return Corpus(X, terms, ids=ids, metadata=metadata, source=label)

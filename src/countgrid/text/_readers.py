@@ -595,7 +595,7 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
                 vocab=None, extensions=(".txt",), lowercase=True, stop_words="english",
                 min_df=2, max_df=0.5, max_features=None, token_pattern=None,
                 vocabulary=None, on_error="skip", max_docs=None, random_state=None,
-                transpose=False):
+                transpose=False, layer=None):
     """Read a corpus from a folder, a text, CSV, TSV or JSONL file, stdin or counts.
 
     Formats (``format="auto"`` tells them from the path):
@@ -668,6 +668,9 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     transpose : bool, default=False
         MatrixMarket only: the file is terms x documents (features x cells, as
         genomics tools write it); ``vocab=`` then lists its rows.
+    layer : str, optional
+        ``.h5ad`` only: the layer of raw counts (default ``"counts"`` when present, else
+        ``X``; ``"raw"`` reads ``.raw.X``; :func:`countgrid.text.read_h5ad`).
     on_error : {"skip", "fail"}, default="skip"
         A file of a folder that is not readable text: a binary file (a NUL byte in its
         first 8 KiB, as git tells), one that is not valid in ``encoding``, or one that
@@ -732,6 +735,8 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
     if transpose and fmt != "mtx":
         raise ValueError(f"transpose=True applies to MatrixMarket input (.mtx), not to "
                          f"{label}")
+    if layer is not None and fmt != "h5ad":
+        raise ValueError(f"layer= applies to .h5ad input, not to {label}")
     options = dict(lowercase=lowercase, stop_words=stop_words, min_df=min_df, max_df=max_df,
                    max_features=max_features, token_pattern=token_pattern)
     if vocab is not None and not isinstance(vocab, (str, bytes, os.PathLike)):
@@ -754,7 +759,7 @@ def read_corpus(path, *, format="auto", text_col=None, id_col=None, title_col=No
         elif fmt == "10x":
             corpus = read_10x(label, encoding)
         elif fmt == "h5ad":
-            corpus = read_h5ad(label)
+            corpus = read_h5ad(label, layer=layer)
         else:
             corpus = _read_uci(label, vocab, encoding)
         if vocabulary is not None:
