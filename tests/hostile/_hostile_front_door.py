@@ -15,6 +15,7 @@ inside a model file), ``output-path`` (outputs that cannot be written) and ``cel
 function call; ``cli_classify`` judges them as the subprocess cases of ``countgrid demo``.
 """
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -876,6 +877,29 @@ def _reader_files():
     f("mtx-vocab-short", "raise", lambda c: _mtx(c.path("d.mtx"), vocab=c.path("v.txt"),
                                                  n_vocab=5), dict(vocab=c_path("v.txt")),
       text=False, names=("v.txt",))
+    f("mtx-transpose", "ok", lambda c: _mtx(c.path("d.mtx")), dict(transpose=True),
+      text=False)
+    f("mtx-declares-2e9-entries", "raise", lambda c: _write(c.path("d.mtx"), utf8(
+        mm + "1000000 1000000 2000000000\n1 1 5\n")), text=False)
+    f("mtx-gz-declares-9e11-entries", "raise", lambda c: _write(c.path("d.mtx.gz"), gzip.compress(
+        utf8(mm + "100000000 100000000 900000000000\n1 1 5\n"))), text=False)
+    f("mtx-gz-damaged", "raise", lambda c: _write(c.path("d.mtx.gz"), gzip.compress(
+        utf8(mm + "3 3 1\n1 1 5\n"))[:-12]), text=False)
+    # 10x Genomics folders (features x cells)
+    f("10x-valid", "ok", lambda c: _tenx(c), text=False)
+    f("10x-barcodes-short", "raise", lambda c: _tenx(c, n_barcodes=N_DOCS - 1), text=False,
+      names=("barcodes.tsv",))
+    f("10x-no-features-file", "ok", lambda c: _tenx(c, features=False), text=False)
+    f("10x-barcodes-not-utf8", "raise", lambda c: _tenx(c, barcodes=b"\xff\xfe\x00A\n" * N_DOCS),
+      text=False, names=("barcodes.tsv",))
+    f("10x-features-gz-damaged", "raise", lambda c: _tenx(c, damage="features.tsv.gz"),
+      text=False, names=("features.tsv.gz",))
+    f("10x-matrix-garbage", "raise", lambda c: _tenx(c, matrix=_garbage()), text=False,
+      names=("matrix.mtx",))
+    f("10x-matrix-declares-2e9", "raise", lambda c: _tenx(c, matrix=utf8(
+        mm + "12 40 2000000000\n1 1 5\n")), text=False, names=("matrix.mtx",))
+    f("10x-transpose", "raise", lambda c: _tenx(c), dict(transpose=True), text=False,
+      names=("transpose",))
     # npz that are not corpora
     f("npz-valid-scipy", "ok", lambda c: _scipy_npz(c.path("d.npz")), text=False)
     f("npz-garbage", "raise", lambda c: _write(c.path("d.npz"), _garbage()), text=False)
@@ -924,6 +948,33 @@ def _gz(path, data):
     with gzip.open(path, "wb") as fh:
         fh.write(data)
     return path
+
+
+N_DOCS = 40      # the canonical corpus's documents (D.X)
+
+
+def _tenx(c, n_barcodes=None, features=True, barcodes=None, matrix=None, damage=None):
+    """A 10x folder of the canonical counts (features x cells, gzipped); the parts given
+    replace the good ones."""
+    import scipy.io
+
+    folder = c.path("tenx")
+    os.makedirs(folder, exist_ok=True)
+    buf = io.BytesIO()
+    scipy.io.mmwrite(buf, _sp().coo_matrix(D.X.astype(np.int64).T))
+    parts = {"matrix.mtx": buf.getvalue() if matrix is None else matrix,
+             "barcodes.tsv": barcodes if barcodes is not None else "".join(
+                 f"CELL{k}-1\n" for k in range(N_DOCS if n_barcodes is None else n_barcodes))
+             .encode()}
+    if features:
+        parts["features.tsv"] = "".join(f"ID{j}\t{w}\tGene Expression\n"
+                                        for j, w in enumerate(D.words)).encode()
+    for name, data in parts.items():
+        packed = gzip.compress(data, mtime=0)
+        if damage == name + ".gz":
+            packed = packed[:len(packed) // 2]
+        _write(os.path.join(folder, name + ".gz"), packed)
+    return folder
 
 
 def _mtx(path, vocab=None, n_vocab=12):

@@ -11,6 +11,7 @@ never held whole.
 import gzip
 import os
 import warnings
+import zlib
 
 import numpy as np
 import scipy.io
@@ -43,10 +44,18 @@ def is_10x_folder(folder):
         _first(folder, BARCODE_NAMES) is not None
 
 
+#: What a damaged (gzipped) text file raises while it is read.
+_DAMAGED = (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error)
+
+
 def _tsv_rows(path, encoding):
     opener = gzip.open if path.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding=encoding, newline="") as fh:
-        return [line.rstrip("\r\n").split("\t") for line in fh if line.strip()]
+    try:
+        with opener(path, "rt", encoding=encoding, newline="") as fh:
+            return [line.rstrip("\r\n").split("\t") for line in fh if line.strip()]
+    except _DAMAGED as exc:
+        raise ValueError(f"{path} is not a readable tab-separated file in {encoding}: "
+                         f"{type(exc).__name__}: {exc}") from None
 
 
 def unique_names(names):
@@ -133,6 +142,14 @@ ENTRY_BYTES = 40
 
 def _mtx_header(path):
     """(rows, columns, entries) declared by a MatrixMarket file's size line."""
+    try:
+        return _read_mtx_header(path)
+    except _DAMAGED as exc:
+        raise ValueError(f"{path} is not a readable MatrixMarket file: {type(exc).__name__}: "
+                         f"{exc}") from None
+
+
+def _read_mtx_header(path):
     opener = gzip.open if path.lower().endswith(".gz") else open
     with opener(path, "rb") as fh:
         banner = fh.readline(1024).decode("ascii", "replace").lower()
