@@ -32,7 +32,17 @@ POSTERIOR_BLOCK = 4096
 
 def counts_of(adata, layer=None):
     """The raw counts of ``adata``: ``layers[layer]``, else ``layers["counts"]`` when
-    present, else ``X``; a CSR matrix (or the dense array as it is).
+    present, else ``X``.
+
+    Parameters
+    ----------
+    adata : AnnData
+    layer : str, optional
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or ndarray
+        The counts (a dense ``X`` stays dense).
 
     Raises
     ------
@@ -85,8 +95,21 @@ def _uns(estimator, extra=None):
 
 def top_k_posteriors(grid, X, top_k):
     """The ``top_k`` largest posterior entries of each row of ``X`` (ties: the lower
-    position), as a CSR matrix of shape (n, L); computed :data:`POSTERIOR_BLOCK` rows at
-    a time."""
+    position), computed ``POSTERIOR_BLOCK`` (4,096) rows at a time.
+
+    Parameters
+    ----------
+    grid : CountingGrid
+        Fitted.
+    X : {array-like, sparse matrix} of shape (n, n_features)
+    top_k : int
+        At most the grid's number of cells L.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, L)
+        Row ``t`` holds ``q_t(k)`` at its ``top_k`` largest positions ``k`` (C order).
+    """
     n = X.shape[0]
     L = int(np.prod(grid.pi_.shape[:-1]))
     k = min(int(top_k), L)
@@ -154,7 +177,24 @@ def plsa(adata, n_components=10, *, layer=None, key_added="plsa", copy=False, **
     topic proportions of each cell (``transform``), ``varm["<key>"]`` the topics'
     feature distributions (``components_.T``), ``uns["<key>"]`` the parameters.
 
-    Parameters and returns as :func:`counting_grid` (``**params`` of PLSA).
+    Parameters
+    ----------
+    adata : AnnData
+        In memory; cells x features.
+    n_components : int, default=10
+        Topics.
+    layer : str, optional
+        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    key_added : str, default="plsa"
+    copy : bool, default=False
+        Write into a copy of ``adata`` and return it with the model.
+    **params
+        Parameters of :class:`~countgrid.PLSA`.
+
+    Returns
+    -------
+    PLSA or (AnnData, PLSA)
+        The fitted model; with ``copy=True``, the copy and the model.
     """
     key = _check_key(key_added)
     X = counts_of(adata, layer)
@@ -171,7 +211,22 @@ def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
     rates of every feature at the latent points (``rates().T``, (n_vars, K)),
     ``uns["<key>"]`` the parameters and the latent points.
 
-    Parameters and returns as :func:`counting_grid` (``**params`` of ZIPGTM).
+    Parameters
+    ----------
+    adata : AnnData
+        In memory; cells x features.
+    layer : str, optional
+        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    key_added : str, default="zip_gtm"
+    copy : bool, default=False
+        Write into a copy of ``adata`` and return it with the model.
+    **params
+        Parameters of :class:`~countgrid.ZIPGTM`.
+
+    Returns
+    -------
+    ZIPGTM or (AnnData, ZIPGTM)
+        The fitted model; with ``copy=True``, the copy and the model.
     """
     key = _check_key(key_added)
     X = counts_of(adata, layer)

@@ -226,7 +226,7 @@ def read_h5ad(path, layer=None, backed=True):
         layer has that name.
     backed : bool, default=True
         Open the file backed (``anndata.read_h5ad(backed="r")``) and read the counts
-        :data:`H5AD_BLOCK_CELLS` cells at a time into a sparse matrix: the memory is that
+        ``H5AD_BLOCK_CELLS`` (10,000) cells at a time into a sparse matrix: the memory is that
         of the sparse counts, not of a dense ``X``.
 
     Returns
