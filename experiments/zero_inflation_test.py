@@ -53,19 +53,24 @@ def main(argv=None):
                   num_threads=2)
     for name, X in datasets().items():
         t0 = time.perf_counter()
-        per = {True: [], False: []}
+        models = {"ZIP": dict(zero_inflation=True),
+                  "Poisson": dict(zero_inflation=False),
+                  "Poisson + size factors": dict(zero_inflation=False, size_factors=True)}
+        per = {m: [] for m in models}
         for k, test in enumerate(folds(len(X), args.folds, 0)):
             train = np.setdiff1d(np.arange(len(X)), test)
             scale = X[test].sum(axis=1).mean()
-            for zi in (True, False):
-                model = countgrid.ZIPGTM(zero_inflation=zi, **common).fit(X[train])
-                per[zi].append(model.score_samples(X[test]).mean() / scale)
-        zip_, poi = np.array(per[True]), np.array(per[False])
-        print(f"{name}: {X.shape[0]} x {X.shape[1]}, zeros {np.mean(X == 0):.1%}; held-out "
-              f"log-likelihood per count ZIP {zip_.mean():.4f} (sd {zip_.std():.4f}), "
-              f"Poisson {poi.mean():.4f} (sd {poi.std():.4f}); ZIP better on "
-              f"{int(np.sum(zip_ > poi))}/{len(zip_)} folds; {time.perf_counter() - t0:.0f} s",
-              flush=True)
+            for m, options in models.items():
+                model = countgrid.ZIPGTM(**options, **common).fit(X[train])
+                per[m].append(model.score_samples(X[test]).mean() / scale)
+        per = {m: np.array(v) for m, v in per.items()}
+        print(f"{name}: {X.shape[0]} x {X.shape[1]}, zeros {np.mean(X == 0):.1%}, totals "
+              f"{X.sum(axis=1).min():.0f}-{X.sum(axis=1).max():.0f}; held-out log-likelihood "
+              f"per count: " + ", ".join(f"{m} {v.mean():.4f} (sd {v.std():.4f})"
+                                         for m, v in per.items()) +
+              f"; ZIP better than Poisson + size factors on "
+              f"{int(np.sum(per['ZIP'] > per['Poisson + size factors']))}/{args.folds} folds; "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,14 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         standard normal distribution (the paper's random sampling).
     zero_inflation : bool, default=True
         False fits the plain Poisson GTM (the zero part switched off).
+    size_factors : bool, default=False
+        A Poisson with per-document size factors (needs ``zero_inflation=False``): the
+        counts of document ``n`` are ``Poisson(s_n lambda_kj)`` with ``s_n`` its total
+        count, so that ``lambda_kj`` is a rate per count — the sequencing depth (library
+        size) of a cell or sample, or a document's length, does not place it on the map.
+        The E-step's log-likelihood is ``sum_j t_nj eta_kj - s_n sum_j lambda_kj + const``
+        and the M-step's exposures ``S_kj = sum_n theta_nk s_n`` (docs/zip_gtm.md, "Size
+        factors"); the same size factors in ``transform`` and ``score_samples``.
     alpha : float, default=1e-2
         Ridge penalty ``alpha/2 (|W|^2 + |Gamma|^2)`` (a Gaussian prior on the
         weights, as in GTM) that keeps the Newton systems well conditioned.
@@ -181,6 +189,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         "basis": [Options("sinh", "rbf")],
         "latent": [Options("grid", "random")],
         "zero_inflation": ["boolean"],
+        "size_factors": ["boolean"],
         "alpha": [Interval(Real, 0, None)],
         "n_iter": [Interval(Integral, 1, None)],
         "tol": [Interval(Real, 0, None)],
@@ -190,6 +199,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         "num_threads": ["num_threads"],
         "verbose": ["boolean", Interval(Integral, 0, None)],
     }
+    # the size factors change what transform and score_samples compute
+    _inference_params = ("size_factors",)
     _sklearn_expected_failed_checks = {
         check: "scikit-learn's sparse-input check reads the classifier tags of every "
                "estimator with predict_proba; ZIPGTM's are responsibilities over the "
@@ -208,12 +219,13 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
 
     def __init__(self, grid_shape=(15, 18), n_basis=25, basis="sinh", latent="grid",
                  zero_inflation=True, alpha=1e-2, n_iter=100, tol=1e-5, n_irls=2, init="pca",
-                 random_state=None, num_threads=None, verbose=0):
+                 random_state=None, num_threads=None, verbose=0, size_factors=False):
         self.grid_shape = grid_shape
         self.n_basis = n_basis
         self.basis = basis
         self.latent = latent
         self.zero_inflation = zero_inflation
+        self.size_factors = size_factors
         self.alpha = alpha
         self.n_iter = n_iter
         self.tol = tol
@@ -226,6 +238,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------ validation
     def _grid_and_threads(self):
         self._validate_params()
+        if self.size_factors and self.zero_inflation:
+            raise ValueError("size_factors=True needs zero_inflation=False: the size factors "
+                             "scale the Poisson rates, whose zeros then depend on every "
+                             "document (see docs/zip_gtm.md, 'Size factors')")
         r = math.isqrt(int(self.n_basis))
         if r * r != self.n_basis:
             raise ValueError(f"n_basis must be a positive perfect square (a sqrt x sqrt grid of "
@@ -312,6 +328,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         else:
             coef = 0.1 * rng.standard_normal((M1, D))
             coef[-1] = base
+        if self.size_factors:
+            # rates per count: the constant basis column carries -log(mean total)
+            total = float(np.asarray(X.sum(axis=1), dtype=np.float64).mean())
+            coef[-1] -= np.log(max(total, 1e-300))
         gamma = None
         if self.zero_inflation:
             e0 = np.exp(-mean)
@@ -390,7 +410,9 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         Nk = theta.sum(axis=0)
         R, C = _statistics(data, theta)     # sum_n theta_nk t_nj, sum_{n: t_nj > 0} theta_nk
         alpha = float(self.alpha)
-        if gamma is None:
+        if data.size is not None:
+            S = np.broadcast_to((theta.T @ data.size)[:, None], R.shape)
+        elif gamma is None:
             S = np.broadcast_to(Nk[:, None], R.shape)
         else:
             Z = np.exp(log_p - log_p0)                        # P(zero state | t = 0, k)
@@ -412,7 +434,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         M-steps need of them."""
         counts = Counts(X, resolve_dtype(None, X), n_features=n_features, dense_min_density=0.0,
                         owner=type(self).__name__)
-        return _Data(self._check_count_range(counts), nt)
+        return _Data(self._check_count_range(counts), nt, bool(self.size_factors))
 
     def _set_fitted(self, latent, centers, phi, coef, gamma, log_mix, ll, history, n_iter,
                     converged, n_features):
@@ -685,9 +707,15 @@ class _Data:
     """Counts with what the E- and M-steps reuse every iteration: the row sums of
     ``log t!``, the CSC copy (sparse) or the indicator ``[T > 0]`` (dense)."""
 
-    def __init__(self, counts, num_threads):
+    def __init__(self, counts, num_threads, size_factors=False):
         self.counts, self.nt = counts, int(num_threads)
         self.log_fact = counts.log_factorials
+        # size factors s_n (the documents' totals) and sum_j t_nj log s_n
+        self.size = self.t_log_size = None
+        if size_factors:
+            self.size = np.asarray(counts.X.sum(axis=1), dtype=np.float64).ravel()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self.t_log_size = np.where(self.size > 0, self.size * np.log(self.size), 0.0)
         self.nz = None
         if not counts.is_sparse:
             n, D = counts.X.shape
@@ -753,7 +781,9 @@ def _responsibilities(data, eta, log_p0, delta, log_mix):
     log-likelihood is not finite (only possible with a corrupt model) raises ValueError:
     never NaN responsibilities."""
     X = data.counts.X
-    if data.counts.is_sparse:
+    if data.size is not None:
+        theta, lse = _responsibilities_scaled(data, eta, log_mix)
+    elif data.counts.is_sparse:
         theta, lse = _wrappers.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
                                             np.ascontiguousarray(log_p0.sum(axis=1)),
                                             np.ascontiguousarray(log_mix, dtype=np.float64),
@@ -773,6 +803,25 @@ def _responsibilities(data, eta, log_p0, delta, log_mix):
         bad = int(np.flatnonzero(~np.isfinite(lse))[0])
         raise ValueError(f"ZIPGTM: the log-likelihood of document {bad} is {lse[bad]} under "
                          "this model (its rates or mixing weights are corrupt)")
+    return theta, lse
+
+
+def _responsibilities_scaled(data, eta, log_mix):
+    """``theta`` and the log-likelihoods under Poisson(s_n lambda_kj) (``size_factors``):
+    ``sum_j t_nj (eta_kj + log s_n) - s_n Lambda_k - sum_j log t_nj!`` with
+    ``Lambda_k = sum_j lambda_kj``, in blocks of rows (a sparse-dense product: one thread,
+    the same bits whatever ``num_threads``)."""
+    X = data.counts.X
+    n, K = X.shape[0], eta.shape[0]
+    Lam = np.exp(eta).sum(axis=1)
+    theta, lse = np.empty((n, K)), np.empty(n)
+    for r0, r1 in _row_blocks(n, 2 * X.shape[1] * K):
+        lj = np.asarray(X[r0:r1] @ eta.T, dtype=np.float64)
+        lj -= data.size[r0:r1, None] * Lam[None, :]
+        lj += (data.t_log_size[r0:r1] - data.log_fact[r0:r1])[:, None] + log_mix[None, :]
+        lse[r0:r1] = logsumexp(lj, axis=1)
+        with np.errstate(invalid="ignore"):
+            theta[r0:r1] = np.exp(lj - lse[r0:r1, None])
     return theta, lse
 
 
