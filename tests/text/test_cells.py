@@ -52,6 +52,8 @@ def test_a_10x_folder_is_a_corpus_of_cells(tmp_path, gz, v2):
         assert list(corpus.vocabulary) == unique_names(genes)
         assert corpus.vocabulary[7] == "G2-1"
         np.testing.assert_array_equal(corpus.metadata["n_counts"], X.sum(axis=1))
+        # as every counts reader: a cell's snippet is its most frequent features
+        assert corpus.snippets[0].split()[0] == corpus.vocabulary[np.argmax(X[0])]
 
 
 def test_a_10x_folder_that_does_not_match_is_refused(tmp_path):

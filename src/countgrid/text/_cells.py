@@ -18,7 +18,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from countgrid._utils.memory import check_memory
-from countgrid.text._corpus import Corpus, warn
+from countgrid.text._corpus import counts_corpus, warn
 
 __all__ = ["read_10x", "read_h5ad", "is_10x_folder", "unique_names", "mmread_checked"]
 
@@ -129,9 +129,8 @@ def read_10x(folder, encoding="utf-8"):
                          f"(10x matrices are features x cells)")
     X = sp.csr_matrix(M.T)
     _check_counts(X, matrix)
-    return Corpus(X, unique_names(names), ids=unique_names(cells),
-                  metadata={"n_counts": np.asarray(X.sum(axis=1)).ravel().astype(float)},
-                  source=folder)
+    return counts_corpus(X, unique_names(names), folder, ids=unique_names(cells),
+                         metadata={"n_counts": np.asarray(X.sum(axis=1)).ravel().astype(float)})
 
 
 #: The fewest bytes a MatrixMarket entry takes ("1 1\n" of a pattern file).
@@ -302,4 +301,4 @@ def read_h5ad(path, layer=None, backed=True):
         if backed and getattr(adata, "file", None) is not None:
             adata.file.close()
     _check_counts(X, f"{label} ({where})", hint)
-    return Corpus(X, terms, ids=ids, metadata=metadata, source=label)
+    return counts_corpus(X, terms, label, ids=ids, metadata=metadata)

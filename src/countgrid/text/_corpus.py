@@ -193,6 +193,41 @@ def _warn_empty(ids, empty, n, advice):
 
 
 # ------------------------------------------------------------------------ vectorising text
+#: Terms in the snippet of a pre-vectorised document (its most frequent ones).
+SNIPPET_WORDS = 12
+
+
+def _top_words(X, terms):
+    """Per document, its most frequent terms as a snippet (pre-vectorised input has no
+    text to quote)."""
+    out = []
+    for i in range(X.shape[0]):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        cols, vals = X.indices[lo:hi], X.data[lo:hi]
+        top = cols[np.argsort(-vals, kind="stable")[:SNIPPET_WORDS]]
+        out.append(" ".join(terms[top].tolist()))
+    return out
+
+
+def counts_corpus(X, terms, label, *, ids=None, titles=None, snippets=None, metadata=None):
+    """A Corpus of pre-vectorised counts (every counts reader: npz, mtx, UCI, 10x, h5ad);
+    problems of the counts name the file, the snippets are each document's most frequent
+    terms, documents without a count are kept with one warning, and a file of only such
+    documents is refused."""
+    try:
+        corpus = Corpus(X, terms, ids=ids, titles=titles, snippets=snippets,
+                        metadata=metadata, source=label)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{label}: {exc}") from None
+    nnz = np.diff(corpus.counts.indptr)
+    if not nnz.any():
+        raise ValueError(f"{label}: every document is empty (no count above zero)")
+    if snippets is None:
+        corpus.snippets = np.array(_top_words(corpus.counts, corpus.vocabulary), dtype=str)
+    _warn_empty(corpus.ids, np.flatnonzero(nnz == 0), len(corpus), "all counts zero")
+    return corpus
+
+
 def _count_vectorizer():
     try:
         from sklearn.feature_extraction.text import CountVectorizer

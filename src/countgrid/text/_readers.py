@@ -27,8 +27,8 @@ from countgrid._utils.validation import check_random_state
 from countgrid._utils.npz import open_archive, open_regular
 from countgrid.datasets import load_npz_corpus
 from countgrid.text._corpus import (_TEXT_OPTIONS, HEADER_KEY, Corpus, _build, _check_options,
-                                    _from_dict, _load_npz, _warn_empty, snippet_of, title_of,
-                                    warn)
+                                    _from_dict, _load_npz, _warn_empty, counts_corpus,
+                                    snippet_of, title_of, warn)
 
 from countgrid.text._cells import is_10x_folder, mmread_checked, read_10x, read_h5ad
 
@@ -39,7 +39,6 @@ TEXT_FORMATS = ("folder", "lines", "csv", "tsv", "jsonl")
 COUNT_FORMATS = ("npz", "mtx", "uci", "10x", "h5ad")
 FORMATS = TEXT_FORMATS + COUNT_FORMATS
 _MISSING = {"", "na", "n/a", "nan", "null", "none"}
-_SNIPPET_WORDS = 12
 
 
 # ------------------------------------------------------------------------------ detection
@@ -814,34 +813,6 @@ def _check_path(path):
 
 
 # ---------------------------------------------------------------------- pre-vectorised
-def _top_words(X, terms):
-    """Per document, its most frequent terms as a snippet (pre-vectorised input has no
-    text to quote)."""
-    out = []
-    for i in range(X.shape[0]):
-        lo, hi = X.indptr[i], X.indptr[i + 1]
-        cols, vals = X.indices[lo:hi], X.data[lo:hi]
-        top = cols[np.argsort(-vals, kind="stable")[:_SNIPPET_WORDS]]
-        out.append(" ".join(terms[top].tolist()))
-    return out
-
-
-def _counts_corpus(X, terms, label, *, ids=None, titles=None, snippets=None, metadata=None):
-    """A Corpus of pre-vectorised counts; problems of the counts name the file."""
-    try:
-        corpus = Corpus(X, terms, ids=ids, titles=titles, snippets=snippets,
-                        metadata=metadata, source=label)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{label}: {exc}") from None
-    nnz = np.diff(corpus.counts.indptr)
-    if not nnz.any():
-        raise ValueError(f"{label}: every document is empty (no count above zero)")
-    if snippets is None:
-        corpus.snippets = np.array(_top_words(corpus.counts, corpus.vocabulary), dtype=str)
-    _warn_empty(corpus.ids, np.flatnonzero(nnz == 0), len(corpus), "all counts zero")
-    return corpus
-
-
 def _read_npz(label):
     with open_regular(label, label, ".npz file") as fh:
         head = _load_npz_keys(fh, label)
@@ -900,7 +871,7 @@ def _read_npz(label):
         snippets = [snippet_of(t) for t in texts]
         titles = [title_of(t) or (str(i) if ids is None else ids[i])
                   for i, t in enumerate(texts)]
-    return _counts_corpus(X, terms, label, ids=ids, titles=titles, snippets=snippets,
+    return counts_corpus(X, terms, label, ids=ids, titles=titles, snippets=snippets,
                           metadata=metadata)
 
 
@@ -944,7 +915,7 @@ def _read_mtx(label, vocab, encoding, transpose=False):
     m = M.shape[1]
     terms = (np.array([f"w{j}" for j in range(m)]) if vocab is None
              else _read_vocab(vocab, label, encoding, m))
-    return _counts_corpus(M, terms, label)
+    return counts_corpus(M, terms, label)
 
 
 def _uci_vocab_path(label):
@@ -1015,7 +986,7 @@ def _read_uci(label, vocab, encoding):
     X = sp.coo_matrix((body[:, 2].astype(np.float64), (body[:, 0] - 1, body[:, 1] - 1)),
                       shape=(D, W)).tocsr()
     ids = np.arange(1, D + 1).astype(str)
-    return _counts_corpus(X, terms, label, ids=ids)
+    return counts_corpus(X, terms, label, ids=ids)
 
 
 def _uci_first_bad_line(label):
