@@ -20,11 +20,21 @@ The counts are ``layers["counts"]`` when present (scanpy keeps the raw counts th
 import numpy as np
 import scipy.sparse as sp
 
+from countgrid._utils.docs import fill_doc
+from countgrid._utils.numeric import largest_per_row
 from countgrid.grid import CountingGrid
 from countgrid.gtm import ZIPGTM
 from countgrid.topics import PLSA
 
 __all__ = ["counting_grid", "plsa", "zip_gtm", "counts_of", "top_k_posteriors"]
+
+#: The parameters every function of this module documents alike (countgrid._utils.docs).
+_DOCS = dict(
+    adata="adata : AnnData\n    In memory; cells x features.",
+    layer="layer : str, optional\n    The raw counts (default: ``layers[\"counts\"]`` when "
+          "present, else ``X``).",
+    copy="copy : bool, default=False\n    Write into a copy of ``adata`` and return it with the "
+         "model.")
 
 #: Cells whose posteriors are computed at once (a dense block of cells x grid positions).
 POSTERIOR_BLOCK = 4096
@@ -76,9 +86,16 @@ def _check_key(key):
     return key
 
 
-def _fit(estimator, X, copy, adata):
+def _fit_and_write(adata, layer, key_added, copy, estimator, outputs):
+    """Fit ``estimator`` on the raw counts of ``adata`` and write ``outputs(model, X,
+    key)``, ``{(slot, name): value}``, into ``adata`` (or a copy); the functions' return."""
+    key = _check_key(key_added)
+    X = counts_of(adata, layer)
     target = adata.copy() if copy else adata
-    return target, estimator.fit(X)
+    model = estimator.fit(X)
+    for (slot, name), value in outputs(model, X, key).items():
+        getattr(target, slot)[name] = value
+    return (target, model) if copy else model
 
 
 def _uns(estimator, extra=None):
@@ -116,29 +133,25 @@ def top_k_posteriors(grid, X, top_k):
     rows, cols, vals = [], [], []
     for t0 in range(0, n, POSTERIOR_BLOCK):
         Q = np.asarray(grid.transform(X[t0:t0 + POSTERIOR_BLOCK]))
-        part = np.argpartition(-Q, k - 1, axis=1)[:, :k] if k < L else \
-            np.tile(np.arange(L), (Q.shape[0], 1))
-        v = np.take_along_axis(Q, part, axis=1)
-        order = np.lexsort((part, -v), axis=1)
+        part, v = largest_per_row(Q, k)
         rows.append(np.repeat(np.arange(t0, t0 + Q.shape[0]), k))
-        cols.append(np.take_along_axis(part, order, axis=1).ravel())
-        vals.append(np.take_along_axis(v, order, axis=1).ravel())
+        cols.append(part.ravel())
+        vals.append(v.ravel())
     if not rows:
         return sp.csr_matrix((0, L))
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(n, L))
 
 
+@fill_doc(**_DOCS)
 def counting_grid(adata, *, layer=None, key_added="countgrid", top_k=32, copy=False,
                   **params):
     """Fit a :class:`~countgrid.CountingGrid` on the cells of ``adata``.
 
     Parameters
     ----------
-    adata : AnnData
-        In memory; cells x features.
-    layer : str, optional
-        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    {adata}
+    {layer}
     key_added : str, default="countgrid"
         ``obsm["X_<key>"]`` (positions, the centre of each cell's most probable window,
         (n_obs, 2) int64), ``obsm["X_<key>_posterior"]`` (the ``top_k`` largest
@@ -146,8 +159,7 @@ def counting_grid(adata, *, layer=None, key_added="countgrid", top_k=32, copy=Fa
         ``varm["<key>"]`` (``pi_`` as (n_vars, L)), ``uns["<key>"]`` (parameters,
         extent, window, log-likelihood).
     top_k : int, default=32
-    copy : bool, default=False
-        Write into a copy of ``adata`` and return it (with the model) instead.
+    {copy}
     **params
         Parameters of :class:`~countgrid.CountingGrid` (``extent``, ``window``,
         ``random_state``, ...).
@@ -157,21 +169,22 @@ def counting_grid(adata, *, layer=None, key_added="countgrid", top_k=32, copy=Fa
     CountingGrid or (AnnData, CountingGrid)
         The fitted grid; with ``copy=True``, the copy and the grid.
     """
-    key = _check_key(key_added)
     if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or \
             top_k < 1:
         raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
-    X = counts_of(adata, layer)
-    target, grid = _fit(CountingGrid(**params), X, copy, adata)
-    pi = np.asarray(grid.pi_)
-    target.obsm[f"X_{key}"] = grid.positions(X, anchor="center")
-    target.obsm[f"X_{key}_posterior"] = top_k_posteriors(grid, X, top_k)
-    target.varm[key] = pi.reshape(-1, pi.shape[-1]).T.copy()
-    target.uns[key] = _uns(grid, {"extent": list(pi.shape[:-1]),
-                                  "window": list(grid.window), "top_k": int(top_k)})
-    return (target, grid) if copy else grid
+
+    def outputs(grid, X, key):
+        pi = np.asarray(grid.pi_)
+        return {("obsm", f"X_{key}"): grid.positions(X, anchor="center"),
+                ("obsm", f"X_{key}_posterior"): top_k_posteriors(grid, X, top_k),
+                ("varm", key): pi.reshape(-1, pi.shape[-1]).T.copy(),
+                ("uns", key): _uns(grid, {"extent": list(pi.shape[:-1]),
+                                          "window": list(grid.window), "top_k": int(top_k)})}
+
+    return _fit_and_write(adata, layer, key_added, copy, CountingGrid(**params), outputs)
 
 
+@fill_doc(**_DOCS)
 def plsa(adata, n_components=10, *, layer=None, key_added="plsa", copy=False, **params):
     """Fit :class:`~countgrid.PLSA` on the cells of ``adata``: ``obsm["X_<key>"]`` the
     topic proportions of each cell (``transform``), ``varm["<key>"]`` the topics'
@@ -179,15 +192,12 @@ def plsa(adata, n_components=10, *, layer=None, key_added="plsa", copy=False, **
 
     Parameters
     ----------
-    adata : AnnData
-        In memory; cells x features.
+    {adata}
     n_components : int, default=10
         Topics.
-    layer : str, optional
-        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    {layer}
     key_added : str, default="plsa"
-    copy : bool, default=False
-        Write into a copy of ``adata`` and return it with the model.
+    {copy}
     **params
         Parameters of :class:`~countgrid.PLSA`.
 
@@ -196,15 +206,14 @@ def plsa(adata, n_components=10, *, layer=None, key_added="plsa", copy=False, **
     PLSA or (AnnData, PLSA)
         The fitted model; with ``copy=True``, the copy and the model.
     """
-    key = _check_key(key_added)
-    X = counts_of(adata, layer)
-    target, model = _fit(PLSA(n_components, **params), X, copy, adata)
-    target.obsm[f"X_{key}"] = np.asarray(model.transform(X))
-    target.varm[key] = np.asarray(model.components_).T.copy()
-    target.uns[key] = _uns(model)
-    return (target, model) if copy else model
+    return _fit_and_write(adata, layer, key_added, copy, PLSA(n_components, **params),
+                          lambda model, X, key: {
+                              ("obsm", f"X_{key}"): np.asarray(model.transform(X)),
+                              ("varm", key): np.asarray(model.components_).T.copy(),
+                              ("uns", key): _uns(model)})
 
 
+@fill_doc(**_DOCS)
 def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
     """Fit :class:`~countgrid.ZIPGTM` on the cells of ``adata``: ``obsm["X_<key>"]`` the
     posterior-mean map coordinates of each cell (``transform``), ``varm["<key>"]`` the
@@ -213,13 +222,10 @@ def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
 
     Parameters
     ----------
-    adata : AnnData
-        In memory; cells x features.
-    layer : str, optional
-        The raw counts (default: ``layers["counts"]`` when present, else ``X``).
+    {adata}
+    {layer}
     key_added : str, default="zip_gtm"
-    copy : bool, default=False
-        Write into a copy of ``adata`` and return it with the model.
+    {copy}
     **params
         Parameters of :class:`~countgrid.ZIPGTM`.
 
@@ -228,10 +234,9 @@ def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
     ZIPGTM or (AnnData, ZIPGTM)
         The fitted model; with ``copy=True``, the copy and the model.
     """
-    key = _check_key(key_added)
-    X = counts_of(adata, layer)
-    target, model = _fit(ZIPGTM(**params), X, copy, adata)
-    target.obsm[f"X_{key}"] = np.asarray(model.transform(X))
-    target.varm[key] = np.asarray(model.rates()).T.copy()
-    target.uns[key] = _uns(model, {"latent": np.asarray(model.latent_).tolist()})
-    return (target, model) if copy else model
+    return _fit_and_write(adata, layer, key_added, copy, ZIPGTM(**params),
+                          lambda model, X, key: {
+                              ("obsm", f"X_{key}"): np.asarray(model.transform(X)),
+                              ("varm", key): np.asarray(model.rates()).T.copy(),
+                              ("uns", key): _uns(model, {
+                                  "latent": np.asarray(model.latent_).tolist()})})

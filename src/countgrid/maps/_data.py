@@ -35,6 +35,7 @@ from countgrid._utils.counts import check_counts
 from countgrid._utils.dates import parse_dates, period_codes
 from countgrid._utils.docs import fill_doc
 from countgrid._utils.memory import check_memory
+from countgrid._utils.numeric import largest_per_row
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._utils.validation import check_is_fitted, check_random_state
 from countgrid.grid import (CountingGrid, region_words, regions, visit_posteriors,
@@ -863,12 +864,7 @@ default="relevance"
 
         def truncate(q):       # rows of posteriors -> their largest entries
             map_parts.append(np.argmax(q, axis=1))
-            part = np.argpartition(-q, cap - 1, axis=1)[:, :cap] if cap < L else \
-                np.tile(np.arange(L), (q.shape[0], 1))
-            vals = np.take_along_axis(q, part, axis=1)
-            srt = np.lexsort((part, -vals), axis=1)     # descending q, ties by lower cell
-            part = np.take_along_axis(part, srt, axis=1)
-            vals = np.take_along_axis(vals, srt, axis=1)
+            part, vals = largest_per_row(q, cap)   # descending q, ties by lower cell
             total = q.sum(axis=1, keepdims=True)
             enough = np.cumsum(vals, axis=1) >= POSTERIOR_MASS * total
             m = np.where(enough.any(axis=1), np.argmax(enough, axis=1) + 1, cap)
