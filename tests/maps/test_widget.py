@@ -271,3 +271,10 @@ def test_documents_at_is_the_selection_of_those_cells(made):
         w.documents_at([(0, 13)])
     with pytest.raises(ValueError, match="kind must be"):
         w.documents_at([1], kind="lasso")
+
+
+def test_a_map_without_documents_selects_nothing(fitted):
+    w = countgrid.widget(fitted["grid"])
+    w._selection_state = {"kind": "cells", "cells": list(range(130)), "kept": None}
+    assert len(w.selection) == 0 and w.selection_kind == "cells"
+    assert len(w.documents_at([5], kind="cell")) == 0

@@ -174,25 +174,25 @@ def selection_table(data, kind, cells, kept=None, metadata=None):
     L = int(np.prod(extent))
     cells = np.asarray([check_cell(int(c), extent, "cells") for c in cells], dtype=np.int64)
     n = len(data["doc_index"])
+    # map_data keeps the rows of X in order (all of them, or a sorted sample)
     doc_index = np.asarray(data["doc_index"], dtype=np.int64)
+    centres = _centres(data)
     if kind == "cell":
         if len(cells) != 1:
             raise ValueError(f"a 'cell' selection has one cell, got {len(cells)}")
         rows, scores = rank_documents(data, int(cells[0]), n_documents=max(n, 1))
-        where = np.searchsorted(doc_index, rows) if _sorted(doc_index) else \
-            _positions(doc_index, rows)
+        where = np.searchsorted(doc_index, rows)
     elif kind == "cells":
         chosen = np.zeros(L, dtype=bool)
         chosen[cells] = True
-        centres = _centres(data)
-        where = np.flatnonzero(chosen[centres]) if n else np.zeros(0, np.int64)
+        where = np.flatnonzero(chosen[centres])
         # P(the window is centred in a chosen cell) from the stored posteriors
         offsets = np.asarray(data["doc_offsets"], dtype=np.int64)
         pos_centres = window_centre_cells(np.asarray(data["doc_positions"], dtype=np.int64),
                                           extent, tuple(int(w) for w in data["window"]))
         mass = np.where(chosen[pos_centres], np.asarray(data["doc_posteriors"], np.float64), 0)
-        per_doc = np.add.reduceat(mass, offsets[:-1]) if len(mass) else np.zeros(n)
-        per_doc[offsets[:-1] == offsets[1:]] = 0.0
+        per_doc = np.bincount(np.repeat(np.arange(n), np.diff(offsets)), weights=mass,
+                              minlength=n)
         scores = per_doc[where]
         rows = doc_index[where]
     else:
@@ -200,7 +200,7 @@ def selection_table(data, kind, cells, kept=None, metadata=None):
     if kept is not None:
         keep = np.isin(rows, np.asarray(kept, dtype=np.int64))
         rows, scores, where = rows[keep], scores[keep], where[keep]
-    centre = _centres(data)[where] if n else np.zeros(0, np.int64)
+    centre = centres[where]
     table = {
         "document": rows.astype(np.int64),
         "id": np.asarray([data["ids"][t] for t in where], dtype=object),
@@ -215,15 +215,6 @@ def selection_table(data, kind, cells, kept=None, metadata=None):
                 and str(name) not in table:
             table[str(name)] = column[rows]
     return table
-
-
-def _sorted(a):
-    return len(a) < 2 or bool(np.all(a[1:] > a[:-1]))
-
-
-def _positions(doc_index, rows):
-    where = {int(r): t for t, r in enumerate(doc_index)}
-    return np.asarray([where[int(r)] for r in rows], dtype=np.int64)
 
 
 def highlight_cells(data, items):

@@ -75,8 +75,8 @@
     }
     return decodeBinary(base64ToBytes(text.trim()), true);
   }
-  // uint32 header length | JSON header | binary blob, gzip-compressed or not (a file's
-  // gzip part once base64-decoded; a notebook widget's parts, which arrive as bytes)
+  // uint32 header length | JSON header | binary blob, gzip-compressed (a file's gzip part
+  // once base64-decoded) or not (a notebook widget's parts, which arrive as bytes)
   async function decodeBinary(bytes, gzipped) {
     let buf = bytes instanceof ArrayBuffer ? bytes : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
     if (gzipped) {
@@ -114,7 +114,7 @@
   }
 
   function loadData() {
-    if (HOST) return hostParts.then((m) => decodeBinary(m.map, m.gzip === true));
+    if (HOST) return hostParts.then((m) => decodeBinary(m.map, false));
     const el = $("cg-data");
     return decodePart(el.dataset.format, el.textContent);
   }
@@ -124,7 +124,7 @@
   // each a script that hands its part to countgridChunk (<script> works from file://, where
   // fetch does not).  onPart(k, part) is called as each arrives, in order.
   function loadDocuments(D, onPart) {
-    if (HOST) return hostParts.then((m) => decodeBinary(m.documents, m.gzip === true)).then((part) => { onPart(0, part); });
+    if (HOST) return hostParts.then((m) => decodeBinary(m.documents, false)).then((part) => { onPart(0, part); });
     if (!D.bundle) {
       const parsed = document.readyState === "loading"
         ? new Promise((ok) => document.addEventListener("DOMContentLoaded", ok, { once: true }))
