@@ -38,7 +38,7 @@ What is timed (wall clock, time.perf_counter; CPU = time.process_time, all threa
   subprocess ("trial"); the trials of all configurations are interleaved
   round-robin (--repeat rounds on (a), --news20-repeat / --news20-numpy-repeat
   on (b)) and the table reports medians over all samples.  Peak RSS is
-  ru_maxrss of the trial process (max over rounds); "base" is its RSS after
+  the trial process's own VmHWM (_peak_memory.py; max over rounds); "base" is its peak after
   imports and loading the corpus.
   A last section times countgrid's private kernels one by one on (a)
   (histograms, E-step, accumulation, M-step; 1 and 2 threads).
@@ -58,7 +58,6 @@ import importlib.util
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -72,6 +71,7 @@ import scipy.sparse as sp
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _countgrid_import import countgrid  # noqa: E402
+from _peak_memory import peak_rss_mb  # noqa: E402
 
 import numpy_counting_grid as ncg  # noqa: E402
 
@@ -135,10 +135,6 @@ def describe(X):
 
 
 # ------------------------------------------------------------------ workers
-def rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-
-
 class _Stamps(io.TextIOBase):
     """stdout replacement recording when each verbose iteration line is printed."""
 
@@ -160,7 +156,7 @@ def worker(spec):
         X = X.toarray()
     extent, window = tuple(spec["extent"]), tuple(spec["window"])
     dtype = np.dtype(spec["dtype"])
-    base = rss_mb()
+    base = peak_rss_mb()
     out = dict(spec=spec, base_rss_mb=base, load=load0)
     if spec["impl"] == "countgrid":
         k = spec["k"]
@@ -204,7 +200,7 @@ def worker(spec):
         out.update(samples=r["iter_seconds"][skip:].tolist(),
                    cpu=r["iter_cpu_seconds"][skip:].tolist(),
                    log_likelihood=r["log_likelihood"].tolist())
-    out["peak_rss_mb"] = rss_mb()
+    out["peak_rss_mb"] = peak_rss_mb()
     return out
 
 

@@ -27,7 +27,9 @@ sys.path.insert(0, HERE)
 import _countgrid_import  # noqa: E402,F401  (the installed countgrid, else src/)
 
 WRITER = r"""
-import json, resource, sys, time, warnings
+import json, sys, time, warnings
+sys.path.insert(0, BENCH_DIR)
+from _peak_memory import peak_rss_mb
 import numpy as np, scipy.sparse as sp
 import countgrid
 n, path = int(sys.argv[1]), sys.argv[2]
@@ -58,8 +60,8 @@ write(grid, path, X, feature_names=vocab, titles=titles, snippets=snippets,
       metadata={"topic": np.array([f"topic {k}" for k in topic])})
 seconds = time.perf_counter() - t0
 print(json.dumps({"seconds": seconds,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
+                  "peak_rss_mb": peak_rss_mb()}))
+""".replace("BENCH_DIR", repr(HERE))
 
 
 def first_frame(path):

@@ -4,8 +4,8 @@ memory, out of core, online and on a dask LocalCluster with 1 and 2 workers.
 The corpus is drawn from a true 64x64 counting grid (window 5x5) over 20,000 words with a
 Zipf background: ~50 tokens per document, written once as a memory-mapped CSR folder
 (countgrid.streaming.write_memmap_csr) in chunks of 100,000 documents.  Each mode runs in
-its own process, so that its peak resident memory (ru_maxrss; plus the workers' for dask)
-is its own.  A pass is what one EM iteration costs: window histograms, the E-step with its
+its own process, so that its peak resident memory (VmHWM, benchmarks/_peak_memory.py;
+plus the workers' for dask) is its own.  A pass is what one EM iteration costs: window histograms, the E-step with its
 statistics over every document, and the M-step (float32).
 
     python benchmarks/bench_scale.py                       # 1M docs, all modes (~30 min)
@@ -28,6 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import _countgrid_import  # noqa: E402,F401
+from _peak_memory import peak_rss_mb  # noqa: E402
 
 import countgrid  # noqa: E402
 
@@ -108,10 +109,6 @@ def make_corpus(directory, args):
           f"{source._nnz} non-zeros, written in {time.perf_counter() - tic:.0f} s "
           f"to {directory}", flush=True)
     return source
-
-
-def peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def one_pass(estep_all, grid, pi, extent, window, rho, floor, nt):
