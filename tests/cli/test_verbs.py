@@ -221,6 +221,24 @@ def test_other_models_fit_transform_and_top_words(posts, name, extra, head):
     assert len(lines) == 1 + 3 * N_PER_GROUP
 
 
+@pytest.mark.parametrize("likelihood, params", [
+    ("nb", dict(zero_inflation=False, distribution="negative_binomial", size_factors=False)),
+    ("zinb", dict(zero_inflation=True, distribution="negative_binomial", size_factors=False)),
+    ("poisson-sf", dict(zero_inflation=False, distribution="poisson", size_factors=True)),
+])
+def test_zipgtm_likelihoods(posts, likelihood, params):
+    res = ok(run(["fit", "posts", "-o", "lk.npz", "--threads", "1", "--min-df", "3",
+                  "--model", "zipgtm", "--grid", "4x4", "--n-iter", "3",
+                  "--likelihood", likelihood], posts))
+    assert f"nodes ({likelihood})" in res.stdout
+    est = countgrid.load(posts / "lk.npz")
+    assert {k: est.get_params()[k] for k in params} == params
+    assert hasattr(est, "dispersion_") == (params["distribution"] == "negative_binomial")
+    res = run(["fit", "posts", "-o", "no.npz", "--likelihood", "nb"], posts)
+    assert res.returncode == 2 and "argument --likelihood" in res.stderr
+    assert "--model cg" in res.stderr and TRACEBACK not in res.stderr
+
+
 def test_evaluate_reports_cross_validated_accuracy_and_baseline(posts):
     res = ok(run(["evaluate", "posts.csv", "--text-col", "body", "--label-col", "group",
                   "--folds", "3", "--grid", "8x8", "--window", "3x3", "--n-iter", "5",

@@ -58,6 +58,22 @@ def test_plsa_and_zip_gtm_write_their_outputs():
     np.testing.assert_allclose(adata.obsm["X_zip_gtm"], ref.transform(X))
     np.testing.assert_allclose(adata.varm["zip_gtm"], ref.rates().T)
     assert len(adata.uns["zip_gtm"]["latent"]) == 9 and gtm.latent_.shape == (9, 2)
+    assert "zip_gtm_dispersion" not in adata.var
+
+
+def test_a_negative_binomial_writes_its_dispersions(tmp_path):
+    adata, X = make_adata(normalised=False)
+    params = dict(grid_shape=(3, 3), n_basis=4, n_iter=5, random_state=0,
+                  zero_inflation=False, distribution="negative_binomial")
+    cga.zip_gtm(adata, key_added="nb", **params)
+    ref = countgrid.ZIPGTM(**params).fit(sp.csr_matrix(X))
+    np.testing.assert_allclose(adata.var["nb_dispersion"].to_numpy(), ref.dispersion_)
+    np.testing.assert_allclose(adata.obsm["X_nb"], ref.transform(X))
+    assert adata.uns["nb"]["params"]["distribution"] == "negative_binomial"
+    adata.write_h5ad(tmp_path / "nb.h5ad")                       # h5ad-writable
+    back = anndata.read_h5ad(tmp_path / "nb.h5ad")
+    np.testing.assert_array_equal(back.var["nb_dispersion"].to_numpy(),
+                                  adata.var["nb_dispersion"].to_numpy())
 
 
 def test_copy_leaves_adata_alone():

@@ -1491,6 +1491,7 @@ PARAMS = {
                "basis": (("opt", "sinh", "rbf"), "rbf"), "latent": (("opt", "grid", "random"),
                                                                     "random"),
                "zero_inflation": ("bool", False), "alpha": (("float", 0, None), 0.1),
+               "distribution": (("opt", "poisson", "negative_binomial"), "negative_binomial"),
                "n_iter": (("int", 1), 4), "tol": (("float", 0, None), 1e-3),
                "n_irls": (("int", 1), 3), "init": (("opt", "pca", "random"), "random"),
                "random_state": ("rs", 1), "verbose": ("verbose", 1)},

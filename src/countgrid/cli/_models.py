@@ -22,6 +22,14 @@ MODELS = ("cg", "plsa", "rap", "zipgtm")
 MODEL_HELP = ("cg: counting grid (default); plsa: probabilistic latent semantic analysis; "
               "rap: rate adapting Poisson harmonium; zipgtm: zero-inflated Poisson GTM map")
 ESTIMATORS = {"cg": CountingGrid, "plsa": PLSA, "rap": RAP, "zipgtm": ZIPGTM}
+#: --likelihood of a ZIP-GTM map: the ZIPGTM parameters each name sets (docs/zip_gtm.md)
+LIKELIHOODS = {
+    "zip": dict(zero_inflation=True, distribution="poisson"),
+    "poisson": dict(zero_inflation=False, distribution="poisson"),
+    "poisson-sf": dict(zero_inflation=False, distribution="poisson", size_factors=True),
+    "nb": dict(zero_inflation=False, distribution="negative_binomial"),
+    "zinb": dict(zero_inflation=True, distribution="negative_binomial"),
+}
 
 
 def default(cls, name):
@@ -90,6 +98,11 @@ def add_model_options(parser):
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=MODELS, default="cg", help=MODEL_HELP)
     add_grid_options(group, zipgtm=True)
+    group.add_argument("--likelihood", choices=tuple(LIKELIHOODS), default=None,
+                       help="count model of --model zipgtm: zero-inflated Poisson (zip, the "
+                            "default), poisson, poisson-sf (with each document's total as "
+                            "its size factor), nb (negative binomial, a dispersion per "
+                            "word), zinb (zero-inflated nb)")
     group.add_argument("--layers", type=positive_int, default=1,
                        help="word distributions per cell of a counting grid: 2 or more fits "
                             "a layered grid (each document picks a layer; default 1)")
@@ -175,6 +188,10 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
     common = dict(num_threads=num_threads, random_state=args.seed)
     layers = getattr(args, "layers", 1)
     time_col = getattr(args, "time_col", None)
+    likelihood = getattr(args, "likelihood", None)
+    if likelihood is not None and args.model != "zipgtm":
+        raise UsageError(f"argument --likelihood: it chooses the count model of ZIP-GTM maps "
+                         f"(--model zipgtm), not of --model {args.model}")
     for flag in ("period", "smoothness", "span"):
         if time_col is None and getattr(args, flag, None) is not None:
             raise UsageError(f"argument --{flag}: it sets the time slices of --time-col")
@@ -230,6 +247,7 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
         kwargs["n_iter"] = args.n_iter
     if args.tol is not None:
         kwargs["tol"] = args.tol
+    kwargs.update(LIKELIHOODS.get(likelihood, {}))
     return ZIPGTM(grid_shape=tuple(grid), **kwargs, **common)
 
 
@@ -298,7 +316,12 @@ def describe(est):
         return (f"RAP harmonium with {est.n_components} hidden units over "
                 f"{est.n_features_in_} words")
     if kind == "zipgtm":
-        return f"ZIP-GTM map of {'x'.join(map(str, est.grid_shape))} nodes"
+        params = est.get_params()
+        name = next((k for k, v in LIKELIHOODS.items()
+                     if all(params[p] == x for p, x in {"size_factors": False, **v}.items())),
+                    "zip")
+        return (f"ZIP-GTM map of {'x'.join(map(str, est.grid_shape))} nodes"
+                + ("" if name == "zip" else f" ({name})"))
     return type(est).__name__
 
 

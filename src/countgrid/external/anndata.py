@@ -218,7 +218,9 @@ def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
     """Fit :class:`~countgrid.ZIPGTM` on the cells of ``adata``: ``obsm["X_<key>"]`` the
     posterior-mean map coordinates of each cell (``transform``), ``varm["<key>"]`` the
     rates of every feature at the latent points (``rates().T``, (n_vars, K)),
-    ``uns["<key>"]`` the parameters and the latent points.
+    ``uns["<key>"]`` the parameters and the latent points; with
+    ``distribution="negative_binomial"``, ``var["<key>_dispersion"]`` each feature's
+    dispersion (``dispersion_``).
 
     Parameters
     ----------
@@ -234,9 +236,12 @@ def zip_gtm(adata, *, layer=None, key_added="zip_gtm", copy=False, **params):
     ZIPGTM or (AnnData, ZIPGTM)
         The fitted model; with ``copy=True``, the copy and the model.
     """
-    return _fit_and_write(adata, layer, key_added, copy, ZIPGTM(**params),
-                          lambda model, X, key: {
-                              ("obsm", f"X_{key}"): np.asarray(model.transform(X)),
-                              ("varm", key): np.asarray(model.rates()).T.copy(),
-                              ("uns", key): _uns(model, {
-                                  "latent": np.asarray(model.latent_).tolist()})})
+    def outputs(model, X, key):
+        out = {("obsm", f"X_{key}"): np.asarray(model.transform(X)),
+               ("varm", key): np.asarray(model.rates()).T.copy(),
+               ("uns", key): _uns(model, {"latent": np.asarray(model.latent_).tolist()})}
+        if hasattr(model, "dispersion_"):
+            out[("var", f"{key}_dispersion")] = np.asarray(model.dispersion_)
+        return out
+
+    return _fit_and_write(adata, layer, key_added, copy, ZIPGTM(**params), outputs)

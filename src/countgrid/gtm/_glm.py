@@ -5,11 +5,21 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from scipy.special import digamma, gammaln, polygamma
+
 from countgrid._utils.param_validation import Interval, validate_params
 from countgrid._utils.validation import check_matrix
 
-__all__ = ["zip_terms", "log_px_given_latent", "poisson_glm_fun", "logistic_glm_fun",
-           "irls_poisson", "newton_columns"]
+__all__ = ["zip_terms", "nb_terms", "log_px_given_latent", "poisson_glm_fun",
+           "nb_glm_fun", "logistic_glm_fun", "irls_poisson", "newton_columns",
+           "nb_count_terms", "update_dispersion", "MIN_DISPERSION", "MAX_DISPERSION"]
+
+#: Bounds of the negative binomial's dispersion (its size ``r``): variance
+#: ``lambda + lambda^2 / r``.  Below 1e-4 a feature would be all but one count at one
+#: latent point; above 1e6 the model is a Poisson to within ``lambda^2 / 2r`` of each
+#: count's log-probability, and ``lgamma(t + r) - lgamma(r)`` starts to lose digits to
+#: cancellation (``1e-16 r log r``, 1e-9 at 1e6).
+MIN_DISPERSION, MAX_DISPERSION = 1e-4, 1e6
 
 
 def softplus(x):
@@ -47,6 +57,80 @@ def zip_terms(eta, zeta):
     log_q = -softplus(zeta)
     log_p0 = np.logaddexp(log_p, log_q - lam)
     return log_p0, log_q - lam - log_p0, log_p
+
+
+def nb_terms(eta, log_r, zeta):
+    """Per-cell pieces of the (zero-inflated) negative binomial log-pmf (docs/zip_gtm.md,
+    "Negative binomial").
+
+    With mean ``lambda = exp(eta)`` and dispersion ``r`` (variance ``lambda + lambda^2/r``),
+    ``log NB(t) = lgamma(t + r) - lgamma(r) - log t! + r log(r/(r + lambda))
+    + t log(lambda/(r + lambda))``.  The last term is linear in ``t`` with slope
+    ``log(lambda/(r + lambda))`` in place of the Poisson's ``eta``, and ``lgamma(t + r) -
+    lgamma(r)`` depends on the document and the word, not on the latent point: so the
+    E-step is the Poisson's with these pieces (:func:`nb_count_terms` gives the
+    per-document part).
+
+    Parameters
+    ----------
+    eta : ndarray of shape (n_latent, n_features)
+        Log-means.
+    log_r : ndarray of shape (n_features,)
+        Log-dispersions.
+    zeta : ndarray of shape (n_latent, n_features) or None
+        Zero logits (None: no zero inflation).
+
+    Returns
+    -------
+    log_p0 : ndarray
+        ``log P(t = 0)``: ``r log(r/(r + lambda))``, mixed with the structural zero when
+        ``zeta`` is given.
+    delta : ndarray
+        The correction from the zero term to the non-zero term, as in :func:`zip_terms`
+        (0 without zero inflation).
+    slope : ndarray
+        ``log(lambda/(r + lambda))``, the coefficient of ``t``.
+    log_zero_state : ndarray or None
+        ``log p``.
+    """
+    x = eta - log_r[None, :]
+    log_nb0 = -np.exp(log_r)[None, :] * softplus(x)    # r log(r/(r+lam)), never above 0
+    slope = -softplus(-x)                                # log(lam/(r+lam)) = log sigmoid(x)
+    if zeta is None:
+        return log_nb0, np.zeros_like(eta), slope, None
+    log_p = -softplus(-zeta)
+    log_q = -softplus(zeta)
+    log_p0 = np.logaddexp(log_p, log_q + log_nb0)
+    return log_p0, log_q + log_nb0 - log_p0, slope, log_p
+
+
+def _lgamma_excess(t, r):
+    """``lgamma(t + r) - lgamma(r)``, elementwise."""
+    return gammaln(t + r) - gammaln(r)
+
+
+def nb_count_terms(rows, cols, values, log_r, n_rows, n_features):
+    """``lgamma(t + r_j) - lgamma(r_j)`` over the non-zeros, summed per document and per
+    word: the part of the negative binomial's log-pmf that is not linear in ``t`` and does
+    not depend on the latent point.
+
+    Parameters
+    ----------
+    rows, cols : ndarray of shape (nnz,)
+        Document and word of every non-zero count.
+    values : ndarray of shape (nnz,)
+        The counts (float64).
+    log_r : ndarray of shape (n_features,)
+    n_rows, n_features : int
+
+    Returns
+    -------
+    per_row : ndarray of shape (n_rows,)
+    per_column : ndarray of shape (n_features,)
+    """
+    terms = _lgamma_excess(values, np.exp(log_r)[cols])
+    return (np.bincount(rows, weights=terms, minlength=n_rows),
+            np.bincount(cols, weights=terms, minlength=n_features))
 
 
 def log_px_given_latent(X, nz, log_fact, eta, log_p0, delta):
@@ -171,6 +255,107 @@ def poisson_glm_fun(R, S):
         lam = np.exp(eta)
         return (r * eta - s * lam).sum(axis=0), r - s * lam, s * lam
     return fun
+
+
+def nb_glm_fun(R, S, log_r):
+    """Objective pieces of the weighted negative-binomial GLM of the log-means at fixed
+    dispersions: ``sum_k R eta - (R + S r) log(r + exp(eta))`` per column (the expected
+    complete-data log-likelihood up to terms without ``eta``).
+
+    Parameters
+    ----------
+    R, S : ndarray of shape (n_latent, n_features)
+        Expected counts ``sum_n theta_nk t_nj`` and expected documents in the count state
+        (``N_k``, or ``sum_n theta_nk (1 - Z_nkj)`` with zero inflation).
+    log_r : ndarray of shape (n_features,)
+
+    Returns
+    -------
+    callable
+        ``fun(eta, cols=slice(None))``: the objective of every column, its first
+        derivative ``r (R - S lambda) / (r + lambda)`` and its negated second derivative
+        ``(R + S r) r lambda / (r + lambda)^2``.
+    """
+    def fun(eta, cols=slice(None)):
+        r, s, lr = R[:, cols], S[:, cols], log_r[cols]
+        x = eta - lr[None, :]
+        w = r + s * np.exp(lr)[None, :]
+        sp_x = softplus(x)
+        p = np.exp(x - sp_x)                             # lam / (r + lam)
+        # log(r + lam) = log r + softplus(x); its log r part does not depend on eta
+        return (r * eta - w * sp_x).sum(axis=0), r - w * p, w * p * (1 - p)
+    return fun
+
+
+def _dispersion_objective(log_r, R, S, eta, count_terms):
+    """The dispersions' part of the expected complete-data log-likelihood, per word, and
+    the pieces of its derivatives in ``log r`` (docs/zip_gtm.md, "Negative binomial")."""
+    r = np.exp(log_r)
+    x = eta - log_r[None, :]
+    sp_x = softplus(x)
+    # sum_k S r log(r/(r+lam)) + R log(1/(r+lam)) = -sum_k S r sp + R (log r + sp)
+    value = count_terms - (S * r * sp_x + R * (log_r[None, :] + sp_x)).sum(axis=0)
+    return value, r, sp_x, np.exp(x - sp_x)
+
+
+def update_dispersion(log_r, R, S, eta, nonzeros, n_steps):
+    """Newton steps in ``log r`` for every word's dispersion at fixed log-means ``eta``.
+
+    Maximises ``sum_{n, t_nj > 0} [lgamma(t + r) - lgamma(r)] + sum_k [S_kj r log(r /
+    (r + lambda_kj)) - R_kj log(r + lambda_kj)]`` over ``log r`` in
+    ``[log MIN_DISPERSION, log MAX_DISPERSION]``; a step is halved until the word's
+    objective does not decrease (an ascent step of 1 where the objective is not concave),
+    so the generalised EM stays monotone.
+
+    Parameters
+    ----------
+    log_r : ndarray of shape (n_features,)
+    R, S : ndarray of shape (n_latent, n_features)
+        As in :func:`nb_glm_fun`.
+    eta : ndarray of shape (n_latent, n_features)
+    nonzeros : tuple (cols, values)
+        Word (int) and count (float64) of every non-zero of the counts.
+    n_steps : int
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    cols, values = nonzeros
+    D = log_r.size
+    lo, hi = np.log(MIN_DISPERSION), np.log(MAX_DISPERSION)
+
+    def count_terms(lr):
+        return np.bincount(cols, weights=_lgamma_excess(values, np.exp(lr)[cols]),
+                           minlength=D)
+
+    log_r = log_r.copy()
+    for _ in range(n_steps):
+        value, r, sp_x, p = _dispersion_objective(log_r, R, S, eta, count_terms(log_r))
+        rc = r[cols]
+        a1 = np.bincount(cols, weights=digamma(values + rc) - digamma(rc), minlength=D)
+        a2 = np.bincount(cols, weights=polygamma(1, values + rc) - polygamma(1, rc),
+                         minlength=D)
+        # derivatives in log r (d sp/d log r = -p, d p/d log r = -p (1 - p))
+        grad = r * a1 - (S * r * (sp_x - p) + R * (1 - p)).sum(axis=0)
+        curv = (r * a1 + r * r * a2
+                - (S * r * (sp_x - p - p * p) + R * p * (1 - p)).sum(axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(curv < 0, -grad / curv, np.sign(grad))
+        step = np.clip(np.nan_to_num(step), -3.0, 3.0)
+        t = np.ones(D)
+        todo = np.flatnonzero((step != 0) & (np.clip(log_r + step, lo, hi) != log_r))
+        for _ in range(30):
+            if todo.size == 0:
+                break
+            cand = log_r.copy()
+            cand[todo] = np.clip(log_r[todo] + t[todo] * step[todo], lo, hi)
+            new = _dispersion_objective(cand, R, S, eta, count_terms(cand))[0]
+            ok = np.isfinite(new[todo]) & (new[todo] >= value[todo])
+            log_r[todo[ok]] = cand[todo[ok]]
+            todo = todo[~ok]
+            t[todo] *= 0.5
+    return log_r
 
 
 def logistic_glm_fun(A, Ntot):

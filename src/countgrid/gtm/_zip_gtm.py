@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from countgrid._base import BaseEstimator, TransformerMixin
@@ -19,8 +20,10 @@ from countgrid._utils.param_validation import GridShape, Interval, Options
 from countgrid._utils.threads import effective_n_threads, limit_blas_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state, resolve_dtype
 from countgrid.gtm import _display, _wrappers
-from countgrid.gtm._glm import (log_px_given_latent, logistic_glm_fun, newton_columns,
-                                poisson_glm_fun, softplus, zip_terms)
+from countgrid.gtm._glm import (MAX_DISPERSION, MIN_DISPERSION, log_px_given_latent,
+                                logistic_glm_fun, nb_count_terms, nb_glm_fun, nb_terms,
+                                newton_columns, poisson_glm_fun, softplus, update_dispersion,
+                                zip_terms)
 
 
 #: Largest count ZIPGTM accepts.  EM works with the log-rates ``eta = log lambda`` of
@@ -114,6 +117,15 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         standard normal distribution (the paper's random sampling).
     zero_inflation : bool, default=True
         False fits the plain Poisson GTM (the zero part switched off).
+    distribution : {"poisson", "negative_binomial"}, default="poisson"
+        The count state's distribution.  ``"negative_binomial"``: mean ``lambda_kj`` and a
+        dispersion ``r_j`` learned for every feature (variance ``lambda + lambda^2 / r_j``,
+        ``dispersion_``), for counts more variable than a Poisson at a latent point (UMI
+        counts of cells, microbiome reads).  With ``zero_inflation`` it is the
+        zero-inflated negative binomial.  The E-step keeps the Poisson's cost (the slope
+        of ``t`` becomes ``log(lambda/(r + lambda))``, the zero term
+        ``r log(r/(r + lambda))``); the M-step adds Newton steps for ``log r_j``
+        (docs/zip_gtm.md, "Negative binomial").  Not with ``size_factors``.
     size_factors : bool, default=False
         A Poisson with per-document size factors (needs ``zero_inflation=False``): the
         counts of document ``n`` are ``Poisson(s_n lambda_kj)`` with ``s_n`` its total
@@ -159,6 +171,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         ``W`` of eq. 1.
     zero_coef_ : ndarray of shape (n_basis + 1, n_features)
         ``Gamma`` of eq. 2 (absent when ``zero_inflation=False``).
+    dispersion_ : ndarray of shape (n_features,)
+        The negative binomial's ``r_j``, in ``[1e-4, 1e6]`` (absent with the Poisson).
     mixing_ : ndarray of shape (K,)
         ``alpha_k`` (eq. 10).
     log_likelihood_ : ndarray of shape (n_iter_ + 1,)
@@ -190,6 +204,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         "latent": [Options("grid", "random")],
         "zero_inflation": ["boolean"],
         "size_factors": ["boolean"],
+        "distribution": [Options("poisson", "negative_binomial")],
         "alpha": [Interval(Real, 0, None)],
         "n_iter": [Interval(Integral, 1, None)],
         "tol": [Interval(Real, 0, None)],
@@ -211,6 +226,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
                       "phi_": array("float", "n_nodes", "n_basis+1"),
                       "rate_coef_": array("float", "n_basis+1", "n_features"),
                       "zero_coef_": array("float", "n_basis+1", "n_features"),
+                      "dispersion_": array("float", "n_features"),
                       "mixing_": array("float", "n_nodes"),
                       "log_likelihood_": array("float", "n_iter+1"),
                       "objective_": array("float", "n_iter+1"),
@@ -219,13 +235,15 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
 
     def __init__(self, grid_shape=(15, 18), n_basis=25, basis="sinh", latent="grid",
                  zero_inflation=True, alpha=1e-2, n_iter=100, tol=1e-5, n_irls=2, init="pca",
-                 random_state=None, num_threads=None, verbose=0, size_factors=False):
+                 random_state=None, num_threads=None, verbose=0, size_factors=False,
+                 distribution="poisson"):
         self.grid_shape = grid_shape
         self.n_basis = n_basis
         self.basis = basis
         self.latent = latent
         self.zero_inflation = zero_inflation
         self.size_factors = size_factors
+        self.distribution = distribution
         self.alpha = alpha
         self.n_iter = n_iter
         self.tol = tol
@@ -242,6 +260,10 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             raise ValueError("size_factors=True needs zero_inflation=False: the size factors "
                              "scale the Poisson rates, whose zeros then depend on every "
                              "document (see docs/zip_gtm.md, 'Size factors')")
+        if self.size_factors and self.distribution != "poisson":
+            raise ValueError("size_factors=True needs distribution='poisson': a negative "
+                             "binomial's zero term r log(r/(r + s_n lambda)) would depend on "
+                             "every document (see docs/zip_gtm.md, 'Negative binomial')")
         r = math.isqrt(int(self.n_basis))
         if r * r != self.n_basis:
             raise ValueError(f"n_basis must be a positive perfect square (a sqrt x sqrt grid of "
@@ -332,13 +354,27 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             # rates per count: the constant basis column carries -log(mean total)
             total = float(np.asarray(X.sum(axis=1), dtype=np.float64).mean())
             coef[-1] -= np.log(max(total, 1e-300))
-        gamma = None
+        gamma = log_r = None
+        if self.distribution == "negative_binomial":
+            log_r = self._initial_dispersion(X, mean)
         if self.zero_inflation:
             e0 = np.exp(-mean)
             p0 = np.clip((frac0 - e0) / np.maximum(1 - e0, 1e-12), 0.01, 0.99)
             gamma = np.zeros((M1, D))
             gamma[-1] = np.log(p0 / (1 - p0))
-        return coef, gamma
+        return coef, gamma, log_r
+
+    @staticmethod
+    def _initial_dispersion(X, mean):
+        """The moments' dispersion of every feature, ``mean^2 / (var - mean)`` (a feature
+        no more variable than a Poisson starts at the upper bound)."""
+        sq = (np.asarray(X.multiply(X).mean(axis=0, dtype=np.float64)).ravel()
+              if sp.issparse(X) else (np.asarray(X, dtype=np.float64) ** 2).mean(axis=0))
+        excess = sq - mean * mean - mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(excess > 0, mean * mean / excess, MAX_DISPERSION)
+        return np.log(np.clip(np.nan_to_num(r, nan=MAX_DISPERSION), MIN_DISPERSION,
+                              MAX_DISPERSION))
 
     @staticmethod
     def _pca_excursion(X, is_sparse, latent, rng):
@@ -399,14 +435,20 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         pen = (coef ** 2).sum() + (0.0 if gamma is None else (gamma ** 2).sum())
         return 0.5 * float(self.alpha) * pen
 
-    def _estep(self, data, phi, coef, gamma, log_mix):
+    def _estep(self, data, phi, coef, gamma, log_r, log_mix):
         eta = phi @ coef
         zeta = None if gamma is None else phi @ gamma
-        log_p0, delta, log_p = zip_terms(eta, zeta)
-        theta, lse = _responsibilities(data, eta, log_p0, delta, log_mix)  # eq. 5
+        if log_r is None:
+            log_p0, delta, log_p = zip_terms(eta, zeta)
+            slope, log_norm = eta, data.log_fact
+        else:
+            log_p0, delta, slope, log_p = nb_terms(eta, log_r, zeta)
+            log_norm = data.log_fact - data.nb_count_terms(log_r)[0]
+        theta, lse = _responsibilities(data, slope, log_p0, delta, log_mix,
+                                       log_norm)                                   # eq. 5
         return theta, lse, log_p0, log_p
 
-    def _mstep(self, data, phi, PhiPhi, theta, coef, gamma, log_p0, log_p):
+    def _mstep(self, data, phi, PhiPhi, theta, coef, gamma, log_r, log_p0, log_p):
         Nk = theta.sum(axis=0)
         R, C = _statistics(data, theta)     # sum_n theta_nk t_nj, sum_{n: t_nj > 0} theta_nk
         alpha = float(self.alpha)
@@ -421,12 +463,18 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             gamma = _newton_blocks(phi, PhiPhi, gamma, lambda c0, c1: logistic_glm_fun(
                 A[:, c0:c1], np.broadcast_to(Nk[:, None], (A.shape[0], c1 - c0))),
                 alpha, int(self.n_irls), data.nt)                                  # eq. 9
-        coef = _newton_blocks(phi, PhiPhi, coef,
-                              lambda c0, c1: poisson_glm_fun(R[:, c0:c1], S[:, c0:c1]),
-                              alpha, int(self.n_irls), data.nt)                    # eq. 8
+        if log_r is None:
+            coef = _newton_blocks(phi, PhiPhi, coef,
+                                  lambda c0, c1: poisson_glm_fun(R[:, c0:c1], S[:, c0:c1]),
+                                  alpha, int(self.n_irls), data.nt)                # eq. 8
+        else:
+            coef = _newton_blocks(phi, PhiPhi, coef, lambda c0, c1: nb_glm_fun(
+                R[:, c0:c1], S[:, c0:c1], log_r[c0:c1]), alpha, int(self.n_irls), data.nt)
+            log_r = update_dispersion(log_r, R, S, phi @ coef, data.nonzeros()[1:],
+                                      int(self.n_irls))
         with np.errstate(divide="ignore"):
             log_mix = np.log(Nk / Nk.sum())                                       # eq. 10
-        return coef, gamma, log_mix
+        return coef, gamma, log_r, log_mix
 
     # ------------------------------------------------------------------- fit
     def _data(self, X, nt, n_features=None):
@@ -436,16 +484,18 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
                         owner=type(self).__name__)
         return _Data(self._check_count_range(counts), nt, bool(self.size_factors))
 
-    def _set_fitted(self, latent, centers, phi, coef, gamma, log_mix, ll, history, n_iter,
-                    converged, n_features):
+    def _set_fitted(self, latent, centers, phi, coef, gamma, log_r, log_mix, ll, history,
+                    n_iter, converged, n_features):
         self.latent_ = latent
         self.basis_centers_ = centers
         self.phi_ = phi
         self.rate_coef_ = coef
-        if gamma is not None:
-            self.zero_coef_ = gamma
-        elif hasattr(self, "zero_coef_"):
-            del self.zero_coef_
+        for name, value in (("zero_coef_", gamma),
+                            ("dispersion_", None if log_r is None else np.exp(log_r))):
+            if value is not None:
+                setattr(self, name, value)
+            elif hasattr(self, name):
+                delattr(self, name)
         self.mixing_ = np.exp(log_mix)
         self.log_likelihood_ = np.asarray(ll, dtype=np.float64)
         self.objective_ = np.asarray(history, dtype=np.float64)
@@ -480,25 +530,27 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         # the threads go to the OpenMP kernels and the blocks of Newton solves instead)
         with limit_blas_threads(1 if counts.is_sparse else nt):
             latent, centers, phi = self._latent_and_basis(grid, rng)
-            coef, gamma = self._initial_coefs(counts.X, counts.is_sparse, latent, phi, rng)
+            coef, gamma, log_r = self._initial_coefs(counts.X, counts.is_sparse, latent, phi,
+                                                     rng)
             iu = np.triu_indices(phi.shape[1])
             PhiPhi = phi[:, iu[0]] * phi[:, iu[1]]        # upper triangle of phi_k phi_k^T
             log_mix = np.full(phi.shape[0], -np.log(phi.shape[0]))
-            theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
+            theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_r, log_mix)
             ll = [float(lse.sum())]
             monitor = EMMonitor("ZIPGTM", n_iter, float(self.tol),
                                 verbose=self.verbose, label="objective")
             monitor.record(ll[0] - self._penalty(coef, gamma), n_updates=0)
             for it in range(n_iter):
-                coef, gamma, log_mix = self._mstep(data, phi, PhiPhi, theta, coef, gamma,
-                                                   log_p0, log_p)
-                theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_mix)
+                coef, gamma, log_r, log_mix = self._mstep(data, phi, PhiPhi, theta, coef,
+                                                          gamma, log_r, log_p0, log_p)
+                theta, lse, log_p0, log_p = self._estep(data, phi, coef, gamma, log_r,
+                                                        log_mix)
                 ll.append(float(lse.sum()))
                 done = monitor.record(ll[-1] - self._penalty(coef, gamma), n_updates=it + 1)
                 if not done and it + 1 < n_iter:
                     # the arrays of this iteration are not updated in place later: the
                     # checkpoint keeps references, and copies of the growing lists
-                    state = (latent, centers, phi, coef, gamma, log_mix, list(ll),
+                    state = (latent, centers, phi, coef, gamma, log_r, log_mix, list(ll),
                              list(monitor.history), it + 1, False, counts.n_features)
                     # hold it as the fitted state too: the transactional fit applies a
                     # checkpoint only once the fitted attributes changed
@@ -507,13 +559,14 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
                 if done:
                     break
             monitor.finish()
-        self._set_fitted(latent, centers, phi, coef, gamma, log_mix, ll, monitor.history,
-                         monitor.n_updates, monitor.converged, counts.n_features)
+        self._set_fitted(latent, centers, phi, coef, gamma, log_r, log_mix, ll,
+                         monitor.history, monitor.n_updates, monitor.converged,
+                         counts.n_features)
         return self
 
     def _apply_checkpoint(self, state, n_iter):
         self._set_fitted(*state)
-        return f"EM iteration {state[8]} of {n_iter}"
+        return f"EM iteration {state[9]} of {n_iter}"
 
     # ------------------------------------------------------------- fitted state
     def _check_fitted_shapes(self):
@@ -553,6 +606,14 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             if gamma.shape != (M1, D):
                 raise ValueError(f"zero_coef_ has shape {gamma.shape}; rate_coef_ has "
                                  f"{coef.shape}")
+        if hasattr(self, "dispersion_"):
+            r = arr("dispersion_", 1)
+            if r.shape != (D,):
+                raise ValueError(f"dispersion_ has shape {r.shape}; rate_coef_ has "
+                                 f"{coef.shape}")
+            if not (np.all(r >= MIN_DISPERSION) and np.all(r <= MAX_DISPERSION)):
+                raise ValueError(f"dispersion_ must lie in [{MIN_DISPERSION:g}, "
+                                 f"{MAX_DISPERSION:g}] (the negative binomial's r)")
         return K, D
 
     def _check_fitted_state(self):
@@ -560,7 +621,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         probabilities in [0, 1], rates that do not overflow); raise ValueError naming the
         first inconsistent one (called by :func:`countgrid.load`).  An unfitted estimator
         passes."""
-        names = [n for n in self._fitted_arrays if n != "zero_coef_"]
+        names = [n for n in self._fitted_arrays if n not in ("zero_coef_", "dispersion_")]
         if not any(hasattr(self, n) for n in self._fitted_arrays):
             return None
         missing = [n for n in names if not hasattr(self, n)]
@@ -603,10 +664,12 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
         data = self._data(X, effective_n_threads(self.num_threads), self.n_features_in_)
         self._check_sizes(data.counts.n_samples, K, D, self.phi_.shape[1], "read-out")
         gamma = getattr(self, "zero_coef_", None)
+        log_r = np.log(self.dispersion_) if hasattr(self, "dispersion_") else None
         with np.errstate(divide="ignore"):
             log_mix = np.log(self.mixing_)
         with limit_blas_threads(1 if data.counts.is_sparse else data.nt):
-            theta, lse, _, _ = self._estep(data, self.phi_, self.rate_coef_, gamma, log_mix)
+            theta, lse, _, _ = self._estep(data, self.phi_, self.rate_coef_, gamma, log_r,
+                                           log_mix)
         return theta, lse
 
     def predict_proba(self, X):
@@ -705,7 +768,8 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
 
 class _Data:
     """Counts with what the E- and M-steps reuse every iteration: the row sums of
-    ``log t!``, the CSC copy (sparse) or the indicator ``[T > 0]`` (dense)."""
+    ``log t!``, the CSC copy (sparse) or the indicator ``[T > 0]`` (dense), and (negative
+    binomial) the document, word and value of every non-zero."""
 
     def __init__(self, counts, num_threads, size_factors=False):
         self.counts, self.nt = counts, int(num_threads)
@@ -723,6 +787,29 @@ class _Data:
                          f"the non-zero indicator of dense counts of shape ({n}, {D})",
                          "pass the counts as a scipy.sparse matrix")
             self.nz = (counts.X > 0).astype(counts.X.dtype)
+        self._nonzeros = None
+
+    def nonzeros(self):
+        """(rows, cols, values) of the non-zero counts, values in float64 (made once)."""
+        if self._nonzeros is None:
+            X = self.counts.X
+            nnz = X.nnz if self.counts.is_sparse else int(np.count_nonzero(X))
+            check_memory(24 * nnz, f"the {nnz} non-zero counts' positions and values",
+                         "use fewer documents or words")
+            if self.counts.is_sparse:
+                rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+                cols, values = X.indices.astype(np.intp), X.data
+            else:
+                rows, cols = np.nonzero(X)
+                values = X[rows, cols]
+            self._nonzeros = (rows, cols, np.asarray(values, dtype=np.float64))
+        return self._nonzeros
+
+    def nb_count_terms(self, log_r):
+        """Per document and per word, the sums of ``lgamma(t + r) - lgamma(r)`` over the
+        non-zeros (:func:`~countgrid.gtm._glm.nb_count_terms`)."""
+        rows, cols, values = self.nonzeros()
+        return nb_count_terms(rows, cols, values, log_r, *self.counts.X.shape)
 
 
 def _centred_operator(Y, mu, c=1.0):
@@ -773,8 +860,12 @@ def _row_blocks(n, cost_per_row):
     return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
 
 
-def _responsibilities(data, eta, log_p0, delta, log_mix):
+def _responsibilities(data, eta, log_p0, delta, log_mix, log_norm):
     """``theta_nk`` (eq. 5) and ``log sum_k alpha_k p(t_n | x_k)`` of every document.
+
+    ``eta`` is the coefficient of the counts (the log-rates of a Poisson) and ``log_norm``
+    each document's term subtracted whatever the latent point (``sum_j log t_nj!``; the
+    negative binomial's less its ``lgamma(t + r) - lgamma(r)``).
 
     Sparse counts run the fused C/OpenMP E-step over CSR rows; dense counts use NumPy/BLAS
     (:func:`~countgrid.gtm._glm.log_px_given_latent`) in blocks of rows.  A document whose
@@ -787,13 +878,13 @@ def _responsibilities(data, eta, log_p0, delta, log_mix):
         theta, lse = _wrappers.estep_csr(X.indptr, X.indices, X.data, X.shape[1],
                                             np.ascontiguousarray(log_p0.sum(axis=1)),
                                             np.ascontiguousarray(log_mix, dtype=np.float64),
-                                            data.log_fact, np.ascontiguousarray(delta.T),
+                                            log_norm, np.ascontiguousarray(delta.T),
                                             np.ascontiguousarray(eta.T), data.nt)
     else:
         n, K = X.shape[0], eta.shape[0]
         theta, lse = np.empty((n, K)), np.empty(n)
         for r0, r1 in _row_blocks(n, 2 * X.shape[1] * K):
-            lj = log_px_given_latent(X[r0:r1], data.nz[r0:r1], data.log_fact[r0:r1], eta,
+            lj = log_px_given_latent(X[r0:r1], data.nz[r0:r1], log_norm[r0:r1], eta,
                                      log_p0, delta)
             lj += log_mix[None, :]
             lse[r0:r1] = logsumexp(lj, axis=1)
