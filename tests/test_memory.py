@@ -1,6 +1,7 @@
 """countgrid._utils.memory: estimates are checked before allocating, and what is too large is a
 MemoryError that names the operation and gives advice."""
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import countgrid
@@ -58,3 +59,20 @@ def test_transform_output_too_large(X, monkeypatch):
     monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "10K")
     with pytest.raises(MemoryError, match="posteriors of 20 documents over 256 positions"):
         cg.transform(X)
+
+
+@FEW_ITERATIONS
+def test_plsa_out_of_core_needs_no_memory_per_entry_and_topic(monkeypatch):
+    """pLSA's kernels form the responsibilities on the fly: out of core, its estimate is
+    the documents' and words' arrays, not n_nonzero x n_components (which refused the
+    scATAC benchmark's 800M non-zeros x 20 topics as 59 GiB)."""
+    from countgrid.streaming import CSRChunks
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(3.0, (200, 50)).astype(np.float32))
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "500K")   # nnz x K x 4 bytes alone is 800K
+    chunks = CSRChunks([X[:100], X[100:]])
+    model = countgrid.PLSA(20, tempered=False, n_iter=2, dtype=np.float32,
+                           random_state=0).fit(chunks)
+    assert model.doc_topic_.shape == (200, 20)
+    monkeypatch.setenv("COUNTGRID_MAX_MEMORY", "50K")
+    with pytest.raises(MemoryError, match="n_components"):
+        countgrid.PLSA(20, tempered=False, n_iter=2, random_state=0).fit(chunks)

@@ -57,3 +57,24 @@ def test_float32_regressor_reads_out_targets_beyond_the_float32_range(top):
         big = countgrid.CountingGridRegressor(**params).fit(X, y * top).predict(X)
     assert np.isfinite(big).all()
     np.testing.assert_allclose(big / top, unit, rtol=0, atol=1e-5 * np.abs(unit).max())
+
+
+def test_readout_matrix_is_the_window_mean_and_checks_its_embedding():
+    """G(k) = mean of gamma over the window with first cell k (on the torus), against a
+    loop; a misshapen embedding (e.g. embed_labels' extent + (n_classes,) not reshaped)
+    is a ValueError naming gamma_flat, not a Cython signature error."""
+    from countgrid.grid import readout_matrix
+    extent, window = (5, 4), (2, 3)
+    gamma = np.random.default_rng(1).random((20, 3))
+    G = readout_matrix(gamma, extent, window)
+    g = gamma.reshape(extent + (3,))
+    ref = np.array([[g[np.ix_((np.arange(window[0]) + a) % 5,
+                              (np.arange(window[1]) + b) % 4)].mean(axis=(0, 1))
+                     for b in range(4)] for a in range(5)]).reshape(20, 3)
+    np.testing.assert_allclose(G, ref, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"gamma_flat must have shape \(L, n_outputs\)"):
+        readout_matrix(g, extent, window)
+    with pytest.raises(TypeError, match="gamma_flat"):
+        readout_matrix(np.full((20, 3), "a"), extent, window)
+    with pytest.raises(ValueError, match="gamma_flat contains NaN"):
+        readout_matrix(np.full((20, 3), np.nan), extent, window)

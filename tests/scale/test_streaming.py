@@ -465,3 +465,19 @@ def test_a_write_that_fails_half_way_leaves_the_previous_folder(tmp_path, write)
     assert (_stack(reader[write](tmp_path / "f")) != X).nnz == 0
     writer[write](other, tmp_path / "f", 20)                       # a good write replaces it
     assert (_stack(reader[write](tmp_path / "f")) != other).nnz == 0
+
+
+def test_rows_of_a_chunk_source_are_the_matrix_rows():
+    """Blocks.rows (pLSA's start from documents): any order, repeats, none; out of range is
+    an IndexError naming the range."""
+    from countgrid._utils.counts import Counts
+    from countgrid.streaming._blocks import Blocks
+    X = sp.csr_matrix(np.random.default_rng(3).poisson(1.0, (50, 40)).astype(np.float64))
+    blocks = Blocks(CSRChunks([X[r0:r0 + 12] for r0 in range(0, 50, 12)]),
+                    lambda M, name, nf: Counts(M, np.float64))
+    for rows in ([3, 0, 49, 12, 12, 25], [], list(range(50))[::-1]):
+        got = blocks.rows(rows)
+        assert got.shape == (len(rows), X.shape[1])
+        np.testing.assert_array_equal(got.toarray(), X[rows].toarray())
+    with pytest.raises(IndexError, match=r"\[0, 50\)"):
+        blocks.rows([0, 50])

@@ -62,11 +62,24 @@ def readout_matrix(gamma_flat, extent, window, nt=0):
 
     Raises
     ------
+    TypeError
+        If ``gamma_flat`` is not a real array.
     ValueError
         If ``extent`` and ``window`` are not a valid grid (``1 <= window <= extent``,
-        same number of dimensions).
+        same number of dimensions), or ``gamma_flat`` is not finite or not of shape
+        ``(L, n_outputs)``.
     """
     extent, window = check_grid(extent, window)
+    gamma_flat = np.asarray(gamma_flat)
+    L = grid_size(extent)
+    if gamma_flat.dtype.kind not in "biuf":
+        raise TypeError(f"gamma_flat must be a real array, got dtype {gamma_flat.dtype}")
+    if gamma_flat.ndim != 2 or gamma_flat.shape[0] != L:
+        raise ValueError(f"gamma_flat must have shape (L, n_outputs) = ({L}, n_outputs), one "
+                         f"row per cell (an embed_labels result reshaped to (L, -1)), got "
+                         f"{gamma_flat.shape}")
+    if not np.isfinite(gamma_flat).all():
+        raise ValueError("gamma_flat contains NaN or infinity")
     G = window_sums(gamma_flat.T, extent, window, scale=1.0 / grid_size(window), num_threads=nt)
     return np.ascontiguousarray(G.T)
 

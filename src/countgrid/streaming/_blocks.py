@@ -143,13 +143,15 @@ class Blocks:
         indices = np.asarray(indices, dtype=np.int64)
         if self.in_memory:
             return self._whole.csr[indices]
-        parts, offset = {}, 0
+        check_row_indices(indices, self.n_samples)
+        wanted, inverse = np.unique(indices, return_inverse=True)
+        parts, offset = [], 0
         for counts in self():
-            inside = (indices >= offset) & (indices < offset + counts.n_samples)
-            for i in np.unique(indices[inside]):
-                parts[int(i)] = counts.csr[int(i) - offset]
+            lo, hi = np.searchsorted(wanted, [offset, offset + counts.n_samples])
+            if hi > lo:
+                parts.append(counts.csr[wanted[lo:hi] - offset])
             offset += counts.n_samples
-        return sp.vstack([parts[int(i)] for i in indices], format="csr")
+        return stack_rows(parts, inverse, self.n_features)
 
     def column_sums(self):
         """Column totals (float64) over all documents."""
@@ -167,6 +169,21 @@ class Blocks:
     @property
     def mean_length(self):
         return self.n_tokens / max(self.n_samples, 1)
+
+
+def check_row_indices(indices, n_samples):
+    """IndexError for a row index outside ``[0, n_samples)``."""
+    if indices.size and (indices.min() < 0 or indices.max() >= n_samples):
+        raise IndexError(f"row indices must lie in [0, {n_samples}), got "
+                         f"{int(indices.min())}..{int(indices.max())}")
+
+
+def stack_rows(parts, inverse, n_features):
+    """The rows of ``parts`` (CSR blocks of sorted distinct rows) stacked, then taken in
+    the order ``inverse`` (``np.unique``'s inverse of the rows asked for)."""
+    if not parts:
+        return sp.csr_matrix((0, n_features))
+    return sp.vstack(parts, format="csr")[inverse]
 
 
 def max_count(counts):

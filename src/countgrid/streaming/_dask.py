@@ -18,7 +18,8 @@ import operator
 
 import numpy as np
 
-from countgrid.streaming._blocks import count_nonzero, max_count
+from countgrid.streaming._blocks import (check_row_indices, count_nonzero, max_count,
+                                         stack_rows)
 
 __all__ = ["DaskBlocks", "transform"]
 
@@ -161,21 +162,18 @@ class DaskBlocks:
         return _tree_sum(self._client, self._client.map(_column_sums, self._blocks))
 
     def rows(self, indices):
-        import scipy.sparse as sp
         indices = np.asarray(indices, dtype=np.int64)
+        check_row_indices(indices, self.n_samples)
+        distinct, inverse = np.unique(indices, return_inverse=True)
         starts = np.concatenate([[0], np.cumsum(self.block_rows)])
         wanted = []
         for b, (r0, r1) in enumerate(zip(starts[:-1], starts[1:])):
-            local = np.unique(indices[(indices >= r0) & (indices < r1)]) - r0
-            if local.size:
-                wanted.append((b, r0, local))
+            lo, hi = np.searchsorted(distinct, [r0, r1])
+            if hi > lo:
+                wanted.append((b, distinct[lo:hi] - r0))
         got = self._client.gather([self._client.submit(_rows, self._blocks[b], local)
-                                   for b, _, local in wanted])
-        found = {}
-        for (b, r0, local), part in zip(wanted, got):
-            for j, i in enumerate(local):
-                found[int(i + r0)] = part[j]
-        return sp.vstack([found[int(i)] for i in indices], format="csr")
+                                   for b, local in wanted])
+        return stack_rows(got, inverse, self.n_features)
 
     def _broadcast(self, params):
         [future] = self._client.scatter([params], broadcast=True)

@@ -318,8 +318,13 @@ or dask array
             smoothing = float(np.ldexp(smoothing, exp))
         D, W = data.n_samples, data.n_features
         K = int(self.n_components)
-        # theta and its copies (D x K), phi and the statistics (W x K), per-entry q (nnz x K)
-        check_memory(np.dtype(dtype).itemsize * K * (3 * D + 4 * W + data.n_nonzero),
+        # theta and its copies (D x K), phi and the statistics (W x K); in memory, the
+        # counts' CSC copy of the word pass and tempered EM's held-out split (no per-entry
+        # responsibilities: the kernels form them on the fly; a chunk source holds one
+        # chunk at a time)
+        per_entry = 3 * (np.dtype(dtype).itemsize + 8) if getattr(data, "in_memory",
+                                                                  False) else 0
+        check_memory(np.dtype(dtype).itemsize * K * (3 * D + 4 * W) + per_entry * data.n_nonzero,
                      f"pLSA with {K} topics on {D} documents x {W} words",
                      "use fewer topics (n_components), fewer words or dtype=numpy.float32")
         if data.n_tokens <= 0:
