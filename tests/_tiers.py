@@ -33,6 +33,7 @@ SLOW_FILES = {
                                          "Chromium",
     "tests/maps/test_bundle_million.py": "a bundle of 1,000,000 documents in Chromium",
     "tests/maps/test_budgets.py": "a 20,000-document map written and opened in Chromium",
+    "tests/test_benchmarks.py": "the counting-grid benchmark's quick run (40 s)",
     "tests/maps/test_widget_lab.py": "the notebook widget in a real JupyterLab and Chromium",
     "tests/test_properties.py": "property tests on many random inputs",
     "tests/capi/test_downstream_c.py": "compiles a C consumer",
