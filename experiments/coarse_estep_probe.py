@@ -12,8 +12,9 @@ mean, and its 1st percentile over documents: what a top-k M-step would miss).
 
 Grids: a default ``CountingGrid`` fitted to the bundled 20 Newsgroups posts (the
 documents it was fitted on), the same corpus's grid early in EM (``--early``: after 2, 10
-and 30 iterations at the 4x4 window, without the window schedule), and the synthetic grid of ``benchmarks/bench_scale.py``
-(64x64, window 4x4, its documents drawn from the true grid, scored under it).
+and 30 iterations at the 4x4 window, without the window schedule), and the synthetic grid
+of ``benchmarks/bench_scale.py`` (64x64, window 4x4, its documents drawn from the true
+grid, scored under it).  ``experiments/coarse_estep_em.py`` runs the search inside EM.
 
     PYTHONPATH=src python experiments/coarse_estep_probe.py --json /tmp/probe.json
 """
@@ -38,8 +39,10 @@ def scores(X, h):
     return np.asarray(X @ np.log(h).T, dtype=np.float64)
 
 
-def probe(ll, extent, stride, keep):
-    """(scored fraction, best found, mean mass, 1st-percentile mass) of the search."""
+def candidate_mask(ll, extent, stride, keep):
+    """(n, L) bool: the positions the search scores for each document -- the sub-lattice
+    of stride ``stride`` and the ``(2 stride - 1)^2`` block around each of its ``keep``
+    best positions (on the torus)."""
     E1, E2 = extent
     n, L = ll.shape
     grid_ll = ll.reshape(n, E1, E2)
@@ -53,7 +56,13 @@ def probe(ll, extent, stride, keep):
     for dr in range(-(stride - 1), stride):
         for dc in range(-(stride - 1), stride):
             mask[doc, (r0 + dr) % E1, (c0 + dc) % E2] = True
-    mask = mask.reshape(n, L)
+    return mask.reshape(n, L)
+
+
+def probe(ll, extent, stride, keep):
+    """(scored fraction, best found, mean mass, 1st-percentile mass) of the search."""
+    n = ll.shape[0]
+    mask = candidate_mask(ll, extent, stride, keep)
     q = np.exp(ll - ll.max(axis=1, keepdims=True))
     q /= q.sum(axis=1, keepdims=True)
     mass = (q * mask).sum(axis=1)
