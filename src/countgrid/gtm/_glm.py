@@ -109,10 +109,11 @@ def _lgamma_excess(t, r):
     return gammaln(t + r) - gammaln(r)
 
 
-def nb_count_terms(rows, cols, values, log_r, n_rows, n_features):
-    """``lgamma(t + r_j) - lgamma(r_j)`` over the non-zeros, summed per document and per
-    word: the part of the negative binomial's log-pmf that is not linear in ``t`` and does
-    not depend on the latent point.
+def nb_count_terms(rows, cols, values, log_r, n_rows):
+    """``lgamma(t + r_j) - lgamma(r_j)`` over the non-zeros, summed per document: the part
+    of the negative binomial's log-pmf that is not linear in ``t`` and does not depend on
+    the latent point (the E-step's; :func:`update_dispersion` sums the same terms per
+    word).
 
     Parameters
     ----------
@@ -121,16 +122,14 @@ def nb_count_terms(rows, cols, values, log_r, n_rows, n_features):
     values : ndarray of shape (nnz,)
         The counts (float64).
     log_r : ndarray of shape (n_features,)
-    n_rows, n_features : int
+    n_rows : int
 
     Returns
     -------
-    per_row : ndarray of shape (n_rows,)
-    per_column : ndarray of shape (n_features,)
+    ndarray of shape (n_rows,)
     """
-    terms = _lgamma_excess(values, np.exp(log_r)[cols])
-    return (np.bincount(rows, weights=terms, minlength=n_rows),
-            np.bincount(cols, weights=terms, minlength=n_features))
+    return np.bincount(rows, weights=_lgamma_excess(values, np.exp(log_r)[cols]),
+                       minlength=n_rows)
 
 
 def log_px_given_latent(X, nz, log_fact, eta, log_p0, delta):

@@ -443,7 +443,7 @@ class ZIPGTM(TransformerMixin, BaseEstimator):
             slope, log_norm = eta, data.log_fact
         else:
             log_p0, delta, slope, log_p = nb_terms(eta, log_r, zeta)
-            log_norm = data.log_fact - data.nb_count_terms(log_r)[0]
+            log_norm = data.log_fact - data.nb_count_terms(log_r)
         theta, lse = _responsibilities(data, slope, log_p0, delta, log_mix,
                                        log_norm)                                   # eq. 5
         return theta, lse, log_p0, log_p
@@ -806,10 +806,10 @@ class _Data:
         return self._nonzeros
 
     def nb_count_terms(self, log_r):
-        """Per document and per word, the sums of ``lgamma(t + r) - lgamma(r)`` over the
-        non-zeros (:func:`~countgrid.gtm._glm.nb_count_terms`)."""
+        """Per document, the sum of ``lgamma(t + r) - lgamma(r)`` over its non-zeros
+        (:func:`~countgrid.gtm._glm.nb_count_terms`)."""
         rows, cols, values = self.nonzeros()
-        return nb_count_terms(rows, cols, values, log_r, *self.counts.X.shape)
+        return nb_count_terms(rows, cols, values, log_r, self.counts.X.shape[0])
 
 
 def _centred_operator(Y, mu, c=1.0):
