@@ -11,6 +11,7 @@ statistics over every document, and the M-step (float32).
     python benchmarks/bench_scale.py                       # 1M docs, all modes (~30 min)
     python benchmarks/bench_scale.py --docs 100000 --modes memory ooc
     python benchmarks/bench_scale.py --top-k 64            # sparse posteriors
+    python benchmarks/bench_scale.py --estep coarse-to-fine --modes memory ooc
 
 Run it on an otherwise idle machine.  Results: benchmarks/README.md, "Scale".
 """
@@ -111,15 +112,16 @@ def make_corpus(directory, args):
     return source
 
 
-def one_pass(estep_all, grid, pi, extent, window, rho, floor, nt):
-    """Histograms + E-step with statistics + M-step; returns (seconds, log-likelihood)."""
+def one_pass(estep_all, grid, pi, extent, window, rho, floor, nt, search=None):
+    """Histograms + E-step with statistics + M-step; returns (seconds, log-likelihood).
+    ``search``: the coarse-to-fine E-step's settings (countgrid.grid._em.EStepSearch)."""
     from countgrid.grid import _wrappers
     from countgrid.grid._em import GridStatistics, m_step
     tic = time.perf_counter()
     h, logh = np.empty_like(pi), np.empty_like(pi)
     _wrappers.histograms(pi, extent, window, h, logh, nt)
     stats = GridStatistics(pi.shape[0], pi.shape[1], pi.dtype, False)
-    loglik = estep_all(logh, None, floor, stats)
+    loglik = estep_all(logh, None, floor, stats, search)
     m_step(stats, h, pi, extent, window, rho, nt)
     return time.perf_counter() - tic, loglik
 
@@ -141,6 +143,10 @@ def run_mode(mode, args):
     pi = cg._initial_pi(None, extent, Z, dtype, np.random.default_rng(0))
     floor = 1.0 / (1e7 * L)
     out = {"mode": mode}
+    search = None
+    if args.estep == "coarse-to-fine":
+        cg.set_params(estep="coarse-to-fine")
+        search, _ = cg._estep_search(extent)
 
     def make(M, name, nf):
         return grid_counts(M, dtype, n_features=nf, name=name)
@@ -165,7 +171,7 @@ def run_mode(mode, args):
         out["setup"] = time.perf_counter() - tic
         estep = local_estep(data, nt, args.top_k)
         out["seconds"], out["loglik"] = one_pass(estep, cg, pi, extent, window, rho, floor,
-                                                 nt)
+                                                 nt, search)
     else:
         import dask
         import dask.array as da
@@ -188,7 +194,7 @@ def run_mode(mode, args):
             out["setup"] = time.perf_counter() - tic
             estep = distributed_estep(data, False, args.top_k)
             out["seconds"], out["loglik"] = one_pass(estep, cg, pi, extent, window, rho,
-                                                     floor, nt)
+                                                     floor, nt, search)
             out["worker_peak_rss_mb"] = [v / 1024.0 for v in client.run(
                 lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss).values()]
     out["peak_rss_mb"] = peak_rss_mb()
@@ -218,6 +224,9 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=100_000, help="rows per chunk / dask block")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--top-k", type=int, default=None, help="sparse posteriors (top k)")
+    ap.add_argument("--estep", choices=("exact", "coarse-to-fine"), default="exact",
+                    help="the E-step of the pass (coarse-to-fine: CountingGrid's defaults "
+                         "of estep_params, batch modes)")
     ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     ap.add_argument("--dir", default=None, help="corpus folder (kept; default: temporary)")
     ap.add_argument("--seed", type=int, default=0)
@@ -235,7 +244,7 @@ def main(argv=None):
         args.dir = tmp.name
     make_corpus(args.dir, args)
     print(f"# {args.docs} docs, {args.words} words, grid {args.extent} window {args.window}, "
-          f"float32, chunks of {args.chunk}, top_k {args.top_k}")
+          f"float32, chunks of {args.chunk}, top_k {args.top_k}, E-step {args.estep}")
     print(f"{'mode':8s} {'setup s':>8s} {'pass s':>8s} {'loglik/doc':>11s} "
           f"{'peak RSS MB':>12s}  workers' peak RSS MB")
     base = [sys.executable, os.path.abspath(__file__), "--dir", args.dir, "--docs",
@@ -245,6 +254,7 @@ def main(argv=None):
         base += ["--threads", str(args.threads)]
     if args.top_k:
         base += ["--top-k", str(args.top_k)]
+    base += ["--estep", args.estep]
     for mode in args.modes:
         proc = subprocess.run(base + ["--run", mode], capture_output=True, text=True)
         if proc.returncode != 0:

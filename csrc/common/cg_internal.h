@@ -12,12 +12,18 @@
 #include <omp.h>
 #endif
 
+/* CG_PREFETCH(p): a hint that *p is read soon (kernels bound by memory latency, such as
+ * the coarse-to-fine E-step's scattered reads); nothing where the compiler has no hint */
 #if defined(__GNUC__) || defined(__clang__)
 #define CG_RESTRICT __restrict__
+#define CG_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #elif defined(_MSC_VER)
 #define CG_RESTRICT __restrict
 #else
 #define CG_RESTRICT
+#endif
+#ifndef CG_PREFETCH
+#define CG_PREFETCH(p) ((void)0)
 #endif
 
 #define CG_CAT2_(a, b) a##b

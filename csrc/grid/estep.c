@@ -17,3 +17,6 @@ typedef int32_t cg_topk_mask_f32;
 typedef int64_t cg_topk_mask_f64;
 #define CG_TEMPLATE "grid/topk_impl.h"
 #include "cg_instantiate.h"
+#define CG_TEMPLATE "grid/search_csr_impl.h"
+#define CG_TEMPLATE_INDEXED
+#include "cg_instantiate.h"

@@ -132,12 +132,157 @@ static REAL CG_FN(cg_topk_select)(REAL *a, int64_t n, int64_t k, REAL *hv, int64
     return a[want];
 }
 
+/* Scratch of cg_topk_row for rows of L entries and k kept (kk = min(k, L)): group maxima
+ * (M), candidates and their positions (L each), the selection copy (L), the heap (kk). */
+typedef struct {
+    REAL *gmax, *cv, *sel, *hv;
+    int32_t *cp;
+    int64_t *hp;
+    int64_t kk, M;
+    int grouped;
+} CG_FN(cg_topk_scratch);
+
+/* Allocates the scratch of one thread (cg_thread_scratch: failures raise *failed);
+ * returns whether every part was allocated.  Free with cg_topk_scratch_free. */
+static int CG_FN(cg_topk_scratch_init)(CG_FN(cg_topk_scratch) *s, int64_t L, int64_t k,
+                                       int *failed)
+{
+    int64_t M;
+    s->kk = k < L ? k : L;
+    /* M = max(2 kk, 62) + 1 groups (at least 63 lanes for the vectorised maxima) when
+     * that leaves several entries per group; odd, so that the entries l = j mod M of a
+     * group are spread over the rows of a grid whose width is a power of two instead of
+     * stacked in one column (a posterior's bump then raises few group maxima, and tau
+     * falls far below v*).  Otherwise every entry is a candidate and the M lanes only
+     * check the entries. */
+    s->grouped = 4 * s->kk <= L;
+    M = s->grouped ? (2 * s->kk > 62 ? 2 * s->kk : 62) + 1 : 64;
+    s->M = M < L ? M : L;
+    s->gmax = (REAL *)cg_thread_scratch((size_t)s->M * sizeof(REAL), failed);
+    s->cv = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), failed);
+    s->sel = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), failed);
+    s->cp = (int32_t *)cg_thread_scratch((size_t)L * sizeof(int32_t), failed);
+    s->hv = (REAL *)cg_thread_scratch((size_t)s->kk * sizeof(REAL), failed);
+    s->hp = (int64_t *)cg_thread_scratch((size_t)s->kk * sizeof(int64_t), failed);
+    return s->gmax && s->cv && s->sel && s->cp && s->hv && s->hp;
+}
+
+static void CG_FN(cg_topk_scratch_free)(CG_FN(cg_topk_scratch) *s)
+{
+    free(s->gmax);
+    free(s->cv);
+    free(s->sel);
+    free(s->cp);
+    free(s->hv);
+    free(s->hp);
+}
+
+/* The kk largest entries of one row (see cg_grid_topk_posterior) into it / vt; returns 0,
+ * or 1 for a row with a negative, infinite or NaN entry or no positive entry. */
+static int CG_FN(cg_topk_row)(const REAL *CG_RESTRICT row, int64_t L,
+                              CG_FN(cg_topk_scratch) *s, int32_t *CG_RESTRICT it,
+                              REAL *CG_RESTRICT vt)
+{
+    const int64_t kk = s->kk, M = s->M;
+    REAL *CG_RESTRICT gmax = s->gmax, *CG_RESTRICT cv = s->cv;
+    int32_t *CG_RESTRICT cp = s->cp;
+    const REAL inf = (REAL)INFINITY;
+    REAL tau = 0, vstar;
+    int64_t l, j, n, above, need, eq;
+    int invalid = 0;
+    double sum = 0.0;
+    /* (1) group maxima; a negative, infinite or NaN entry makes its lane inf */
+    for (j = 0; j < M; j++) {
+        const REAL x = row[j];
+        gmax[j] = (x >= 0) & (x < inf) ? x : inf;
+    }
+    for (l = M; l < L; l += M) {
+        const int64_t lim = L - l < M ? L - l : M;
+        const REAL *CG_RESTRICT chunk = row + l;
+        for (j = 0; j < lim; j++) {
+            const REAL x = chunk[j];
+            const REAL v = (x >= 0) & (x < inf) ? x : inf;
+            gmax[j] = v > gmax[j] ? v : gmax[j];
+        }
+    }
+    for (j = 0; j < M; j++)
+        invalid |= gmax[j] == inf;
+    if (invalid)
+        return 1;
+    if (kk == L) {
+        for (l = 0; l < L; l++) {
+            cp[l] = (int32_t)l;
+            cv[l] = row[l];
+        }
+    } else {
+        if (s->grouped)
+            tau = CG_FN(cg_topk_select)(gmax, M, kk, s->hv, s->hp);
+        /* (2) candidates, branch-free (cv and cp have room for all L), skipping
+         * blocks of 16 entries below tau after a vectorised test */
+        for (l = 0, n = 0; l < L; l += 16) {
+            const int64_t end = l + 16 < L ? l + 16 : L;
+            int64_t i;
+            CG_TOPK_MASK any = 0;
+            if (end - l == 16) {
+                for (i = 0; i < 16; i++)
+                    any |= (CG_TOPK_MASK)(row[l + i] >= tau);
+                if (!any)
+                    continue;
+            }
+            for (i = l; i < end; i++) {
+                const REAL x = row[i];
+                cv[n] = x;
+                cp[n] = (int32_t)i;
+                n += x >= tau;
+            }
+        }
+        /* (3) v*, and how many entries equal to v* are kept */
+        memcpy(s->sel, cv, (size_t)n * sizeof(REAL));
+        vstar = CG_FN(cg_topk_select)(s->sel, n, kk, s->hv, s->hp);
+        for (l = 0, above = 0; l < n; l++)
+            above += cv[l] > vstar;
+        need = kk - above;
+        /* (4) compaction to the kept entries, in position order */
+        for (l = 0, j = 0, eq = 0; l < n; l++) {
+            const REAL v = cv[l];
+            const int is_eq = v == vstar;
+            const int keep = (v > vstar) | (is_eq & (eq < need));
+            eq += is_eq;
+            cv[j] = v;
+            cp[j] = cp[l];
+            j += keep;
+        }
+        if (j != kk)                            /* impossible: tau <= v* */
+            return 1;
+    }
+    for (j = 0; j < kk; j++)
+        sum += (double)cv[j];
+    if (!(sum > 0.0))
+        return 1;                               /* no positive entry: nothing to normalise */
+    for (j = 0; j < kk; j++)
+        it[j] = cp[j];
+    if (sum <= DBL_MAX) {
+        for (j = 0; j < kk; j++)
+            vt[j] = (REAL)((double)cv[j] / sum);
+    } else {
+        /* double rows near DBL_MAX: normalise by the largest kept entry first */
+        double mx = 0.0, s2 = 0.0;
+        for (j = 0; j < kk; j++)
+            mx = (double)cv[j] > mx ? (double)cv[j] : mx;
+        for (j = 0; j < kk; j++)
+            s2 += (double)cv[j] / mx;
+        for (j = 0; j < kk; j++)
+            vt[j] = (REAL)((double)cv[j] / mx / s2);
+    }
+    return 0;
+}
+
 int CG_FN(cg_grid_topk_posterior)(int64_t n_rows, int64_t L, const REAL *q, int64_t ld_q,
                                   int64_t k, int32_t *idx, int64_t ld_idx, REAL *val,
                                   int64_t ld_val, int num_threads)
 {
-    int64_t kk, M;
-    int grouped, bad = 0, failed = 0;
+    int64_t kk;
+    int bad = 0, failed = 0;
     if (n_rows < 0 || L < 1 || L > INT32_MAX || ld_q < L || k < 1)
         return CG_ERR_ARGUMENT;
     kk = k < L ? k : L;
@@ -147,133 +292,19 @@ int CG_FN(cg_grid_topk_posterior)(int64_t n_rows, int64_t L, const REAL *q, int6
         return CG_OK;
     if (q == NULL || idx == NULL || val == NULL)
         return CG_ERR_ARGUMENT;
-    /* M = max(2 kk, 62) + 1 groups (at least 63 lanes for the vectorised maxima) when
-     * that leaves several entries per group; odd, so that the entries l = j mod M of a
-     * group are spread over the rows of a grid whose width is a power of two instead of
-     * stacked in one column (a posterior's bump then raises few group maxima, and tau
-     * falls far below v*).  Otherwise every entry is a candidate and the M lanes only
-     * check the entries. */
-    grouped = 4 * kk <= L;
-    M = grouped ? (2 * kk > 62 ? 2 * kk : 62) + 1 : 64;
-    M = M < L ? M : L;
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
-        REAL *gmax = (REAL *)cg_thread_scratch((size_t)M * sizeof(REAL), &failed);
-        REAL *cv = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), &failed);
-        REAL *sel = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), &failed);
-        int32_t *cp = (int32_t *)cg_thread_scratch((size_t)L * sizeof(int32_t), &failed);
-        REAL *hv = (REAL *)cg_thread_scratch((size_t)kk * sizeof(REAL), &failed);
-        int64_t *hp = (int64_t *)cg_thread_scratch((size_t)kk * sizeof(int64_t), &failed);
-        const int ok_scratch = gmax && cv && sel && cp && hv && hp;
+        CG_FN(cg_topk_scratch) s;
+        const int ok_scratch = CG_FN(cg_topk_scratch_init)(&s, L, k, &failed);
         int64_t t;
         #pragma omp for schedule(static)
         for (t = 0; t < n_rows; t++) {
-            const REAL *CG_RESTRICT row = q + t * ld_q;
-            int32_t *CG_RESTRICT it = idx + t * ld_idx;
-            REAL *CG_RESTRICT vt = val + t * ld_val;
-            const REAL inf = (REAL)INFINITY;
-            REAL tau = 0, vstar;
-            int64_t l, j, n, above, need, eq;
-            int invalid = 0;
-            double s = 0.0;
             if (!ok_scratch)
                 continue;                       /* failed is raised */
-            /* (1) group maxima; a negative, infinite or NaN entry makes its lane inf */
-            for (j = 0; j < M; j++) {
-                const REAL x = row[j];
-                gmax[j] = (x >= 0) & (x < inf) ? x : inf;
-            }
-            for (l = M; l < L; l += M) {
-                const int64_t lim = L - l < M ? L - l : M;
-                const REAL *CG_RESTRICT chunk = row + l;
-                for (j = 0; j < lim; j++) {
-                    const REAL x = chunk[j];
-                    const REAL v = (x >= 0) & (x < inf) ? x : inf;
-                    gmax[j] = v > gmax[j] ? v : gmax[j];
-                }
-            }
-            for (j = 0; j < M; j++)
-                invalid |= gmax[j] == inf;
-            if (invalid) {
+            if (CG_FN(cg_topk_row)(q + t * ld_q, L, &s, idx + t * ld_idx, val + t * ld_val))
                 cg_raise(&bad);
-                continue;
-            }
-            if (kk == L) {
-                for (l = 0; l < L; l++) {
-                    cp[l] = (int32_t)l;
-                    cv[l] = row[l];
-                }
-            } else {
-                if (grouped)
-                    tau = CG_FN(cg_topk_select)(gmax, M, kk, hv, hp);
-                /* (2) candidates, branch-free (cv and cp have room for all L), skipping
-                 * blocks of 16 entries below tau after a vectorised test */
-                for (l = 0, n = 0; l < L; l += 16) {
-                    const int64_t end = l + 16 < L ? l + 16 : L;
-                    int64_t i;
-                    CG_TOPK_MASK any = 0;
-                    if (end - l == 16) {
-                        for (i = 0; i < 16; i++)
-                            any |= (CG_TOPK_MASK)(row[l + i] >= tau);
-                        if (!any)
-                            continue;
-                    }
-                    for (i = l; i < end; i++) {
-                        const REAL x = row[i];
-                        cv[n] = x;
-                        cp[n] = (int32_t)i;
-                        n += x >= tau;
-                    }
-                }
-                /* (3) v*, and how many entries equal to v* are kept */
-                memcpy(sel, cv, (size_t)n * sizeof(REAL));
-                vstar = CG_FN(cg_topk_select)(sel, n, kk, hv, hp);
-                for (l = 0, above = 0; l < n; l++)
-                    above += cv[l] > vstar;
-                need = kk - above;
-                /* (4) compaction to the kept entries, in position order */
-                for (l = 0, j = 0, eq = 0; l < n; l++) {
-                    const REAL v = cv[l];
-                    const int is_eq = v == vstar;
-                    const int keep = (v > vstar) | (is_eq & (eq < need));
-                    eq += is_eq;
-                    cv[j] = v;
-                    cp[j] = cp[l];
-                    j += keep;
-                }
-                if (j != kk) {                  /* impossible: tau <= v* */
-                    cg_raise(&bad);
-                    continue;
-                }
-            }
-            for (j = 0; j < kk; j++)
-                s += (double)cv[j];
-            if (!(s > 0.0)) {
-                cg_raise(&bad);                 /* no positive entry: nothing to normalise */
-                continue;
-            }
-            for (j = 0; j < kk; j++)
-                it[j] = cp[j];
-            if (s <= DBL_MAX) {
-                for (j = 0; j < kk; j++)
-                    vt[j] = (REAL)((double)cv[j] / s);
-            } else {
-                /* double rows near DBL_MAX: normalise by the largest kept entry first */
-                double mx = 0.0, s2 = 0.0;
-                for (j = 0; j < kk; j++)
-                    mx = (double)cv[j] > mx ? (double)cv[j] : mx;
-                for (j = 0; j < kk; j++)
-                    s2 += (double)cv[j] / mx;
-                for (j = 0; j < kk; j++)
-                    vt[j] = (REAL)((double)cv[j] / mx / s2);
-            }
         }
-        free(gmax);
-        free(cv);
-        free(sel);
-        free(cp);
-        free(hv);
-        free(hp);
+        CG_FN(cg_topk_scratch_free)(&s);
     }
     if (failed)
         return CG_ERR_ALLOC;

@@ -67,8 +67,10 @@ def abi1_aliases():
 
 def test_header_declares_the_kernels():
     funcs = header_functions()
-    assert len(funcs) == 39
+    assert len(funcs) == 43
     assert {"cg_grid_mstep_anchored_f32", "cg_grid_mstep_anchored_f64"} <= set(funcs)
+    assert {f"cg_grid_estep_search_csr_{f}_{i}" for f in ("f32", "f64")
+            for i in ("i32", "i64")} <= set(funcs)
     assert list(funcs)[:4] == ["cg_openmp_enabled", "cg_max_threads", "cg_simd_name",
                                "cg_grid_window_sum_f32"]
     assert funcs["cg_simd_name"] == ("constchar*", [])

@@ -1470,7 +1470,9 @@ _CGE_P = {"extent": ("grid", (4, 4)), "window": ("window", (3, 3)),
           "random_state": ("rs", 1)}
 _REDUCE = (("opt", "none", "words", "topics"), "words")
 PARAMS = {
-    "CountingGrid": _GRID_P, "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
+    "CountingGrid": dict(_GRID_P, estep=(("opt", "exact", "coarse-to-fine"),
+                                         "coarse-to-fine")),
+    "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
     "GenerativeCountingGridClassifier": dict(_GRID_P, max_features=(("optint", 1), 3)),
     "LayeredCountingGrid": dict({k: v for k, v in _GRID_P.items() if k != "learn_prior"},
                                 n_layers=(("int", 1), 3),

@@ -42,7 +42,9 @@ def _rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(a)))
 
 
-@pytest.mark.parametrize("extra", [{}, {"learn_prior": True}])
+@pytest.mark.parametrize("extra", [{}, {"learn_prior": True},
+                                   {"estep": "coarse-to-fine",
+                                    "estep_params": {"stride": 2, "exact_iter": 3}}])
 def test_grid_dask_equals_in_memory(client, X, extra):
     full = countgrid.CountingGrid(**GRID, **extra).fit(X)
     dist = countgrid.CountingGrid(**GRID, **extra).fit(_dask(X, 70))

@@ -23,7 +23,7 @@ from countgrid._utils.validation import (as_real_array, check_is_fitted, check_r
 from countgrid.grid import _display, _wrappers, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
-from countgrid.grid._em import (BLOCK_ELEMENTS, GridStatistics, block_counts,
+from countgrid.grid._em import (BLOCK_ELEMENTS, EStepSearch, GridStatistics, block_counts,
                                  block_statistics, blocked_estep, distributed_estep,
                                  grid_counts, local_estep, m_step, posteriors, run_em)
 from countgrid.grid._capacity import auto_extent, unused_cells, warn_unused_cells
@@ -56,7 +56,14 @@ LEARNING_CONSTRAINTS = {
     "batch_size": [Options("auto"), Interval(Integral, 1, None)],
     **STEP_SIZE_CONSTRAINTS,
     "posterior_top_k": [None, Interval(Integral, 1, None)],
+    "estep": [Options("exact", "coarse-to-fine")],
+    "estep_params": [None, dict],
 }
+
+#: The coarse-to-fine E-step's settings (``estep_params``; docs/scale.md, "A
+#: coarse-to-fine E-step"): lattice stride, lattice points kept, the guard's least lattice
+#: mass on them, exact EM iterations first.
+ESTEP_DEFAULTS = {"stride": 3, "keep": 4, "min_mass": 0.99, "exact_iter": 10}
 
 
 def grid_init(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",
@@ -214,6 +221,24 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         the log-likelihood and ``transform`` stay exact).  Faster on large grids at a
         small cost in log-likelihood (docs/scale.md, "Sparse posteriors").  None keeps
         every position.
+    estep : {"exact", "coarse-to-fine"}, default="exact"
+        How batch EM places the training documents.  "exact" scores every document at
+        every window position.  "coarse-to-fine" (sparse or dense counts, 1-D and 2-D
+        grids, ``learning_method="batch"``), after ``exact_iter`` exact iterations, scores
+        a document on the sub-lattice of positions whose coordinates are multiples of
+        ``stride`` and then in the ``(2 stride - 1)^2`` boxes around its ``keep`` best
+        lattice points; its posterior is the exact one restricted to those positions, and
+        its ``posterior_top_k`` largest entries (default ``keep (2 stride - 1)^2``) enter
+        the M-step.  A document whose lattice posterior puts less than ``min_mass`` on the
+        kept points is scanned in full.  With the defaults it scores about 1/6 of the
+        positions; ``log_likelihood_`` then holds the log-likelihoods over the positions
+        scored (lower bounds); ``transform``, ``score`` and the other methods stay exact
+        (docs/scale.md, "A coarse-to-fine E-step", for when it is safe).
+    estep_params : dict, optional
+        Settings of the coarse-to-fine E-step, the defaults replaced by the keys given:
+        ``stride`` (3), ``keep`` (4), ``min_mass`` (0.99), ``exact_iter`` (10: exact EM
+        iterations first, counted over the window schedule's stages and the target
+        window's).
 
     Attributes
     ----------
@@ -266,7 +291,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                  posterior_floor="auto", window_schedule="auto", learn_prior=False, min_iter=30,
                  dtype=np.float32, num_threads=None, random_state=None, verbose=0,
                  learning_method="batch", batch_size="auto", learning_offset=10.0,
-                 learning_decay=0.7, total_samples=1_000_000, posterior_top_k=None):
+                 learning_decay=0.7, total_samples=1_000_000, posterior_top_k=None,
+                 estep="exact", estep_params=None):
         grid_init(self, extent, window, n_iter, tol, pseudocount, posterior_floor,
                   window_schedule, learn_prior, min_iter, dtype, num_threads, random_state,
                   verbose)
@@ -276,6 +302,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         self.learning_decay = learning_decay
         self.total_samples = total_samples
         self.posterior_top_k = posterior_top_k
+        self.estep = estep
+        self.estep_params = estep_params
 
     # ------------------------------------------------------------------ fit
     def _grid_and_schedule(self, n_documents=None):
@@ -309,6 +337,39 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         if self.pseudocount == "auto":
             return float(mean_length / (2.5 * L))
         return float(self.pseudocount)
+
+    def _estep_search(self, extent):
+        """(EStepSearch, exact iterations first) for ``estep="coarse-to-fine"``, else
+        (None, 0); the settings checked."""
+        if self.estep == "exact":
+            return None, 0
+        given = dict(self.estep_params or {})
+        unknown = sorted(set(given) - set(ESTEP_DEFAULTS), key=str)
+        if unknown:
+            raise ValueError(f"estep_params has unknown keys {unknown}; expected some of "
+                             f"{sorted(ESTEP_DEFAULTS)}")
+        opts = {**ESTEP_DEFAULTS, **given}
+        for key, least in (("stride", 1), ("keep", 1), ("exact_iter", 0)):
+            v = opts[key]
+            if not isinstance(v, Integral) or isinstance(v, bool) or v < least:
+                raise ValueError(f"estep_params[{key!r}] must be an int >= {least}, "
+                                 f"got {v!r}")
+        m = opts["min_mass"]
+        if not isinstance(m, Real) or isinstance(m, bool) or not 0.0 <= m <= 1.0:
+            raise ValueError(f"estep_params['min_mass'] must be a float in [0, 1], got {m!r}")
+        if len(extent) > 2:
+            raise ValueError(f"estep='coarse-to-fine' searches 1-D and 2-D grids; the extent "
+                             f"{tuple(extent)} has {len(extent)} dimensions")
+        if self.learning_method != "batch":
+            raise ValueError("estep='coarse-to-fine' runs in batch EM; use "
+                             "learning_method='batch' or estep='exact'")
+        shape = (1, extent[0]) if len(extent) == 1 else tuple(extent)
+        stride, keep = int(opts["stride"]), int(opts["keep"])
+        top_k = self.posterior_top_k
+        if top_k is None:
+            top_k = keep * (2 * stride - 1) ** 2
+        top_k = min(int(top_k), grid_size(extent))
+        return EStepSearch(shape, stride, keep, float(m), top_k), int(opts["exact_iter"])
 
     def _resolve_floor(self, L):
         f = self.posterior_floor
@@ -374,6 +435,7 @@ or dask array
         if data.n_tokens <= 0:
             raise ValueError("X contains no counts: every document is empty")
         extent, window, schedule = self._grid_and_schedule(data.n_samples)
+        search, exact_iter = self._estep_search(extent)
         L = grid_size(extent)
         Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
@@ -415,6 +477,8 @@ or dask array
         stages = [(win, iters, 0.0, 0, f" window {win}") for win, iters in schedule]
         position_mass = np.zeros(L)
         stages.append((window, int(self.n_iter), float(self.tol), int(self.min_iter), ""))
+        # (fraction of positions scored, of documents scanned in full) of every iteration
+        self._estep_scored = scored = []
         with limit_blas_threads(nt, active=data.is_dense):
             for win, iters, tol, min_iter, stage in stages:
                 label = f" of the{stage} stage" if stage else f" (of n_iter={self.n_iter})"
@@ -423,10 +487,19 @@ or dask array
                         data, pi, extent, win, iters, tol, min_iter, rho, floor, log_prior,
                         nt, data.n_samples, stage, checkpoint(win, label))
                 else:
+                    done = len(scored)
                     monitor, log_prior, h = run_em(
                         estep_all, pi, extent, win, iters, tol, min_iter, rho, floor,
                         log_prior, self.learn_prior, nt, self.verbose, stage=stage,
-                        on_update=checkpoint(win, label), position_mass=position_mass)
+                        on_update=checkpoint(win, label), position_mass=position_mass,
+                        search=search, search_from=max(0, exact_iter - done),
+                        scored=scored)
+                    if search is not None and self.verbose:
+                        part = scored[done:]
+                        print(f"[CountingGrid]{stage} coarse-to-fine E-step: "
+                              f"{np.mean([f for f, _ in part]):.1%} of the positions "
+                              f"scored, {np.mean([g for _, g in part]):.2%} of the "
+                              f"documents in full (mean of {len(part)} iterations)")
         self._set_fitted(pi, h, log_prior, monitor.history, monitor.n_updates,
                          monitor.converged, rho, floor, extent, Z)
         if self.learning_method == "batch":
@@ -530,6 +603,9 @@ or dask array
         rebuilds the statistics from its next minibatch.
         """
         self._validate_params()
+        if self.estep != "exact":
+            raise ValueError("partial_fit runs stepwise (online) EM, whose E-step is exact: "
+                             "estep='coarse-to-fine' is for fit with learning_method='batch'")
         first = not hasattr(self, "pi_")
         # extent="auto" of a first call: sized for the corpus the minibatches come from
         extent, window, _ = self._grid_and_schedule(

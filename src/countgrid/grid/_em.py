@@ -6,6 +6,7 @@ rather than O(T * L).  Sparse counts go through the C kernels (CSR E-step, CSC M
 statistics); dense counts with at least 25% non-zeros use BLAS for the two products.
 """
 import numpy as np
+import scipy.sparse as sp
 
 from countgrid._utils.counts import Counts, check_document_lengths
 from countgrid._engine.em_loop import EMMonitor
@@ -108,24 +109,29 @@ class GridStatistics:
     qsum : ndarray of shape (L,) or None
         ``sum_t q_t(k)`` (the learned prior's numerator; None when the prior is fixed).
     log_likelihood : float
-        Exact log-likelihood of the documents (the posteriors' normalisers).
+        Exact log-likelihood of the documents (the posteriors' normalisers); with the
+        coarse-to-fine E-step, over the positions scored (a lower bound).
     n_documents : int
+    n_scored, n_full : int
+        Window positions scored (summed over documents) and documents scanned at every
+        position (all of them for the exact E-step; docs/scale.md).
     """
 
-    __slots__ = ("n", "qsum", "log_likelihood", "n_documents")
+    __slots__ = ("n", "qsum", "log_likelihood", "n_documents", "n_scored", "n_full")
 
     def __init__(self, n_features, L, dtype, learn_prior):
         self.n = np.zeros((n_features, L), dtype=dtype)
         self.qsum = np.zeros(L) if learn_prior else None
         self.log_likelihood = 0.0
-        self.n_documents = 0
+        self.n_documents = self.n_scored = self.n_full = 0
 
     def reset(self):
         """Back to the statistics of no document (the buffers are reused)."""
         self.n.fill(0)
         if self.qsum is not None:
             self.qsum.fill(0)
-        self.log_likelihood, self.n_documents = 0.0, 0
+        self.log_likelihood = 0.0
+        self.n_documents = self.n_scored = self.n_full = 0
         return self
 
     def add(self, other):
@@ -135,6 +141,8 @@ class GridStatistics:
             self.qsum += other.qsum
         self.log_likelihood += other.log_likelihood
         self.n_documents += other.n_documents
+        self.n_scored += other.n_scored
+        self.n_full += other.n_full
         return self
 
     def blend(self, other, rho, scale):
@@ -146,20 +154,46 @@ class GridStatistics:
             self.qsum += (rho * scale) * other.qsum
         self.log_likelihood = other.log_likelihood
         self.n_documents = other.n_documents
+        self.n_scored, self.n_full = other.n_scored, other.n_full
         return self
 
 
-def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=None):
+class EStepSearch:
+    """The coarse-to-fine E-step of :func:`block_statistics` (docs/scale.md, "A
+    coarse-to-fine E-step"; the kernel cg_grid_estep_search_csr): each document is scored
+    on the positions whose row and column are multiples of ``stride``, then in the
+    ``(2 stride - 1)^2`` boxes around its ``keep`` best lattice points; a document whose
+    lattice posterior puts less than ``min_mass`` on those points is scanned in full.
+    The ``top_k`` largest posterior entries of a document enter the statistics.
+
+    ``grid_shape`` is the grid's ``(rows, columns)`` (``(1, E)`` for a ring of E cells).
+    """
+
+    __slots__ = ("grid_shape", "stride", "keep", "min_mass", "top_k")
+
+    def __init__(self, grid_shape, stride, keep, min_mass, top_k):
+        self.grid_shape = tuple(int(v) for v in grid_shape)
+        self.stride, self.keep = int(stride), int(keep)
+        self.min_mass, self.top_k = float(min_mass), int(top_k)
+
+
+def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=None,
+                     search=None):
     """E-step of one block of documents under ``logh`` / ``log_prior``, its statistics added
     into ``stats`` (a GridStatistics); returns ``stats``.
 
     ``top_k``: sparse posteriors (sparse counts only; docs/scale.md) — each document's
     posterior is cut to its ``top_k`` most probable positions, renormalised, before it
     enters ``n``; the log-likelihood and the prior's mass stay exact.
+    ``search``: an :class:`EStepSearch`, the coarse-to-fine E-step instead of the full
+    scan (its own ``top_k`` applies; the log-likelihood is over the positions scored).
 
     Pure apart from ``stats``: the one step shared by the in-memory, out-of-core, online and
     distributed fits (docs/scale.md).  The kernels release the GIL.
     """
+    if search is not None:
+        return _search_statistics(counts, logh, log_prior, floor, num_threads, stats,
+                                  search)
     cursor = new_cursor(counts)
     L = logh.shape[1]
     sparse_q = top_k is not None and counts.is_sparse and top_k < L
@@ -197,6 +231,47 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
         flush()
     stats.log_likelihood += float(np.sum(loglik))
     stats.n_documents += counts.n_samples
+    stats.n_scored += counts.n_samples * L
+    stats.n_full += counts.n_samples
+    return stats
+
+
+def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, search):
+    """:func:`block_statistics` with the coarse-to-fine E-step (``search``)."""
+    T, L = counts.n_samples, logh.shape[1]
+    k = min(search.top_k, L)
+    span = max(1, min(T, TOPK_ELEMENTS // k))
+    idx = np.empty((span, k), dtype=np.int32)
+    val = np.empty((span, k), dtype=counts.dtype)
+    loglik = np.empty(span)
+    scored = np.empty(span, dtype=np.int64)
+    cursor = new_cursor(counts)
+    for t0 in range(0, T, span):
+        t1 = min(T, t0 + span)
+        rows = t1 - t0
+        if counts.is_sparse:
+            X, r0 = counts.X, t0
+        else:     # the kernel reads CSR rows: the block's, converted
+            X, r0 = sp.csr_matrix(counts.X[t0:t1]), 0
+        _wrappers.estep_search_csr(X.indptr, X.indices, X.data, r0, r0 + rows,
+                                   search.grid_shape, logh, log_prior, floor, search.stride,
+                                   search.keep, search.min_mass, idx[:rows], val[:rows],
+                                   loglik[:rows], scored[:rows], num_threads)
+        if counts.is_sparse:
+            csc = counts.csc
+            _wrappers.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor, t0, t1,
+                                          idx[:rows], val[:rows], stats.n, num_threads)
+        else:
+            q = np.zeros((rows, L), dtype=counts.dtype)
+            np.put_along_axis(q, idx[:rows], val[:rows], axis=1)
+            accumulate(counts, t0, t1, q, stats.n, cursor, num_threads)
+        if stats.qsum is not None:
+            stats.qsum += np.bincount(idx[:rows].ravel(), weights=val[:rows].ravel(),
+                                      minlength=L)
+        stats.log_likelihood += float(np.sum(loglik[:rows]))
+        stats.n_scored += int(np.sum(scored[:rows]))
+        stats.n_full += int(np.count_nonzero(scored[:rows] > L))
+    stats.n_documents += T
     return stats
 
 
@@ -222,45 +297,47 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
 
 def local_estep(blocks, num_threads, top_k=None):
     """The E-step over ``blocks()`` (an iterable of Counts) on this machine, block after
-    block: ``estep(logh, log_prior, floor, stats)`` for :func:`run_em`."""
-    def estep_all(logh, log_prior, floor, stats):
+    block: ``estep(logh, log_prior, floor, stats, search=None)`` for :func:`run_em`."""
+    def estep_all(logh, log_prior, floor, stats, search=None):
         total = 0.0
         for counts in blocks():
             if stats is None:
                 total += float(np.sum(blocked_estep(counts, logh, log_prior, floor,
                                                     num_threads)))
             else:
-                block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k)
+                block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k,
+                                 search)
         return total if stats is None else stats.log_likelihood
     return estep_all
 
 
 def block_task(counts, params, num_threads):
     """The block step as a task of a distributed fit: ``params = (logh, log_prior, floor,
-    want_statistics, learn_prior, top_k)``; the block's statistics, or its
+    want_statistics, learn_prior, top_k, search)``; the block's statistics, or its
     log-likelihood."""
-    logh, log_prior, floor, want_statistics, learn_prior, top_k = params
+    logh, log_prior, floor, want_statistics, learn_prior, top_k, search = params
     if not want_statistics:
         return float(np.sum(blocked_estep(counts, logh, log_prior, floor, num_threads)))
     stats = GridStatistics(logh.shape[0], logh.shape[1], logh.dtype, learn_prior)
-    return block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k)
+    return block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k,
+                            search)
 
 
 def distributed_estep(blocks, learn_prior, top_k=None):
     """The E-step over the blocks of a countgrid.streaming._dask.DaskBlocks, as :func:`local_estep`."""
-    def estep_all(logh, log_prior, floor, stats):
+    def estep_all(logh, log_prior, floor, stats, search=None):
         if stats is None:
             return float(sum(blocks.gathered(block_task, (logh, log_prior, floor, False,
-                                                          learn_prior, top_k))))
+                                                          learn_prior, top_k, None))))
         stats.add(blocks.summed(block_task, (logh, log_prior, floor, True, learn_prior,
-                                             top_k)))
+                                             top_k, search)))
         return stats.log_likelihood
     return estep_all
 
 
 def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
            learn_prior, num_threads, verbose=0, stage="", on_update=None,
-           position_mass=None):
+           position_mass=None, search=None, search_from=0, scored=None):
     """Batch EM iterations in place on pi (Z, L).
 
     ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
@@ -273,11 +350,17 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
     the M-step starts changing it in place), for checkpoints.  ``position_mass`` (L,),
     if given, receives the tokens placed at each window position by the last E-step
     with statistics, ``sum_t |c_t| q_t(k)`` (countgrid.grid._capacity).
+    ``search`` (an :class:`EStepSearch`) replaces the full scan from iteration
+    ``search_from`` on (the log-likelihoods recorded are then over the positions scored,
+    and the convergence test waits for two of them); ``scored``, a list, receives each
+    iteration's ``(fraction of positions scored, fraction of documents scanned in full)``.
     """
     Z, L = pi.shape
     h = np.empty_like(pi)
     logh = np.empty_like(pi)
     stats = GridStatistics(Z, L, pi.dtype, learn_prior)
+    if search is not None:
+        min_iter = max(min_iter, search_from + 2)
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
     for it in range(n_iter + 1):
@@ -285,8 +368,13 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         last = it == n_iter
         if last:   # the log-likelihood of the final parameters only
             loglik = estep_all(logh, log_prior, floor, None)
+        elif search is not None and it >= search_from:
+            loglik = estep_all(logh, log_prior, floor, stats.reset(), search)
         else:
             loglik = estep_all(logh, log_prior, floor, stats.reset())
+        if scored is not None and not last:
+            scored.append((stats.n_scored / max(stats.n_documents * L, 1),
+                           stats.n_full / max(stats.n_documents, 1)))
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
         if last:

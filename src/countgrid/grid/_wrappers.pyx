@@ -222,6 +222,65 @@ def topk_posterior(const floating[:, ::1] q, Py_ssize_t k, idx=None, val=None,
     return idx, val
 
 
+def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
+                     const floating[::1] data, Py_ssize_t row_start, Py_ssize_t row_end,
+                     grid_shape, const floating[:, ::1] logh, const floating[::1] log_prior,
+                     double floor, Py_ssize_t stride, Py_ssize_t keep, double min_mass,
+                     int32_t[:, ::1] idx, floating[:, ::1] val, double[::1] loglik,
+                     int64_t[::1] scored=None, int num_threads=0):
+    """The coarse-to-fine E-step for CSR rows [row_start, row_end) of a 2-D grid of
+    ``grid_shape = (rows, cols)`` positions: sparse posteriors into idx / val (k =
+    idx.shape[1] entries a row, as topk_posterior), log-likelihoods over the positions
+    scored into loglik, the positions scored into ``scored`` (docs/scale.md)."""
+    cdef Py_ssize_t n = row_end - row_start, Z = logh.shape[0], L = logh.shape[1]
+    cdef Py_ssize_t k = idx.shape[1], grid_rows, grid_cols
+    cdef const floating *lp = NULL
+    cdef const floating *lh = NULL
+    cdef const index_t *ip = NULL
+    cdef const floating *dp = NULL
+    cdef int64_t *sp = NULL
+    cdef int status = 0
+    grid_rows, grid_cols = (int(v) for v in grid_shape)
+    if grid_rows < 1 or grid_cols < 1 or grid_rows * grid_cols != L:
+        raise ValueError(f"grid_shape {tuple(grid_shape)} does not have the {L} positions "
+                         f"of logh")
+    if L > INT32_MAX:
+        raise ValueError(f"the grid has {L} positions; they must fit in int32")
+    if stride < 1 or keep < 1:
+        raise ValueError(f"stride and keep must be >= 1, got {stride} and {keep}")
+    if not 0.0 <= min_mass <= 1.0:
+        raise ValueError(f"min_mass must lie in [0, 1], got {min_mass}")
+    if not 0 <= row_start <= row_end <= indptr.shape[0] - 1:
+        raise ValueError(f"rows [{row_start}, {row_end}) outside a CSR matrix with "
+                         f"{indptr.shape[0] - 1} rows")
+    csr_entries(indices, data, &ip, &dp)
+    if k < 1 or k > L:
+        raise ValueError(f"idx has {k} columns; expected between 1 and L = {L}")
+    _rows(idx.shape[0], idx.shape[1], n, k, "idx")
+    _rows(val.shape[0], val.shape[1], n, k, "val")
+    if loglik.shape[0] < n:
+        raise ValueError("loglik is shorter than the block")
+    if scored is not None:
+        if scored.shape[0] < n:
+            raise ValueError("scored is shorter than the block")
+        if n > 0:
+            sp = &scored[0]
+    if log_prior is not None:
+        if log_prior.shape[0] != L:
+            raise ValueError(f"log_prior has length {log_prior.shape[0]}, expected {L}")
+        lp = &log_prior[0]
+    if n == 0:
+        return
+    if Z > 0:
+        lh = &logh[0, 0]
+    with nogil:
+        status = ck.estep_search_csr(n, &indptr[row_start], ip, dp, indices.shape[0], Z,
+                                     grid_rows, grid_cols, lh, L, lp, floor, stride, keep,
+                                     min_mass, k, &idx[0, 0], k, &val[0, 0], k, &loglik[0],
+                                     sp, num_threads)
+    check_status(status, "estep_search_csr")
+
+
 def accumulate_csc_topk(const index_t[::1] indptr, const index_t[::1] indices,
                         const floating[::1] data, index_t[::1] cursor,
                         Py_ssize_t row_start, Py_ssize_t row_end,

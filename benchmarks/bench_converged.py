@@ -1,0 +1,112 @@
+"""Time to a converged map (issue 29): the whole fit of bench_scale.py's synthetic corpus
+(a true 64x64 counting grid, window 5x5, 20,000 words, ~50 tokens a document) to the
+default convergence rule, with the exact E-step and with ``estep="coarse-to-fine"``,
+next to each other in one run.
+
+Everything else is CountingGrid's defaults (window schedule, tol 1e-5 after min_iter 30,
+float32, every CPU); the corpus is read out of core from a memory-mapped CSR folder.
+Reported for each E-step: fit time, EM iterations, seconds per iteration, the positions
+scored and the documents scanned in full by the search; and the quality guards of
+issue 29: held-out log-likelihood per token (10,000 new documents from the true grid,
+exact scoring), the share of training documents (a sample of 20,000) whose most probable
+window is the exact fit's, and within one cell of it on the torus (the same seed, so no
+alignment).
+
+    python benchmarks/bench_converged.py                          # 1M documents (~1 h)
+    python benchmarks/bench_converged.py --docs 100000 --dir /tmp/c100k
+
+Run it on an otherwise idle machine.  Results: benchmarks/README.md, "Time to a
+converged map".
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import _countgrid_import  # noqa: E402,F401
+from bench_scale import make_corpus, sample_chunk, true_grid  # noqa: E402
+
+import countgrid  # noqa: E402
+
+
+def torus_distance(a, b, extent):
+    """Chebyshev distance on the torus between flat cell indices a and b."""
+    ra, ca = np.divmod(a, extent[1])
+    rb, cb = np.divmod(b, extent[1])
+    dr = np.abs(ra - rb)
+    dc = np.abs(ca - cb)
+    return np.maximum(np.minimum(dr, extent[0] - dr), np.minimum(dc, extent[1] - dc))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--words", type=int, default=20_000)
+    ap.add_argument("--length", type=int, default=50)
+    ap.add_argument("--extent", type=int, nargs=2, default=[64, 64])
+    ap.add_argument("--window", type=int, nargs=2, default=[5, 5])
+    ap.add_argument("--chunk", type=int, default=100_000)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--esteps", nargs="+", default=["exact", "coarse-to-fine"],
+                    choices=["exact", "coarse-to-fine"])
+    ap.add_argument("--dir", default=None, help="corpus folder (kept; default: temporary)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    from run_all import cpu_model
+    from countgrid.streaming import MemmapCSR
+    print(f"# CPU: {cpu_model()}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M')}")
+    countgrid.show_config()
+    tmp = None
+    if args.dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="countgrid-converged-")
+        args.dir = tmp.name
+    make_corpus(args.dir, args)
+    source = MemmapCSR(args.dir, rows_per_chunk=args.chunk)
+    extent, window = tuple(args.extent), tuple(args.window)
+    # held-out documents from the same true grid (another stream of the generator)
+    rng = np.random.default_rng(args.seed)
+    pi_true = true_grid(extent, window, args.words, rng)
+    held_out = sample_chunk(pi_true, extent, window, 10_000, args.length,
+                            np.random.default_rng(args.seed + 2))
+    del pi_true
+    sample = next(iter(MemmapCSR(args.dir, rows_per_chunk=20_000).chunks()))
+    print(f"# {args.docs} documents, {args.words} words, grid {extent} window {window}, "
+          f"float32, out of core in chunks of {args.chunk}")
+    print(f"{'E-step':15s} {'fit s':>8s} {'iters':>6s} {'s/iter':>7s} {'scored':>7s} "
+          f"{'full':>7s} {'held-out/token':>15s} {'same cell':>10s} {'within 1':>9s}")
+    tokens = float(held_out.sum())
+    maps = {}
+    for estep in args.esteps:
+        model = countgrid.CountingGrid(extent, window, random_state=args.seed,
+                                       num_threads=args.threads, estep=estep)
+        tic = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
+            model.fit(source)
+        seconds = time.perf_counter() - tic
+        scored = np.array(model._estep_scored)
+        searched = scored[scored[:, 0] < 1.0]
+        frac = float(searched[:, 0].mean()) if len(searched) else 1.0
+        full = float(searched[:, 1].mean()) if len(searched) else 1.0
+        heldout = float(model.score(held_out)) / tokens
+        maps[estep] = np.argmax(model.transform(sample), axis=1)
+        same = within = float("nan")
+        if "exact" in maps and estep != "exact":
+            same = float(np.mean(maps[estep] == maps["exact"]))
+            within = float(np.mean(torus_distance(maps[estep], maps["exact"], extent) <= 1))
+        print(f"{estep:15s} {seconds:8.1f} {len(scored):6d} {seconds / len(scored):7.2f} "
+              f"{frac:7.3f} {full:7.4f} {heldout:15.4f} {same:10.3f} {within:9.3f}",
+              flush=True)
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+/* The coarse-to-fine E-step on CSR rows (docs/scale.md, "A coarse-to-fine E-step");
+ * included once per (REAL, INDEX) pair after estep_csr_impl.h and topk_impl.h.
+ *
+ * A document's log-score over window positions is smooth (neighbouring windows share most
+ * of their cells), so it is scored first on the sub-lattice of positions whose row and
+ * column are multiples of the stride s (about L / s^2 of them), then at every position of
+ * the (2s - 1) x (2s - 1) boxes centred on its `keep` best lattice points.  The posterior
+ * is the exact one restricted to the positions scored (their scores are bit-identical to
+ * the full scan's: the same row kernels add the same terms in the same order), and its
+ * k largest entries go to the sparse M-step.  Guard: when the lattice's own posterior puts
+ * less than min_mass on the kept points (a diffuse or multi-modal document), the row is
+ * scanned in full as cg_grid_estep_csr and cg_grid_topk_posterior would.  Rows are
+ * independent: the result does not depend on the thread count. */
+
+/* Whether the entries [start, end) of one row lie within the nnz stored entries and their
+ * columns within [0, n_features). */
+static int CG_FN2(cg_search_row_ok)(int64_t start, int64_t end, const INDEX *indices,
+                                    int64_t nnz, int64_t n_features)
+{
+    int64_t p;
+    if (cg_bad_range(start, end, nnz))
+        return 0;
+    for (p = start; p < end; p++)
+        if ((uint64_t)(int64_t)indices[p] >= (uint64_t)n_features)
+            return 0;
+    return 1;
+}
+
+int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indices,
+                                     const REAL *data, int64_t nnz, int64_t n_features,
+                                     int64_t grid_rows, int64_t grid_cols, const REAL *logh,
+                                     int64_t ld_logh, const REAL *log_prior, double floor,
+                                     int64_t stride, int64_t keep, double min_mass, int64_t k,
+                                     int32_t *idx, int64_t ld_idx, REAL *val, int64_t ld_val,
+                                     double *loglik, int64_t *scored, int num_threads)
+{
+    int64_t L, kk, na, nb, Lc, span_r, span_c, z;
+    int bad = 0, failed = 0;
+    REAL *lattice = NULL, *lattice_prior = NULL;
+    const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
+    if (n_rows < 0 || nnz < 0 || n_features < 0 || grid_rows < 1 || grid_cols < 1
+        || grid_rows > INT32_MAX / grid_cols || stride < 1 || keep < 1 || k < 1
+        || !(min_mass >= 0.0 && min_mass <= 1.0))
+        return CG_ERR_ARGUMENT;
+    L = grid_rows * grid_cols;
+    kk = k < L ? k : L;
+    if (ld_logh < L || ld_idx < kk || ld_val < kk || !(floor >= 0.0)
+        || floor * (double)L >= 1.0)
+        return CG_ERR_ARGUMENT;
+    if (n_rows == 0)
+        return CG_OK;
+    if (indptr == NULL || idx == NULL || val == NULL || loglik == NULL
+        || (nnz > 0 && (indices == NULL || data == NULL)) || (n_features > 0 && logh == NULL))
+        return CG_ERR_ARGUMENT;
+    na = (grid_rows + stride - 1) / stride;
+    nb = (grid_cols + stride - 1) / stride;
+    Lc = na * nb;
+    keep = keep < Lc ? keep : Lc;
+    /* the boxes: 2s - 1 rows and columns around a lattice point, the whole axis when the
+     * grid is narrower */
+    span_r = 2 * stride - 1 < grid_rows ? 2 * stride - 1 : grid_rows;
+    span_c = 2 * stride - 1 < grid_cols ? 2 * stride - 1 : grid_cols;
+    /* the lattice columns of logh (and of the prior), contiguous for the first scan */
+    lattice = (REAL *)malloc((size_t)(n_features > 0 ? n_features : 1) * (size_t)Lc
+                             * sizeof(REAL));
+    if (log_prior != NULL)
+        lattice_prior = (REAL *)malloc((size_t)Lc * sizeof(REAL));
+    if (lattice == NULL || (log_prior != NULL && lattice_prior == NULL)) {
+        free(lattice);
+        free(lattice_prior);
+        return CG_ERR_ALLOC;
+    }
+    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+    for (z = 0; z < n_features; z++) {
+        const REAL *src = logh + z * ld_logh;
+        REAL *dst = lattice + z * Lc;
+        int64_t a, b;
+        for (a = 0; a < na; a++)
+            for (b = 0; b < nb; b++)
+                dst[a * nb + b] = src[a * stride * grid_cols + b * stride];
+    }
+    if (lattice_prior != NULL) {
+        int64_t a, b;
+        for (a = 0; a < na; a++)
+            for (b = 0; b < nb; b++)
+                lattice_prior[a * nb + b] = log_prior[a * stride * grid_cols + b * stride];
+    }
+    #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
+    {
+        CG_FN(cg_topk_scratch) ts;
+        const int ok_topk = CG_FN(cg_topk_scratch_init)(&ts, L, k, &failed);
+        REAL *crow = (REAL *)cg_thread_scratch((size_t)Lc * sizeof(REAL), &failed);
+        REAL *score = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), &failed);
+        int64_t *stamp = (int64_t *)calloc((size_t)L, sizeof(int64_t));
+        /* the box positions and the other lattice points, each in ascending order */
+        int32_t *cand = (int32_t *)cg_thread_scratch((size_t)L * sizeof(int32_t), &failed);
+        REAL *cs = (REAL *)cg_thread_scratch((size_t)Lc * sizeof(REAL), &failed);
+        int32_t *lat = (int32_t *)cg_thread_scratch((size_t)Lc * sizeof(int32_t), &failed);
+        int64_t *best = (int64_t *)cg_thread_scratch((size_t)keep * sizeof(int64_t), &failed);
+        /* the grid rows the boxes of the row being scored touch */
+        int64_t *row_mark = (int64_t *)calloc((size_t)grid_rows, sizeof(int64_t));
+        int64_t *rows_hit = (int64_t *)cg_thread_scratch((size_t)grid_rows * sizeof(int64_t),
+                                                         &failed);
+        const int ok = ok_topk && crow && cs && score && lat && stamp && cand && best && row_mark
+                       && rows_hit;
+        int64_t t;
+        if (stamp == NULL || row_mark == NULL)
+            cg_raise(&failed);
+        #pragma omp for schedule(dynamic, 16)
+        for (t = 0; t < n_rows; t++) {
+            const int64_t p0 = (int64_t)indptr[t], p1 = (int64_t)indptr[t + 1];
+            const int64_t mark = t + 1;
+            int32_t *it = idx + t * ld_idx;
+            REAL *vt = val + t * ld_val;
+            int64_t c, j, n_best = 0, n_cand = 0, n_lat = 0, n_rows_hit = 0, n_scored = Lc;
+            REAL mc;
+            double kept = 0.0;
+            if (!ok)
+                continue;                       /* failed is raised */
+            if (!CG_FN2(cg_search_row_ok)(p0, p1, indices, nnz, n_features)) {
+                cg_raise(&bad);
+                continue;
+            }
+            /* (1) the lattice; the next row's lattice rows requested meanwhile */
+            if (t + 1 < n_rows) {
+                const int64_t q0 = (int64_t)indptr[t + 1], q1 = (int64_t)indptr[t + 2];
+                int64_t p;
+                if (q0 >= p1 && q1 >= q0 && q1 <= nnz)
+                    for (p = q0; p < q1; p++) {
+                        const int64_t z = (int64_t)indices[p];
+                        if ((uint64_t)z < (uint64_t)n_features)
+                            CG_PREFETCH(lattice + z * Lc);
+                    }
+            }
+            CG_FN2(cg_grid_estep_tile)(&ops, crow, p0, p1, indices, data, lattice, Lc,
+                                       lattice_prior, 0, Lc);
+            /* (2) its keep best points, ties by the lower index, and their share of its
+             * posterior */
+            mc = CG_FN(cg_max)(crow, Lc);
+            if (mc > -INFINITY) {
+                double unused;
+                for (c = 0; c < Lc; c++) {
+                    const REAL v = crow[c];
+                    int64_t i;
+                    if (n_best == keep && !(v > crow[best[keep - 1]]))
+                        continue;
+                    i = n_best < keep ? n_best++ : keep - 1;
+                    for (; i > 0 && v > crow[best[i - 1]]; i--)
+                        best[i] = best[i - 1];
+                    best[i] = c;
+                }
+                /* the lattice's posterior, by the row kernel (this instruction set's exp) */
+                memcpy(cs, crow, (size_t)Lc * sizeof(REAL));
+                ops.posterior(cs, Lc, NULL, 0.0, &unused);
+                for (j = 0; j < n_best; j++)
+                    kept += (double)cs[best[j]];
+            }
+            if (!(mc > -INFINITY) || kept < min_mass) {
+                /* the guard: the full scan, as cg_grid_estep_csr + cg_grid_topk_posterior */
+                CG_FN2(cg_grid_estep_tile)(&ops, score, p0, p1, indices, data, logh, ld_logh,
+                                           log_prior, 0, L);
+                ops.posterior(score, L, log_prior, floor, loglik + t);
+                if (scored != NULL)
+                    scored[t] = Lc + L;
+                if (CG_FN(cg_topk_row)(score, L, &ts, it, vt))
+                    cg_raise(&bad);
+                continue;
+            }
+            /* (3) every position of the boxes around the kept points: marked first, then
+             * scored row by row in maximal runs (adjacent boxes make one run) */
+            for (j = 0; j < n_best; j++) {
+                const int64_t a = best[j] / nb, b = best[j] % nb;
+                const int64_t r0 = span_r < grid_rows
+                    ? ((a * stride - (stride - 1)) % grid_rows + grid_rows) % grid_rows : 0;
+                const int64_t c0 = span_c < grid_cols
+                    ? ((b * stride - (stride - 1)) % grid_cols + grid_cols) % grid_cols : 0;
+                int64_t dr, dc;
+                for (dr = 0; dr < span_r; dr++) {
+                    const int64_t r = (r0 + dr) % grid_rows;
+                    if (row_mark[r] != mark) {
+                        row_mark[r] = mark;
+                        rows_hit[n_rows_hit++] = r;
+                    }
+                    for (dc = 0; dc < span_c; dc++)
+                        stamp[r * grid_cols + (c0 + dc) % grid_cols] = mark;
+                }
+            }
+            for (j = 1; j < n_rows_hit; j++) {   /* ascending rows: ascending candidates */
+                const int64_t r = rows_hit[j];
+                int64_t i = j;
+                for (; i > 0 && rows_hit[i - 1] > r; i--)
+                    rows_hit[i] = rows_hit[i - 1];
+                rows_hit[i] = r;
+            }
+            for (j = 0; j < n_rows_hit; j++) {
+                const int64_t base = rows_hit[j] * grid_cols;
+                int64_t c1 = 0;
+                while (c1 < grid_cols) {
+                    int64_t c2;
+                    if (stamp[base + c1] != mark) {
+                        c1++;
+                        continue;
+                    }
+                    for (c2 = c1; c2 < grid_cols && stamp[base + c2] == mark; c2++)
+                        cand[n_cand++] = (int32_t)(base + c2);
+                    CG_FN2(cg_grid_estep_tile)(&ops, score + base + c1, p0, p1, indices, data,
+                                               logh, ld_logh, log_prior, base + c1, c2 - c1);
+                    n_scored += c2 - c1;
+                    c1 = c2;
+                }
+            }
+            /* the lattice points outside the boxes keep their scores from (1) */
+            for (c = 0; c < Lc; c++) {
+                const int64_t l = (c / nb) * stride * grid_cols + (c % nb) * stride;
+                if (stamp[l] != mark) {
+                    score[l] = crow[c];
+                    lat[n_lat++] = (int32_t)l;
+                }
+            }
+            /* (4) the posterior over the positions scored (the rest is 0), on the
+             * candidates merged in ascending position order into ts.cp / ts.cv */
+            {
+                int32_t *CG_RESTRICT cp = ts.cp;
+                REAL *CG_RESTRICT cv = ts.cv;
+                const int64_t n = n_cand + n_lat;
+                int64_t i = 0, m = 0, n_pos = 0, w = 0;
+                double kept_sum = 0.0;
+                while (i < n_cand || m < n_lat) {
+                    const int32_t l = (m >= n_lat || (i < n_cand && cand[i] < lat[m]))
+                        ? cand[i++] : lat[m++];
+                    cp[w] = l;
+                    cv[w++] = score[l];
+                }
+                /* normalised over the candidates by the row kernel; its log-likelihood
+                 * counts n positions where the grid has L */
+                ops.posterior(cv, n, NULL, 0.0, loglik + t);
+                loglik[t] += log((double)n) - (log_prior ? 0.0 : log((double)L));
+                for (j = 0; j < n; j++)
+                    n_pos += cv[j] > 0;
+                if (scored != NULL)
+                    scored[t] = n_scored;
+                /* the kk largest of the row that is cv at cp and 0 elsewhere, ties by the
+                 * lower position (as cg_topk_row on that row), in position order */
+                if (n_pos >= kk) {
+                    int64_t above = 0, need, eq = 0;
+                    REAL vstar;
+                    memcpy(ts.sel, cv, (size_t)n * sizeof(REAL));
+                    vstar = n > kk ? CG_FN(cg_topk_select)(ts.sel, n, kk, ts.hv, ts.hp) : 0;
+                    for (j = 0; j < n; j++)
+                        above += cv[j] > vstar;
+                    need = kk - above;
+                    for (j = 0, w = 0; j < n; j++) {
+                        const int is_eq = cv[j] == vstar;
+                        if ((cv[j] > vstar) | (is_eq & (eq < need))) {
+                            it[w] = cp[j];
+                            vt[w++] = cv[j];
+                        }
+                        eq += is_eq;
+                    }
+                } else {
+                    /* every positive entry, and the lowest positions that hold 0 */
+                    int64_t l = 0, zeros = kk - n_pos;
+                    for (j = 0, w = 0; w < kk; l++) {
+                        while (j < n && !(cv[j] > 0))
+                            j++;                /* a scored 0 is one of the zeros */
+                        if (j < n && cp[j] == l) {
+                            it[w] = cp[j];
+                            vt[w++] = cv[j++];
+                        } else if (zeros > 0) {
+                            it[w] = (int32_t)l;
+                            vt[w++] = 0;
+                            zeros--;
+                        }
+                    }
+                }
+                for (j = 0; j < kk; j++)
+                    kept_sum += (double)vt[j];
+                for (j = 0; j < kk; j++)
+                    vt[j] = (REAL)((double)vt[j] / kept_sum);
+            }
+        }
+        CG_FN(cg_topk_scratch_free)(&ts);
+        free(crow);
+        free(score);
+        free(lat);
+        free(cs);
+        free(stamp);
+        free(cand);
+        free(best);
+        free(row_mark);
+        free(rows_hit);
+    }
+    free(lattice);
+    free(lattice_prior);
+    if (failed)
+        return CG_ERR_ALLOC;
+    return bad ? CG_ERR_INDEX : CG_OK;
+}
