@@ -101,8 +101,11 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
         int64_t *row_mark = (int64_t *)calloc((size_t)grid_rows, sizeof(int64_t));
         int64_t *rows_hit = (int64_t *)cg_thread_scratch((size_t)grid_rows * sizeof(int64_t),
                                                          &failed);
+        /* the runs of positions the boxes cover (at most half of a row's positions each) */
+        int64_t *run_start = (int64_t *)cg_thread_scratch((size_t)L * sizeof(int64_t), &failed);
+        int64_t *run_len = (int64_t *)cg_thread_scratch((size_t)L * sizeof(int64_t), &failed);
         const int ok = ok_topk && crow && cs && score && lat && stamp && cand && best && row_mark
-                       && rows_hit;
+                       && rows_hit && run_start && run_len;
         int64_t t;
         if (stamp == NULL || row_mark == NULL)
             cg_raise(&failed);
@@ -112,7 +115,8 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
             const int64_t mark = t + 1;
             int32_t *it = idx + t * ld_idx;
             REAL *vt = val + t * ld_val;
-            int64_t c, j, n_best = 0, n_cand = 0, n_lat = 0, n_rows_hit = 0, n_scored = Lc;
+            int64_t c, j, n_best = 0, n_cand = 0, n_lat = 0, n_rows_hit = 0, n_runs = 0;
+            int64_t n_scored = Lc;
             REAL mc;
             double kept = 0.0;
             if (!ok)
@@ -176,13 +180,14 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                     ? ((b * stride - (stride - 1)) % grid_cols + grid_cols) % grid_cols : 0;
                 int64_t dr, dc;
                 for (dr = 0; dr < span_r; dr++) {
-                    const int64_t r = (r0 + dr) % grid_rows;
+                    const int64_t r = r0 + dr < grid_rows ? r0 + dr : r0 + dr - grid_rows;
+                    int64_t *srow = stamp + r * grid_cols;
                     if (row_mark[r] != mark) {
                         row_mark[r] = mark;
                         rows_hit[n_rows_hit++] = r;
                     }
                     for (dc = 0; dc < span_c; dc++)
-                        stamp[r * grid_cols + (c0 + dc) % grid_cols] = mark;
+                        srow[c0 + dc < grid_cols ? c0 + dc : c0 + dc - grid_cols] = mark;
                 }
             }
             for (j = 1; j < n_rows_hit; j++) {   /* ascending rows: ascending candidates */
@@ -192,6 +197,7 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                     rows_hit[i] = rows_hit[i - 1];
                 rows_hit[i] = r;
             }
+            /* the runs of marked positions, row by row (ascending) */
             for (j = 0; j < n_rows_hit; j++) {
                 const int64_t base = rows_hit[j] * grid_cols;
                 int64_t c1 = 0;
@@ -203,18 +209,50 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                     }
                     for (c2 = c1; c2 < grid_cols && stamp[base + c2] == mark; c2++)
                         cand[n_cand++] = (int32_t)(base + c2);
-                    CG_FN2(cg_grid_estep_tile)(&ops, score + base + c1, p0, p1, indices, data,
-                                               logh, ld_logh, log_prior, base + c1, c2 - c1);
-                    n_scored += c2 - c1;
+                    run_start[n_runs] = base + c1;
+                    run_len[n_runs++] = c2 - c1;
                     c1 = c2;
                 }
             }
+            /* scored word group by word group, every run for each group: a group's rows are
+             * read at ascending addresses a grid row apart, which the hardware prefetches,
+             * and each position receives the terms of cg_grid_estep_tile in its order */
+            for (j = 0; j < n_runs; j++) {
+                REAL *dst = score + run_start[j];
+                int64_t i;
+                for (i = 0; i < run_len[j]; i++)
+                    dst[i] = log_prior != NULL ? log_prior[run_start[j] + i] : 0;
+                n_scored += run_len[j];
+            }
+            {
+                int64_t p = p0;
+                for (; p + 4 <= p1; p += 4) {
+                    const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
+                    const REAL *r1 = logh + (int64_t)indices[p + 1] * ld_logh;
+                    const REAL *r2 = logh + (int64_t)indices[p + 2] * ld_logh;
+                    const REAL *r3 = logh + (int64_t)indices[p + 3] * ld_logh;
+                    for (j = 0; j < n_runs; j++) {
+                        const int64_t l0 = run_start[j];
+                        ops.axpy4(score + l0, r0 + l0, r1 + l0, r2 + l0, r3 + l0, data[p],
+                                  data[p + 1], data[p + 2], data[p + 3], run_len[j]);
+                    }
+                }
+                for (; p < p1; p++) {
+                    const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
+                    for (j = 0; j < n_runs; j++)
+                        ops.axpy1(score + run_start[j], r0 + run_start[j], data[p], run_len[j]);
+                }
+            }
             /* the lattice points outside the boxes keep their scores from (1) */
-            for (c = 0; c < Lc; c++) {
-                const int64_t l = (c / nb) * stride * grid_cols + (c % nb) * stride;
-                if (stamp[l] != mark) {
-                    score[l] = crow[c];
-                    lat[n_lat++] = (int32_t)l;
+            for (c = 0; c < Lc; c += nb) {       /* one lattice row after another */
+                const int64_t row = (c / nb) * stride * grid_cols;
+                int64_t b;
+                for (b = 0; b < nb; b++) {
+                    const int64_t l = row + b * stride;
+                    if (stamp[l] != mark) {
+                        score[l] = crow[c + b];
+                        lat[n_lat++] = (int32_t)l;
+                    }
                 }
             }
             /* (4) the posterior over the positions scored (the rest is 0), on the
@@ -289,6 +327,8 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
         free(best);
         free(row_mark);
         free(rows_hit);
+        free(run_start);
+        free(run_len);
     }
     free(lattice);
     free(lattice_prior);
