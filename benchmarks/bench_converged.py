@@ -30,39 +30,21 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import _countgrid_import  # noqa: E402,F401
-from bench_scale import make_corpus, sample_chunk, true_grid  # noqa: E402
+from bench_scale import (corpus_arguments, make_corpus, print_machine,  # noqa: E402
+                         sample_chunk, true_grid)
 
 import countgrid  # noqa: E402
-
-
-def torus_distance(a, b, extent):
-    """Chebyshev distance on the torus between flat cell indices a and b."""
-    ra, ca = np.divmod(a, extent[1])
-    rb, cb = np.divmod(b, extent[1])
-    dr = np.abs(ra - rb)
-    dc = np.abs(ca - cb)
-    return np.maximum(np.minimum(dr, extent[0] - dr), np.minimum(dc, extent[1] - dc))
+from countgrid.grid._stability import _torus_distance  # noqa: E402
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--docs", type=int, default=1_000_000)
-    ap.add_argument("--words", type=int, default=20_000)
-    ap.add_argument("--length", type=int, default=50)
-    ap.add_argument("--extent", type=int, nargs=2, default=[64, 64])
-    ap.add_argument("--window", type=int, nargs=2, default=[5, 5])
-    ap.add_argument("--chunk", type=int, default=100_000)
-    ap.add_argument("--threads", type=int, default=None)
+    corpus_arguments(ap)
     ap.add_argument("--esteps", nargs="+", default=["exact", "coarse-to-fine"],
                     choices=["exact", "coarse-to-fine"])
-    ap.add_argument("--dir", default=None, help="corpus folder (kept; default: temporary)")
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    from run_all import cpu_model
     from countgrid.streaming import MemmapCSR
-    print(f"# CPU: {cpu_model()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M')}")
-    countgrid.show_config()
+    print_machine()
     tmp = None
     if args.dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="countgrid-converged-")
@@ -100,7 +82,9 @@ def main(argv=None):
         same = within = float("nan")
         if "exact" in maps and estep != "exact":
             same = float(np.mean(maps[estep] == maps["exact"]))
-            within = float(np.mean(torus_distance(maps[estep], maps["exact"], extent) <= 1))
+            cells = [np.stack(np.unravel_index(maps[e], extent), axis=1)
+                     for e in (estep, "exact")]
+            within = float(np.mean(_torus_distance(*cells, extent).max(axis=1) <= 1))
         print(f"{estep:15s} {seconds:8.1f} {len(scored):6d} {seconds / len(scored):7.2f} "
               f"{frac:7.3f} {full:7.4f} {heldout:15.4f} {same:10.3f} {within:9.3f}",
               flush=True)

@@ -5,8 +5,8 @@ The corpus is drawn from a true 64x64 counting grid (window 5x5) over 20,000 wor
 Zipf background: ~50 tokens per document, written once as a memory-mapped CSR folder
 (countgrid.streaming.write_memmap_csr) in chunks of 100,000 documents.  Each mode runs in
 its own process, so that its peak resident memory (VmHWM, benchmarks/_peak_memory.py;
-plus the workers' for dask) is its own.  A pass is what one EM iteration costs: window histograms, the E-step with its
-statistics over every document, and the M-step (float32).
+plus the workers' for dask) is its own.  A pass is what one EM iteration costs: window
+histograms, the E-step with its statistics over every document, and the M-step (float32).
 
     python benchmarks/bench_scale.py                       # 1M docs, all modes (~30 min)
     python benchmarks/bench_scale.py --docs 100000 --modes memory ooc
@@ -214,8 +214,8 @@ def _read_rows(directory, r0, rows):
     return next(itertools.islice(source.chunks(), r0 // rows, None))
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def corpus_arguments(ap):
+    """The synthetic corpus's options (this benchmark's and bench_converged.py's)."""
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--words", type=int, default=20_000)
     ap.add_argument("--length", type=int, default=50)
@@ -223,21 +223,31 @@ def main(argv=None):
     ap.add_argument("--window", type=int, nargs=2, default=[5, 5])
     ap.add_argument("--chunk", type=int, default=100_000, help="rows per chunk / dask block")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--dir", default=None, help="corpus folder (kept; default: temporary)")
+    ap.add_argument("--seed", type=int, default=0)
+
+
+def print_machine():
+    """The CPU, the load and show_config(): the header of every result."""
+    from run_all import cpu_model
+    print(f"# CPU: {cpu_model()}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M')}")
+    countgrid.show_config()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    corpus_arguments(ap)
     ap.add_argument("--top-k", type=int, default=None, help="sparse posteriors (top k)")
     ap.add_argument("--estep", choices=("exact", "coarse-to-fine"), default="exact",
                     help="the E-step of the pass (coarse-to-fine: CountingGrid's defaults "
                          "of estep_params, batch modes)")
     ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    ap.add_argument("--dir", default=None, help="corpus folder (kept; default: temporary)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--run", choices=MODES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.run:
         return run_mode(args.run, args)
-    from run_all import cpu_model
-    print(f"# CPU: {cpu_model()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M')}")
-    countgrid.show_config()
+    print_machine()
     tmp = None
     if args.dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="countgrid-scale-")

@@ -20,3 +20,19 @@ def test_the_counting_grid_benchmark_runs_and_validates():
     assert len(checks) == 2 and all("PASS" in line for line in checks), checks
     assert any(line.startswith("| synthetic | countgrid float32 |") for line in lines)
     assert any(line.startswith("| synthetic | numpy sparse float64 |") for line in lines)
+
+
+def test_the_converged_map_benchmark_runs():
+    """bench_converged.py (issue 29) on a small corpus: both E-steps fit to convergence and
+    the search keeps the exact fit's places."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks",
+                                                       "bench_converged.py"),
+                          "--docs", "3000", "--extent", "16", "16", "--window", "3", "3",
+                          "--words", "2000"], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = {line.split()[0]: line.split() for line in out.stdout.splitlines()
+            if line.startswith(("exact ", "coarse-to-fine "))}
+    assert set(rows) == {"exact", "coarse-to-fine"}
+    fast = rows["coarse-to-fine"]
+    assert float(fast[4]) < 0.6                      # positions scored
+    assert float(fast[8]) > 0.9                      # documents within one cell

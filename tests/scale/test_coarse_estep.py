@@ -179,12 +179,13 @@ def test_block_statistics_with_search(dense_input, learn_prior):
     search = EStepSearch((8, 8), 2, 2, 0.5, 10)
     stats = GridStatistics(C.shape[1], 64, np.dtype(dtype), learn_prior)
     block_statistics(counts, logh, log_prior, 0.0, 2, stats, search=search)
-    idx, val, loglik, scored, _, _ = search_ref(C.toarray(), logh, (8, 8), 2, 2, 0.5, 10,
-                                                log_prior)
+    idx, val, loglik, scored, full, _ = search_ref(C.toarray(), logh, (8, 8), 2, 2, 0.5, 10,
+                                                   log_prior)
     np.testing.assert_allclose(stats.n, accumulate_topk_ref(C.toarray(), idx, val, 64),
                                rtol=1e-10, atol=1e-12)
     assert stats.log_likelihood == pytest.approx(loglik.sum(), rel=1e-12)
     assert stats.n_scored == scored.sum()
+    assert stats.n_full == full.sum()
     if learn_prior:
         expected = np.zeros(64)
         np.add.at(expected, idx.ravel(), val.ravel())

@@ -246,6 +246,8 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
     loglik = np.empty(span)
     scored = np.empty(span, dtype=np.int64)
     cursor = new_cursor(counts)
+    # a full scan scores the lattice and then every position
+    lattice = int(np.prod([-(-e // search.stride) for e in search.grid_shape]))
     for t0 in range(0, T, span):
         t1 = min(T, t0 + span)
         rows = t1 - t0
@@ -270,7 +272,7 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
                                       minlength=L)
         stats.log_likelihood += float(np.sum(loglik[:rows]))
         stats.n_scored += int(np.sum(scored[:rows]))
-        stats.n_full += int(np.count_nonzero(scored[:rows] > L))
+        stats.n_full += int(np.count_nonzero(scored[:rows] >= L + lattice))
     stats.n_documents += T
     return stats
 
