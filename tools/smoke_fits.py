@@ -46,6 +46,12 @@ def grid():
             q = cg.transform(X)
             assert q.shape == (X.shape[0], 16), q.shape
             _finite("CountingGrid", q, cg.score_samples(X))
+            # the coarse-to-fine E-step (its kernel, both branches of its guard)
+            fast = countgrid.CountingGrid((9, 7), (2, 2), n_iter=4, tol=0, dtype=dtype,
+                                          window_schedule=None, num_threads=NT,
+                                          random_state=0, estep="coarse-to-fine",
+                                          estep_params={"exact_iter": 1, "min_mass": 0.5})
+            _finite("CountingGrid coarse-to-fine", fast.fit(X).pi_)
     X, y = _data()
     kw = dict(n_iter=3, num_threads=NT, random_state=0)
     for est in (countgrid.CountingGridClassifier((4, 4), (2, 2), **kw),
