@@ -42,6 +42,8 @@ def main(argv=None):
     corpus_arguments(ap)
     ap.add_argument("--esteps", nargs="+", default=["exact", "coarse-to-fine"],
                     choices=["exact", "coarse-to-fine"])
+    ap.add_argument("--top-k", type=int, default=None,
+                    help="posterior_top_k of the coarse-to-fine fit (default: its own)")
     args = ap.parse_args(argv)
     from countgrid.streaming import MemmapCSR
     print_machine()
@@ -66,8 +68,9 @@ def main(argv=None):
     tokens = float(held_out.sum())
     maps = {}
     for estep in args.esteps:
-        model = countgrid.CountingGrid(extent, window, random_state=args.seed,
-                                       num_threads=args.threads, estep=estep)
+        model = countgrid.CountingGrid(
+            extent, window, random_state=args.seed, num_threads=args.threads, estep=estep,
+            posterior_top_k=args.top_k if estep != "exact" else None)
         tic = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", countgrid.ConvergenceWarning)

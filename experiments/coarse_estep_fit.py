@@ -30,8 +30,9 @@ sys.path.insert(0, HERE)
 from coarse_estep_em import evaluate, load  # noqa: E402
 
 
-def fit(X, estep, seed, threads):
-    model = countgrid.CountingGrid(random_state=seed, estep=estep, num_threads=threads)
+def fit(X, estep, seed, threads, top_k=None):
+    model = countgrid.CountingGrid(random_state=seed, estep=estep, num_threads=threads,
+                                   posterior_top_k=top_k if estep != "exact" else None)
     tic = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
@@ -39,12 +40,12 @@ def fit(X, estep, seed, threads):
     return model, time.perf_counter() - tic
 
 
-def compare(name, words, seed, threads):
+def compare(name, words, seed, threads, top_k=None):
     Xtr, ytr, Xte, yte = load(name, words)
     out = {"dataset": name, "words": Xtr.shape[1], "train": Xtr.shape[0], "seed": seed}
     maps = {}
     for estep in ("exact", "coarse-to-fine"):
-        model, seconds = fit(Xtr.astype(np.float32), estep, seed, threads)
+        model, seconds = fit(Xtr.astype(np.float32), estep, seed, threads, top_k)
         extent, window = model.pi_.shape[:-1], model.window
         logh = np.log(model.h_.reshape(-1, Xtr.shape[1]).T.astype(np.float64))
         heldout, acc, pos = evaluate(logh, extent, window, Xtr, ytr, Xte, yte)
@@ -79,10 +80,12 @@ def main():
     ap.add_argument("--words", type=int, default=5000)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--top-k", type=int, default=None,
+                    help="posterior_top_k of the search (default: keep (2 stride - 1)^2)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     countgrid.show_config()
-    rows = [compare(name, args.words, seed, args.threads)
+    rows = [compare(name, args.words, seed, args.threads, args.top_k)
             for name in args.datasets for seed in args.seeds]
     if args.json:
         with open(args.json, "w") as fh:
