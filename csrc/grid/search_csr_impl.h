@@ -29,14 +29,17 @@ static int CG_FN2(cg_search_row_ok)(int64_t start, int64_t end, const INDEX *ind
 int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indices,
                                      const REAL *data, int64_t nnz, int64_t n_features,
                                      int64_t grid_rows, int64_t grid_cols, const REAL *logh,
-                                     int64_t ld_logh, const REAL *log_prior, double floor,
+                                     int64_t ld_logh, const REAL *lattice, int64_t ld_lattice,
+                                     const REAL *log_prior, double floor,
                                      int64_t stride, int64_t keep, double min_mass, int64_t k,
                                      int32_t *idx, int64_t ld_idx, REAL *val, int64_t ld_val,
                                      double *loglik, int64_t *scored, int num_threads)
 {
     int64_t L, kk, na, nb, Lc, span_r, span_c, z;
     int bad = 0, failed = 0;
-    REAL *lattice = NULL, *lattice_prior = NULL;
+    REAL *built = NULL, *lattice_prior = NULL;
+    const REAL *lrows;
+    int64_t ld_lrows;
     const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
     if (n_rows < 0 || nnz < 0 || n_features < 0 || grid_rows < 1 || grid_cols < 1
         || grid_rows > INT32_MAX / grid_cols || stride < 1 || keep < 1 || k < 1
@@ -60,25 +63,33 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
      * grid is narrower */
     span_r = 2 * stride - 1 < grid_rows ? 2 * stride - 1 : grid_rows;
     span_c = 2 * stride - 1 < grid_cols ? 2 * stride - 1 : grid_cols;
-    /* the lattice columns of logh (and of the prior), contiguous for the first scan */
-    lattice = (REAL *)malloc((size_t)(n_features > 0 ? n_features : 1) * (size_t)Lc
-                             * sizeof(REAL));
+    if (lattice != NULL && ld_lattice < Lc)
+        return CG_ERR_ARGUMENT;
+    /* the lattice columns of logh (the caller's, or built here) and of the prior,
+     * contiguous for the first scan */
+    if (lattice == NULL)
+        built = (REAL *)malloc((size_t)(n_features > 0 ? n_features : 1) * (size_t)Lc
+                               * sizeof(REAL));
     if (log_prior != NULL)
         lattice_prior = (REAL *)malloc((size_t)Lc * sizeof(REAL));
-    if (lattice == NULL || (log_prior != NULL && lattice_prior == NULL)) {
-        free(lattice);
+    if ((lattice == NULL && built == NULL) || (log_prior != NULL && lattice_prior == NULL)) {
+        free(built);
         free(lattice_prior);
         return CG_ERR_ALLOC;
     }
-    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
-    for (z = 0; z < n_features; z++) {
-        const REAL *src = logh + z * ld_logh;
-        REAL *dst = lattice + z * Lc;
-        int64_t a, b;
-        for (a = 0; a < na; a++)
-            for (b = 0; b < nb; b++)
-                dst[a * nb + b] = src[a * stride * grid_cols + b * stride];
+    if (lattice == NULL) {
+        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+        for (z = 0; z < n_features; z++) {
+            const REAL *src = logh + z * ld_logh;
+            REAL *dst = built + z * Lc;
+            int64_t a, b;
+            for (a = 0; a < na; a++)
+                for (b = 0; b < nb; b++)
+                    dst[a * nb + b] = src[a * stride * grid_cols + b * stride];
+        }
     }
+    lrows = lattice != NULL ? lattice : built;
+    ld_lrows = lattice != NULL ? ld_lattice : Lc;
     if (lattice_prior != NULL) {
         int64_t a, b;
         for (a = 0; a < na; a++)
@@ -133,10 +144,10 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                     for (p = q0; p < q1; p++) {
                         const int64_t z = (int64_t)indices[p];
                         if ((uint64_t)z < (uint64_t)n_features)
-                            CG_PREFETCH(lattice + z * Lc);
+                            CG_PREFETCH(lrows + z * ld_lrows);
                     }
             }
-            CG_FN2(cg_grid_estep_tile)(&ops, crow, p0, p1, indices, data, lattice, Lc,
+            CG_FN2(cg_grid_estep_tile)(&ops, crow, p0, p1, indices, data, lrows, ld_lrows,
                                        lattice_prior, 0, Lc);
             /* (2) its keep best points, ties by the lower index, and their share of its
              * posterior */
@@ -330,7 +341,7 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
         free(run_start);
         free(run_len);
     }
-    free(lattice);
+    free(built);
     free(lattice_prior);
     if (failed)
         return CG_ERR_ALLOC;

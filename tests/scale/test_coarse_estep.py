@@ -252,3 +252,28 @@ def test_estep_refusals(corpus):
                                estep="coarse-to-fine").fit(corpus)
     with pytest.raises(ValueError, match="partial_fit"):
         countgrid.CountingGrid((6, 6), (2, 2), estep="coarse-to-fine").partial_fit(corpus)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_lattice_given_is_the_lattice_built(dtype):
+    """run_em builds logh's lattice columns once per E-step (search_lattice) and every
+    kernel call reads them: the same bits as a call that builds its own."""
+    C, logh, log_prior = problem((10, 14), dtype, prior=True)
+    logh = logh.astype(dtype)
+    n = C.shape[0]
+    lattice = _wrappers.search_lattice(logh, (10, 14), 3)
+    np.testing.assert_array_equal(lattice, logh.reshape(-1, 10, 14)[:, ::3, ::3]
+                                  .reshape(logh.shape[0], -1))
+    outs = []
+    for given in (None, lattice):
+        idx, val = np.empty((n, 12), np.int32), np.empty((n, 12), dtype)
+        ll, sc = np.empty(n), np.empty(n, np.int64)
+        _wrappers.estep_search_csr(C.indptr, C.indices, C.data, 0, n, (10, 14), logh,
+                                   log_prior.astype(dtype), 0.0, 3, 4, 0.6, idx, val, ll, sc,
+                                   2, given)
+        outs.append((idx, val, ll, sc))
+    for a, b in zip(*outs):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="lattice"):
+        _wrappers.estep_search_csr(C.indptr, C.indices, C.data, 0, n, (10, 14), logh, None,
+                                   0.0, 3, 4, 0.6, idx, val, ll, sc, 2, lattice[:, :-1].copy())

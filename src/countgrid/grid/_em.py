@@ -167,14 +167,18 @@ class EStepSearch:
     The ``top_k`` largest posterior entries of a document enter the statistics.
 
     ``grid_shape`` is the grid's ``(rows, columns)`` (``(1, E)`` for a ring of E cells).
+    ``lattice``: the lattice columns of the current ``logh``
+    (``_wrappers.search_lattice``), set by :func:`run_em` for one E-step so that its
+    kernel calls do not each build them; None: each call builds them.
     """
 
-    __slots__ = ("grid_shape", "stride", "keep", "min_mass", "top_k")
+    __slots__ = ("grid_shape", "stride", "keep", "min_mass", "top_k", "lattice")
 
     def __init__(self, grid_shape, stride, keep, min_mass, top_k):
         self.grid_shape = tuple(int(v) for v in grid_shape)
         self.stride, self.keep = int(stride), int(keep)
         self.min_mass, self.top_k = float(min_mass), int(top_k)
+        self.lattice = None
 
 
 def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=None,
@@ -246,8 +250,12 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
     loglik = np.empty(span)
     scored = np.empty(span, dtype=np.int64)
     cursor = new_cursor(counts)
+    lattice = search.lattice
+    if lattice is not None and (lattice.dtype != logh.dtype
+                                or lattice.shape[0] != logh.shape[0]):
+        lattice = None
     # a full scan scores the lattice and then every position
-    lattice = int(np.prod([-(-e // search.stride) for e in search.grid_shape]))
+    n_lattice = int(np.prod([-(-e // search.stride) for e in search.grid_shape]))
     for t0 in range(0, T, span):
         t1 = min(T, t0 + span)
         rows = t1 - t0
@@ -258,7 +266,7 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
         _wrappers.estep_search_csr(X.indptr, X.indices, X.data, r0, r0 + rows,
                                    search.grid_shape, logh, log_prior, floor, search.stride,
                                    search.keep, search.min_mass, idx[:rows], val[:rows],
-                                   loglik[:rows], scored[:rows], num_threads)
+                                   loglik[:rows], scored[:rows], num_threads, lattice)
         if counts.is_sparse:
             csc = counts.csc
             _wrappers.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor, t0, t1,
@@ -272,7 +280,7 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
                                       minlength=L)
         stats.log_likelihood += float(np.sum(loglik[:rows]))
         stats.n_scored += int(np.sum(scored[:rows]))
-        stats.n_full += int(np.count_nonzero(scored[:rows] >= L + lattice))
+        stats.n_full += int(np.count_nonzero(scored[:rows] >= L + n_lattice))
     stats.n_documents += T
     return stats
 
@@ -371,7 +379,11 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if last:   # the log-likelihood of the final parameters only
             loglik = estep_all(logh, log_prior, floor, None)
         elif search is not None and it >= search_from:
-            loglik = estep_all(logh, log_prior, floor, stats.reset(), search)
+            search.lattice = _wrappers.search_lattice(logh, search.grid_shape, search.stride)
+            try:
+                loglik = estep_all(logh, log_prior, floor, stats.reset(), search)
+            finally:
+                search.lattice = None
         else:
             loglik = estep_all(logh, log_prior, floor, stats.reset())
         if scored is not None and not last:

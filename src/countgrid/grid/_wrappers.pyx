@@ -227,11 +227,13 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
                      grid_shape, const floating[:, ::1] logh, const floating[::1] log_prior,
                      double floor, Py_ssize_t stride, Py_ssize_t keep, double min_mass,
                      int32_t[:, ::1] idx, floating[:, ::1] val, double[::1] loglik,
-                     int64_t[::1] scored=None, int num_threads=0):
+                     int64_t[::1] scored=None, int num_threads=0,
+                     const floating[:, ::1] lattice=None):
     """The coarse-to-fine E-step for CSR rows [row_start, row_end) of a 2-D grid of
     ``grid_shape = (rows, cols)`` positions: sparse posteriors into idx / val (k =
     idx.shape[1] entries a row, as topk_posterior), log-likelihoods over the positions
-    scored into loglik, the positions scored into ``scored`` (docs/scale.md)."""
+    scored into loglik, the positions scored into ``scored`` (docs/scale.md).
+    ``lattice``: logh's lattice columns (:func:`search_lattice`), else built here."""
     cdef Py_ssize_t n = row_end - row_start, Z = logh.shape[0], L = logh.shape[1]
     cdef Py_ssize_t k = idx.shape[1], grid_rows, grid_cols
     cdef const floating *lp = NULL
@@ -239,6 +241,8 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const index_t *ip = NULL
     cdef const floating *dp = NULL
     cdef int64_t *sp = NULL
+    cdef const floating *lt = NULL
+    cdef Py_ssize_t ld_lt = 0
     cdef int status = 0
     grid_rows, grid_cols = (int(v) for v in grid_shape)
     if grid_rows < 1 or grid_cols < 1 or grid_rows * grid_cols != L:
@@ -269,16 +273,37 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
         if log_prior.shape[0] != L:
             raise ValueError(f"log_prior has length {log_prior.shape[0]}, expected {L}")
         lp = &log_prior[0]
+    if lattice is not None:
+        n_lattice = ((grid_rows + stride - 1) // stride) * ((grid_cols + stride - 1) // stride)
+        _rows(lattice.shape[0], lattice.shape[1], Z, n_lattice, "lattice")
+        ld_lt = lattice.shape[1]
+        if Z > 0:
+            lt = &lattice[0, 0]
     if n == 0:
         return
     if Z > 0:
         lh = &logh[0, 0]
     with nogil:
         status = ck.estep_search_csr(n, &indptr[row_start], ip, dp, indices.shape[0], Z,
-                                     grid_rows, grid_cols, lh, L, lp, floor, stride, keep,
+                                     grid_rows, grid_cols, lh, L, lt, ld_lt, lp, floor,
+                                     stride, keep,
                                      min_mass, k, &idx[0, 0], k, &val[0, 0], k, &loglik[0],
                                      sp, num_threads)
     check_status(status, "estep_search_csr")
+
+
+def search_lattice(const floating[:, ::1] logh, grid_shape, Py_ssize_t stride):
+    """The lattice columns of ``logh`` (n_features, L) that estep_search_csr scores first:
+    positions whose row and column of the ``grid_shape`` grid are multiples of
+    ``stride``, row by row; a new C-contiguous (n_features, lattice size) array."""
+    grid_rows, grid_cols = (int(v) for v in grid_shape)
+    if grid_rows < 1 or grid_cols < 1 or grid_rows * grid_cols != logh.shape[1]:
+        raise ValueError(f"grid_shape {tuple(grid_shape)} does not have the "
+                         f"{logh.shape[1]} positions of logh")
+    if stride < 1:
+        raise ValueError(f"stride must be >= 1, got {stride}")
+    grid = np.asarray(logh).reshape(logh.shape[0], grid_rows, grid_cols)
+    return np.ascontiguousarray(grid[:, ::stride, ::stride].reshape(logh.shape[0], -1))
 
 
 def accumulate_csc_topk(const index_t[::1] indptr, const index_t[::1] indices,
