@@ -140,6 +140,11 @@ def _encode(value):
         return {"__float__": float(value).hex()}
     if isinstance(value, (tuple, list)):
         return {"__seq__": type(value).__name__, "items": [_encode(v) for v in value]}
+    if isinstance(value, dict):     # settings such as CountingGrid's estep_params
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"cannot save a dict parameter whose keys are not all str: "
+                            f"{value!r}")
+        return {"__dict__": {k: _encode(v) for k, v in value.items()}}
     if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
         return {"__dtype__": np.dtype(value).name}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
@@ -178,6 +183,11 @@ def _decode(value, depth=0):
             raise ValueError(f"malformed encoded sequence {str(value)[:80]!r}")
         items = [_decode(v, depth + 1) for v in items]
         return tuple(items) if kind == "tuple" else items
+    if "__dict__" in value:
+        items = value["__dict__"]
+        if not isinstance(items, dict) or len(value) != 1:
+            raise ValueError(f"malformed encoded dict {str(value)[:80]!r}")
+        return {str(k): _decode(v, depth + 1) for k, v in items.items()}
     if "__ndarray__" in value:
         dtype, shape = _param_dtype(value.get("dtype")), value.get("shape")
         if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0

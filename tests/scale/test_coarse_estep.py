@@ -277,3 +277,21 @@ def test_the_lattice_given_is_the_lattice_built(dtype):
     with pytest.raises(ValueError, match="lattice"):
         _wrappers.estep_search_csr(C.indptr, C.indices, C.data, 0, n, (10, 14), logh, None,
                                    0.0, 3, 4, 0.6, idx, val, ll, sc, 2, lattice[:, :-1].copy())
+
+
+def test_model_file_keeps_the_estep(tmp_path, corpus):
+    from countgrid import io
+    model = countgrid.CountingGrid((8, 8), (2, 2), n_iter=4, tol=0, window_schedule=None,
+                                   random_state=0, estep="coarse-to-fine",
+                                   estep_params={"exact_iter": 1, "stride": 2}).fit(corpus)
+    io.save(model, tmp_path / "m.npz")
+    loaded = io.load(tmp_path / "m.npz")
+    assert loaded.get_params()["estep"] == "coarse-to-fine"
+    assert loaded.get_params()["estep_params"] == {"exact_iter": 1, "stride": 2}
+    np.testing.assert_array_equal(loaded.pi_, model.pi_)
+    assert io._decode(io._encode({"min_mass": 0.5})) == {"min_mass": 0.5}
+    for bad in ({"__dict__": [1, 2]}, {"__dict__": {}, "extra": 1}):
+        with pytest.raises(ValueError, match="malformed encoded dict"):
+            io._decode(bad)
+    with pytest.raises(TypeError, match="keys"):
+        io._encode({1: 2})

@@ -36,7 +36,8 @@ def grid_counts(X, dtype, n_features=None, name="X", owner=None):
 
 def block_counts(block, name, n_features, dtype):
     """:func:`grid_counts` of one block of a chunk source or dask array (the
-    ``make_counts`` of countgrid.streaming._blocks.Blocks and countgrid.streaming._dask.DaskBlocks)."""
+    ``make_counts`` of countgrid.streaming._blocks.Blocks and
+    countgrid.streaming._dask.DaskBlocks)."""
     return grid_counts(block, dtype, n_features=n_features, name=name)
 
 
@@ -334,7 +335,8 @@ def block_task(counts, params, num_threads):
 
 
 def distributed_estep(blocks, learn_prior, top_k=None):
-    """The E-step over the blocks of a countgrid.streaming._dask.DaskBlocks, as :func:`local_estep`."""
+    """The E-step over the blocks of a countgrid.streaming._dask.DaskBlocks, as
+    :func:`local_estep`."""
     def estep_all(logh, log_prior, floor, stats, search=None):
         if stats is None:
             return float(sum(blocks.gathered(block_task, (logh, log_prior, floor, False,
