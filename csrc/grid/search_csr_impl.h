@@ -12,20 +12,6 @@
  * scanned in full as cg_grid_estep_csr and cg_grid_topk_posterior would.  Rows are
  * independent: the result does not depend on the thread count. */
 
-/* Whether the entries [start, end) of one row lie within the nnz stored entries and their
- * columns within [0, n_features). */
-static int CG_FN2(cg_search_row_ok)(int64_t start, int64_t end, const INDEX *indices,
-                                    int64_t nnz, int64_t n_features)
-{
-    int64_t p;
-    if (cg_bad_range(start, end, nnz))
-        return 0;
-    for (p = start; p < end; p++)
-        if ((uint64_t)(int64_t)indices[p] >= (uint64_t)n_features)
-            return 0;
-    return 1;
-}
-
 int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indices,
                                      const REAL *data, int64_t nnz, int64_t n_features,
                                      int64_t grid_rows, int64_t grid_cols, const REAL *logh,
@@ -132,7 +118,9 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
             double kept = 0.0;
             if (!ok)
                 continue;                       /* failed is raised */
-            if (!CG_FN2(cg_search_row_ok)(p0, p1, indices, nnz, n_features)) {
+            /* the row's pointers and columns, by the exact E-step's check of a block */
+            if (CG_FN2(cg_grid_estep_block_words)(t, t + 1, indptr, indices, nnz, n_features,
+                                                  NULL) < 0) {
                 cg_raise(&bad);
                 continue;
             }

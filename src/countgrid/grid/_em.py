@@ -251,10 +251,6 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
     loglik = np.empty(span)
     scored = np.empty(span, dtype=np.int64)
     cursor = new_cursor(counts)
-    lattice = search.lattice
-    if lattice is not None and (lattice.dtype != logh.dtype
-                                or lattice.shape[0] != logh.shape[0]):
-        lattice = None
     # a full scan scores the lattice and then every position
     n_lattice = int(np.prod([-(-e // search.stride) for e in search.grid_shape]))
     for t0 in range(0, T, span):
@@ -267,7 +263,8 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
         _wrappers.estep_search_csr(X.indptr, X.indices, X.data, r0, r0 + rows,
                                    search.grid_shape, logh, log_prior, floor, search.stride,
                                    search.keep, search.min_mass, idx[:rows], val[:rows],
-                                   loglik[:rows], scored[:rows], num_threads, lattice)
+                                   loglik[:rows], scored[:rows], num_threads,
+                                   search.lattice)
         if counts.is_sparse:
             csc = counts.csc
             _wrappers.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor, t0, t1,
