@@ -1471,7 +1471,8 @@ _CGE_P = {"extent": ("grid", (4, 4)), "window": ("window", (3, 3)),
 _REDUCE = (("opt", "none", "words", "topics"), "words")
 PARAMS = {
     "CountingGrid": dict(_GRID_P, estep=(("opt", "exact", "coarse-to-fine"),
-                                         "coarse-to-fine")),
+                                         "coarse-to-fine"),
+                         subsample=("subsample", 3)),
     "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
     "GenerativeCountingGridClassifier": dict(_GRID_P, max_features=(("optint", 1), 3)),
     "LayeredCountingGrid": dict({k: v for k, v in _GRID_P.items() if k != "learn_prior"},
@@ -1596,6 +1597,12 @@ def bad_values(kind, base):
     elif k == "block_weights":
         out += [("[nan]", [np.nan], "raise"), ("[-1.0]", [-1.0], "raise"),
                 ("'abc'", "abc", "raise")]
+    elif k == "subsample":                      # None, "auto", an int >= 1 or a fraction
+        out += [("0", 0, "raise"), ("1.0", 1.0, "raise"), ("-0.5", -0.5, "raise"),
+                ("nan", np.nan, "raise"), ("'nope'", "nope", "raise"), ("True", True, "raise"),
+                ("None", None, "ok"), ("'auto'", "auto", "ok"), ("0.5", 0.5, "ok"),
+                ("numpy.int64(2)", np.int64(2), "ok"), ("numpy.float32(0.5)", np.float32(0.5),
+                                                        "ok")]
     elif k == "threads":
         pass                                    # the threads class
     return [o if len(o) == 4 else o + ((),) for o in out]

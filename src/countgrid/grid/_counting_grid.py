@@ -26,6 +26,7 @@ from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map
 from countgrid.grid._em import (BLOCK_ELEMENTS, EStepSearch, GridStatistics, block_counts,
                                  block_statistics, blocked_estep, distributed_estep,
                                  grid_counts, local_estep, m_step, posteriors, run_em)
+from countgrid.grid._progressive import resolve_subsample, subsample_blocks
 from countgrid.grid._capacity import auto_extent, unused_cells, warn_unused_cells
 from countgrid.grid._schedule import auto_window_schedule
 from countgrid.grid._torus import check_grid, grid_size, refuse_bare_int
@@ -58,6 +59,8 @@ LEARNING_CONSTRAINTS = {
     "posterior_top_k": [None, Interval(Integral, 1, None)],
     "estep": [Options("exact", "coarse-to-fine")],
     "estep_params": [None, dict],
+    "subsample": [None, Options("auto"), Interval(Integral, 1, None),
+                  Interval(Real, 0, 1, closed="neither")],
 }
 
 #: The coarse-to-fine E-step's settings (``estep_params``; docs/scale.md, "A
@@ -239,6 +242,17 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         ``stride`` (3), ``keep`` (4), ``min_mass`` (0.99), ``exact_iter`` (10: exact EM
         iterations first, counted over the window schedule's stages and the target
         window's).
+    subsample : None, "auto", int or float, default=None
+        Progressive fitting (batch EM): the window schedule and the target window first
+        run to convergence on a random subsample of the documents (this many, or this
+        fraction of them; "auto": ``max(50000, 25 L)`` documents when the corpus holds
+        at least twice as many, else all), then batch EM continues on all documents
+        from that grid until the relative change of the log-likelihood falls below
+        ``tol`` (no ``min_iter``), for at most ``n_iter`` iterations.  ``n_iter_`` and
+        ``log_likelihood_`` are then those of the fit on all documents.  The subsample
+        is drawn with ``random_state`` after the initial grid (the same start as
+        without it) and held in memory, also for a chunk source or a dask array
+        (docs/scale.md, "Progressive fitting").  None fits all documents at once.
 
     Attributes
     ----------
@@ -292,7 +306,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                  dtype=np.float32, num_threads=None, random_state=None, verbose=0,
                  learning_method="batch", batch_size="auto", learning_offset=10.0,
                  learning_decay=0.7, total_samples=1_000_000, posterior_top_k=None,
-                 estep="exact", estep_params=None):
+                 estep="exact", estep_params=None, subsample=None):
         grid_init(self, extent, window, n_iter, tol, pseudocount, posterior_floor,
                   window_schedule, learn_prior, min_iter, dtype, num_threads, random_state,
                   verbose)
@@ -304,6 +318,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         self.posterior_top_k = posterior_top_k
         self.estep = estep
         self.estep_params = estep_params
+        self.subsample = subsample
 
     # ------------------------------------------------------------------ fit
     def _grid_and_schedule(self, n_documents=None):
@@ -370,6 +385,14 @@ class CountingGrid(TransformerMixin, BaseEstimator):
             top_k = keep * (2 * stride - 1) ** 2
         top_k = min(int(top_k), grid_size(extent))
         return EStepSearch(shape, stride, keep, float(m), top_k), int(opts["exact_iter"])
+
+    def _subsample_size(self, n_samples, L):
+        """Documents of the first fit of progressive fitting, or None (``subsample``)."""
+        n_first = resolve_subsample(self.subsample, n_samples, L)
+        if n_first is not None and self.learning_method != "batch":
+            raise ValueError("subsample (progressive fitting) runs in batch EM; use "
+                             "learning_method='batch' or subsample=None")
+        return n_first
 
     def _resolve_floor(self, L):
         f = self.posterior_floor
@@ -474,13 +497,26 @@ or dask array
                 self._checkpoint(apply)
             return on_update
 
-        stages = [(win, iters, 0.0, 0, f" window {win}") for win, iters in schedule]
+        # (window, iterations, tol, min_iter, stage name, E-step over which documents)
+        stages = [(win, iters, 0.0, 0, f" window {win}", estep_all) for win, iters in schedule]
+        stages.append((window, int(self.n_iter), float(self.tol), int(self.min_iter), "",
+                       estep_all))
+        n_first = self._subsample_size(data.n_samples, L)
+        if n_first is not None:
+            # progressive fitting: every stage on a subsample, then the target window on
+            # all documents from its grid (docs/scale.md, "Progressive fitting")
+            first = subsample_blocks(data, n_first, rng, partial(block_counts, dtype=dtype))
+            first_estep = local_estep(first, nt, top_k)
+            part = f" on {n_first} documents"
+            stages = [(win, iters, tol, min_iter, f"{stage or ' target window'}{part}",
+                       first_estep) for win, iters, tol, min_iter, stage, _ in stages]
+            stages.append((window, int(self.n_iter), float(self.tol), 0,
+                           " on all documents", estep_all))
         position_mass = np.zeros(L)
-        stages.append((window, int(self.n_iter), float(self.tol), int(self.min_iter), ""))
         # (fraction of positions scored, of documents scanned in full) of every iteration
         self._estep_scored = scored = []
         with limit_blas_threads(nt, active=data.is_dense):
-            for win, iters, tol, min_iter, stage in stages:
+            for win, iters, tol, min_iter, stage, stage_estep in stages:
                 label = f" of the{stage} stage" if stage else f" (of n_iter={self.n_iter})"
                 if self.learning_method == "online":
                     monitor, log_prior, h = self._online_passes(
@@ -489,7 +525,7 @@ or dask array
                 else:
                     done = len(scored)
                     monitor, log_prior, h = run_em(
-                        estep_all, pi, extent, win, iters, tol, min_iter, rho, floor,
+                        stage_estep, pi, extent, win, iters, tol, min_iter, rho, floor,
                         log_prior, self.learn_prior, nt, self.verbose, stage=stage,
                         on_update=checkpoint(win, label), position_mass=position_mass,
                         search=search, search_from=max(0, exact_iter - done),
