@@ -39,9 +39,11 @@ from countgrid.grid._counting_grid import fit_state, grid_view  # noqa: E402
 from countgrid.grid._stability import _torus_distance  # noqa: E402
 
 
-#: The fits compared: (E-step, progressive).
-FITS = {"exact": ("exact", False), "coarse-to-fine": ("coarse-to-fine", False),
-        "progressive": ("coarse-to-fine", True), "progressive-exact": ("exact", True)}
+#: The fits compared: (E-step, accelerate, progressive).
+FITS = {"exact": ("exact", False, False),
+        "coarse-to-fine": ("coarse-to-fine", False, False),
+        "accelerated": ("coarse-to-fine", True, False),
+        "progressive": ("coarse-to-fine", True, True)}
 
 
 def subsample_value(text):
@@ -85,10 +87,10 @@ def main(argv=None):
     tokens = float(held_out.sum())
     maps = {}
     for name in args.fits:
-        estep, progressive = FITS[name]
+        estep, accelerate, progressive = FITS[name]
         model = countgrid.CountingGrid(
             extent, window, random_state=args.seed, num_threads=args.threads, estep=estep,
-            posterior_top_k=args.top_k if estep != "exact" else None,
+            posterior_top_k=args.top_k if estep != "exact" else None, accelerate=accelerate,
             subsample=subsample_value(args.subsample) if progressive else None)
         tic = time.perf_counter()
         with warnings.catch_warnings():

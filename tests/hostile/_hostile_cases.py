@@ -1472,7 +1472,7 @@ _REDUCE = (("opt", "none", "words", "topics"), "words")
 PARAMS = {
     "CountingGrid": dict(_GRID_P, estep=(("opt", "exact", "coarse-to-fine"),
                                          "coarse-to-fine"),
-                         subsample=("subsample", 3)),
+                         subsample=("subsample", 3), accelerate=("bool", True)),
     "CountingGridClassifier": _GRID_P, "CountingGridRegressor": _GRID_P,
     "GenerativeCountingGridClassifier": dict(_GRID_P, max_features=(("optint", 1), 3)),
     "LayeredCountingGrid": dict({k: v for k, v in _GRID_P.items() if k != "learn_prior"},

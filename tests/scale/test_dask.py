@@ -44,7 +44,8 @@ def _rel(a, b):
 
 @pytest.mark.parametrize("extra", [{}, {"learn_prior": True},
                                    {"estep": "coarse-to-fine",
-                                    "estep_params": {"stride": 2, "exact_iter": 3}}])
+                                    "estep_params": {"stride": 2, "exact_iter": 3}},
+                                   {"accelerate": True, "subsample": 0.5}])
 def test_grid_dask_equals_in_memory(client, X, extra):
     full = countgrid.CountingGrid(**GRID, **extra).fit(X)
     dist = countgrid.CountingGrid(**GRID, **extra).fit(_dask(X, 70))

@@ -23,9 +23,10 @@ from countgrid._utils.validation import (as_real_array, check_is_fitted, check_r
 from countgrid.grid import _display, _wrappers, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
-from countgrid.grid._em import (BLOCK_ELEMENTS, EStepSearch, GridStatistics, block_counts,
-                                 block_statistics, blocked_estep, distributed_estep,
-                                 grid_counts, local_estep, m_step, posteriors, run_em)
+from countgrid.grid._em import (BLOCK_ELEMENTS, OVERRELAX, EStepSearch, GridStatistics,
+                                 block_counts, block_statistics, blocked_estep,
+                                 distributed_estep, grid_counts, local_estep, m_step,
+                                 posteriors, run_em)
 from countgrid.grid._progressive import resolve_subsample, subsample_blocks
 from countgrid.grid._capacity import auto_extent, unused_cells, warn_unused_cells
 from countgrid.grid._schedule import auto_window_schedule
@@ -61,6 +62,7 @@ LEARNING_CONSTRAINTS = {
     "estep_params": [None, dict],
     "subsample": [None, Options("auto"), Interval(Integral, 1, None),
                   Interval(Real, 0, 1, closed="neither")],
+    "accelerate": ["boolean"],
 }
 
 #: The coarse-to-fine E-step's settings (``estep_params``; docs/scale.md, "A
@@ -306,7 +308,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
                  dtype=np.float32, num_threads=None, random_state=None, verbose=0,
                  learning_method="batch", batch_size="auto", learning_offset=10.0,
                  learning_decay=0.7, total_samples=1_000_000, posterior_top_k=None,
-                 estep="exact", estep_params=None, subsample=None):
+                 estep="exact", estep_params=None, subsample=None, accelerate=False):
         grid_init(self, extent, window, n_iter, tol, pseudocount, posterior_floor,
                   window_schedule, learn_prior, min_iter, dtype, num_threads, random_state,
                   verbose)
@@ -319,6 +321,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         self.estep = estep
         self.estep_params = estep_params
         self.subsample = subsample
+        self.accelerate = accelerate
 
     # ------------------------------------------------------------------ fit
     def _grid_and_schedule(self, n_documents=None):
@@ -459,6 +462,10 @@ or dask array
             raise ValueError("X contains no counts: every document is empty")
         extent, window, schedule = self._grid_and_schedule(data.n_samples)
         search, exact_iter = self._estep_search(extent)
+        accelerate = bool(self.accelerate)
+        if accelerate and self.learning_method != "batch":
+            raise ValueError("accelerate (over-relaxed EM) runs in batch EM; use "
+                             "learning_method='batch' or accelerate=False")
         L = grid_size(extent)
         Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
@@ -529,7 +536,8 @@ or dask array
                         log_prior, self.learn_prior, nt, self.verbose, stage=stage,
                         on_update=checkpoint(win, label), position_mass=position_mass,
                         search=search, search_from=max(0, exact_iter - done),
-                        scored=scored)
+                        scored=scored,
+                        overrelax=OVERRELAX if accelerate and tol > 0 else None)
                     if search is not None and self.verbose:
                         part = scored[done:]
                         print(f"[CountingGrid]{stage} coarse-to-fine E-step: "

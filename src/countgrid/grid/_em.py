@@ -303,6 +303,24 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
     return np.log(prior).astype(pi.dtype)
 
 
+#: Adaptive over-relaxed EM (``CountingGrid(accelerate=True)``): the stretch ``eta`` of
+#: the M-step grows by this factor after every step that raised the log-likelihood, up to
+#: this bound (docs/scale.md, "Over-relaxed EM").
+OVERRELAX = (1.5, 10.0)
+
+
+def overrelaxed(prev, update, eta, out, max_ratio=1e3):
+    """``out = normalise(update * (update / prev)^(eta - 1))`` per cell: the EM step
+    ``prev -> update`` stretched by ``eta`` in log space (adaptive over-relaxed EM,
+    Salakhutdinov & Roweis 2003), the ratio clipped to ``[1/max_ratio, max_ratio]``."""
+    np.divide(update, prev, out=out)
+    np.clip(out, 1.0 / max_ratio, max_ratio, out=out)
+    np.power(out, eta - 1.0, out=out)
+    out *= update
+    out /= out.sum(axis=0, keepdims=True)
+    return out
+
+
 def local_estep(blocks, num_threads, top_k=None):
     """The E-step over ``blocks()`` (an iterable of Counts) on this machine, block after
     block: ``estep(logh, log_prior, floor, stats, search=None)`` for :func:`run_em`."""
@@ -346,7 +364,7 @@ def distributed_estep(blocks, learn_prior, top_k=None):
 
 def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
            learn_prior, num_threads, verbose=0, stage="", on_update=None,
-           position_mass=None, search=None, search_from=0, scored=None):
+           position_mass=None, search=None, search_from=0, scored=None, overrelax=None):
     """Batch EM iterations in place on pi (Z, L).
 
     ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
@@ -372,6 +390,11 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         min_iter = max(min_iter, search_from + 2)
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
+    if overrelax is not None:
+        growth, eta_max = overrelax
+        eta, stepped = 1.0, False
+        prev, em_update = np.empty_like(pi), np.empty_like(pi)
+        accepted_loglik = None
     for it in range(n_iter + 1):
         _wrappers.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
@@ -388,15 +411,30 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if scored is not None and not last:
             scored.append((stats.n_scored / max(stats.n_documents * L, 1),
                            stats.n_full / max(stats.n_documents, 1)))
+        if overrelax is not None and stepped and loglik < accepted_loglik and not last:
+            # the over-relaxed step lost likelihood: back to the plain EM update
+            np.copyto(pi, em_update)
+            eta, stepped = 1.0, False
+            continue
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
+        if overrelax is not None:
+            accepted_loglik = loglik
         if last:
             break
         if on_update is not None:
             on_update(None, None, monitor)
         if position_mass is not None:   # before the M-step overwrites stats.n
             np.sum(stats.n, axis=0, dtype=np.float64, out=position_mass)
+        if overrelax is not None:
+            np.copyto(prev, pi)
         new_log_prior = m_step(stats, h, pi, extent, window, rho, num_threads)
+        if overrelax is not None:
+            np.copyto(em_update, pi)
+            stepped = eta > 1.0
+            if stepped:
+                overrelaxed(prev, em_update, eta, pi)
+            eta = min(eta * growth, eta_max)
         if learn_prior:
             log_prior = new_log_prior
         if on_update is not None:
