@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import countgrid
+from countgrid.grid import _wrappers
 from countgrid.grid._em import OVERRELAX, overrelaxed
 
 from _scale_data import grid_corpus
@@ -28,6 +29,11 @@ def _fit(X, **params):
 def overrelaxed_ref(prev, update, eta, max_ratio=1e3):
     """The stretched step by hand, cell (column) by cell, in float64 logs."""
     out = np.empty(update.shape)
+    with np.errstate(divide="ignore"):          # log 0 = -inf: a word the update drops
+        return _columns(prev, update, eta, max_ratio, out)
+
+
+def _columns(prev, update, eta, max_ratio, out):
     for c in range(update.shape[1]):
         ratio = np.clip(update[:, c].astype(np.float64) / prev[:, c], 1 / max_ratio,
                         max_ratio)
@@ -37,20 +43,23 @@ def overrelaxed_ref(prev, update, eta, max_ratio=1e3):
     return out
 
 
+@pytest.mark.parametrize("num_threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("eta", [1.0, 1.5, 4.0, 10.0])
-def test_overrelaxed_matches_reference(dtype, eta):
+def test_overrelaxed_matches_reference(dtype, eta, num_threads):
     rng = np.random.default_rng(int(eta * 10))
-    prev = rng.dirichlet(np.full(50, 0.2), size=12).T.astype(dtype)
-    update = rng.dirichlet(np.full(50, 0.2), size=12).T.astype(dtype)
+    prev = np.ascontiguousarray(rng.dirichlet(np.full(50, 0.2), size=300).T, dtype=dtype)
+    update = np.ascontiguousarray(rng.dirichlet(np.full(50, 0.2), size=300).T, dtype=dtype)
+    prev = np.maximum(prev, 1e-30).astype(dtype)
+    update[7, 5] = 0.0            # a word the update drops
     prev[3, 2] = 1e-12            # a ratio beyond the clip
     out = np.empty_like(prev)
-    overrelaxed(prev, update, eta, out)
+    overrelaxed(prev, update, eta, out, num_threads)
     tol = 2e-5 if dtype == np.float32 else 1e-11
     np.testing.assert_allclose(out, overrelaxed_ref(prev, update, eta), rtol=tol, atol=1e-30)
     np.testing.assert_allclose(out.sum(axis=0), 1.0, rtol=tol)
     if eta == 1.0:
-        np.testing.assert_allclose(out, update, rtol=tol)
+        np.testing.assert_allclose(out, update / update.sum(axis=0), rtol=tol)
 
 
 def test_overrelaxed_cannot_overflow_at_its_bound():
@@ -60,6 +69,40 @@ def test_overrelaxed_cannot_overflow_at_its_bound():
     out = np.empty_like(prev)
     overrelaxed(prev, update, OVERRELAX[1], out)
     assert np.isfinite(out).all() and np.allclose(out.sum(axis=0), 1.0)
+
+
+def test_overrelax_same_bits_any_threads():
+    rng = np.random.default_rng(5)
+    prev = np.ascontiguousarray(rng.dirichlet(np.ones(700), size=600).T, dtype=np.float32)
+    update = np.ascontiguousarray(rng.dirichlet(np.ones(700), size=600).T, dtype=np.float32)
+    one, two = np.empty_like(prev), np.empty_like(prev)
+    _wrappers.overrelax(prev, update, 3.4, one, num_threads=1)
+    _wrappers.overrelax(prev, update, 3.4, two, num_threads=2)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_overrelax_refuses_bad_input():
+    prev = np.full((4, 3), 0.25)
+    update = np.full((4, 3), 0.25)
+    out = np.empty_like(prev)
+    for bad, name in ((0.0, "prev"), (-1.0, "prev"), (np.nan, "prev")):
+        p = prev.copy()
+        p[1, 2] = bad
+        with pytest.raises(ValueError, match=name):
+            _wrappers.overrelax(p, update, 2.0, out)
+    for bad in (-0.1, np.inf, np.nan):
+        u = update.copy()
+        u[0, 0] = bad
+        with pytest.raises(ValueError, match="update"):
+            _wrappers.overrelax(prev, u, 2.0, out)
+    with pytest.raises(ValueError, match="eta"):
+        _wrappers.overrelax(prev, update, 0.5, out)
+    with pytest.raises(ValueError, match="80"):
+        _wrappers.overrelax(prev, update, 50.0, out, max_ratio=1e3)
+    with pytest.raises(ValueError, match="shape"):
+        _wrappers.overrelax(prev, update[:3], 2.0, out)
+    with pytest.raises(ValueError, match="share memory"):
+        _wrappers.overrelax(prev, update, 2.0, update)
 
 
 def test_accelerated_fit_is_monotone_faster_and_as_good(X):

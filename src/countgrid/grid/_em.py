@@ -307,17 +307,16 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
 #: the M-step grows by this factor after every step that raised the log-likelihood, up to
 #: this bound (docs/scale.md, "Over-relaxed EM").
 OVERRELAX = (1.5, 10.0)
+#: ... and each word's ratio new / old is clipped to [1 / this, this].
+OVERRELAX_MAX_RATIO = 1e3
 
 
-def overrelaxed(prev, update, eta, out, max_ratio=1e3):
-    """``out = normalise(update * (update / prev)^(eta - 1))`` per cell: the EM step
+def overrelaxed(prev, update, eta, out, num_threads=0):
+    """``out = normalise(update * clip(update / prev)^(eta - 1))`` per cell: the EM step
     ``prev -> update`` stretched by ``eta`` in log space (adaptive over-relaxed EM,
-    Salakhutdinov & Roweis 2003), the ratio clipped to ``[1/max_ratio, max_ratio]``."""
-    np.divide(update, prev, out=out)
-    np.clip(out, 1.0 / max_ratio, max_ratio, out=out)
-    np.power(out, eta - 1.0, out=out)
-    out *= update
-    out /= out.sum(axis=0, keepdims=True)
+    Salakhutdinov & Roweis 2003), the ratio clipped to ``[1e-3, 1e3]``
+    (cg_grid_overrelax)."""
+    _wrappers.overrelax(prev, update, float(eta), out, OVERRELAX_MAX_RATIO, num_threads)
     return out
 
 
@@ -433,7 +432,7 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
             np.copyto(em_update, pi)
             stepped = eta > 1.0
             if stepped:
-                overrelaxed(prev, em_update, eta, pi)
+                overrelaxed(prev, em_update, eta, pi, num_threads)
             eta = min(eta * growth, eta_max)
         if learn_prior:
             log_prior = new_log_prior

@@ -352,6 +352,37 @@ def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, ext
     check_status(status, "mstep")
 
 
+def overrelax(const floating[:, ::1] prev, const floating[:, ::1] update, double eta,
+              floating[:, ::1] out, double max_ratio=1e3, int num_threads=0):
+    """The over-relaxed M-step into ``out`` (n_features, L): ``update * clip(update /
+    prev)^(eta - 1)``, normalised per cell (docs/scale.md, "Over-relaxed EM")."""
+    cdef Py_ssize_t Z = update.shape[0], L = update.shape[1]
+    cdef int status = 0
+    if (prev.shape[0], prev.shape[1]) != (Z, L) or (out.shape[0], out.shape[1]) != (Z, L):
+        raise ValueError(f"prev, update and out must have one shape; got "
+                         f"{(prev.shape[0], prev.shape[1])}, {(Z, L)} and "
+                         f"{(out.shape[0], out.shape[1])}")
+    if Z < 1 or L < 1:
+        raise ValueError("prev, update and out must not be empty")
+    if not eta >= 1.0 or not max_ratio >= 1.0:
+        raise ValueError(f"eta and max_ratio must be >= 1, got {eta!r} and {max_ratio!r}")
+    if not (eta - 1.0) * np.log(max_ratio) <= 80.0:
+        raise ValueError(f"(eta - 1) log(max_ratio) must be <= 80 (float range), got eta "
+                         f"{eta!r} and max_ratio {max_ratio!r}")
+    if _overlaps(out, prev) or _overlaps(out, update):
+        raise ValueError("out must not share memory with prev or update")
+    with nogil:
+        status = ck.overrelax(Z, L, &prev[0, 0], L, &update[0, 0], L, eta, max_ratio,
+                              &out[0, 0], L, num_threads)
+    if status == CG_ERR_ARGUMENT:
+        raise ValueError("prev must be > 0 and update >= 0 and finite everywhere")
+    check_status(status, "overrelax")
+
+
+def _overlaps(a, b):
+    return np.shares_memory(np.asarray(a), np.asarray(b))
+
+
 def mstep_anchored(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, extent,
                    window, const floating[:, ::1] anchor, double weight, double rho,
                    double alpha, int num_threads=0):
