@@ -149,14 +149,17 @@ def test_a_lasso_is_the_kernels_selection(lab):
     page.keyboard.up("Alt")
     cells = frame.evaluate("countgridMap.selectedCells()")
     assert 9 <= len(cells) <= 30 and 5 * 13 + 6 in cells
-    got = wait_kernel(lab, "[w.selection_kind, [list(p) for p in w.selected_cells], "
-                           "w.selection['document'].tolist()]",
-                      lambda v: v[0] == "cells")
-    assert got[1] == [list(divmod(i, 13)) for i in sorted(cells)]
     centres = lab["grid"].positions(lab["X"], anchor="center")
     flat = centres[:, 0] * 13 + centres[:, 1]
     expected = np.flatnonzero(np.isin(flat, cells))
     assert len(expected) > 0
+    want_cells = [list(divmod(i, 13)) for i in sorted(cells)]
+    # the kernel sets the kind, the cells and the table one trait at a time: wait for all
+    got = wait_kernel(lab, "[w.selection_kind, [list(p) for p in w.selected_cells], "
+                           "w.selection['document'].tolist()]",
+                      lambda v: v[0] == "cells" and v[1] == want_cells
+                      and v[2] == expected.tolist())
+    assert got[1] == want_cells
     assert got[2] == expected.tolist()
 
 

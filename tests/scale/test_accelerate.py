@@ -149,3 +149,13 @@ def test_accelerate_refusals(X):
         _fit(X, accelerate=True, learning_method="online")
     with pytest.raises(TypeError, match="accelerate"):
         _fit(X, accelerate="yes")
+
+
+def test_accelerate_ends_on_a_kept_step(X):
+    """Whatever n_iter stops the fit, the final grid is one whose log-likelihood was
+    recorded and is the highest: a stretched last step that lost is taken back."""
+    for n_iter in range(8, 30):
+        model = _fit(X, accelerate=True, n_iter=n_iter, tol=0.0)
+        ll = model.log_likelihood_
+        assert np.all(np.diff(ll) >= -1e-9 * abs(ll[-1])), n_iter
+        np.testing.assert_allclose(model.score(X), ll[-1], rtol=1e-9)

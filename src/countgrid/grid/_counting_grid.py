@@ -255,6 +255,16 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         is drawn with ``random_state`` after the initial grid (the same start as
         without it) and held in memory, also for a chunk source or a dask array
         (docs/scale.md, "Progressive fitting").  None fits all documents at once.
+    accelerate : bool, default=False
+        Over-relaxed EM in the target window's stage (Salakhutdinov & Roweis 2003): each
+        M-step's update of the cells' word distributions is stretched in log space by a
+        factor ``eta`` that grows 1.5-fold after every step that raised the
+        log-likelihood (up to 10) and returns to 1 after one that lowered it, that step
+        being taken back.  Same fixed points, 29-41 % fewer passes in the target window
+        on news20 and reuters_r8 at the same held-out fit, but no faster there (the
+        stretch costs about a pass on small grids); 1.17x on a million documents.
+        ``n_iter_`` counts every pass and
+        ``log_likelihood_`` the kept ones (docs/scale.md, "Over-relaxed EM").  Batch EM.
 
     Attributes
     ----------

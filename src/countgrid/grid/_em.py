@@ -410,11 +410,15 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if scored is not None and not last:
             scored.append((stats.n_scored / max(stats.n_documents * L, 1),
                            stats.n_full / max(stats.n_documents, 1)))
-        if overrelax is not None and stepped and loglik < accepted_loglik and not last:
+        if overrelax is not None and stepped and loglik < accepted_loglik:
             # the over-relaxed step lost likelihood: back to the plain EM update
             np.copyto(pi, em_update)
             eta, stepped = 1.0, False
-            continue
+            if not last:
+                continue
+            # the final parameters are the plain update's: score them
+            _wrappers.histograms(pi, extent, window, h, logh, num_threads)
+            loglik = estep_all(logh, log_prior, floor, None)
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
         if overrelax is not None:
