@@ -110,7 +110,8 @@ EOF
 # The selected tests: every C-kernel test file, the C API, the SIMD variants, the fits.
 TESTS=(tests/grid/test_grid_kernels.py tests/kernels/test_itkernels.py tests/topics/test_plsa.py
        tests/rap tests/gtm tests/capi tests/test_simd.py tests/test_sparse.py
-       tests/test_cooccurrence.py tests/test_coherence.py tests/scale/test_coarse_estep.py)
+       tests/test_cooccurrence.py tests/test_coherence.py tests/scale/test_coarse_estep.py
+       tests/scale/test_accelerate.py)
 for t in "$REPO"/tests/topics/*kernel*; do if [[ -e $t ]]; then TESTS+=("${t#"$REPO"/}"); fi; done
 if [[ ${#PYTEST_EXTRA[@]} -gt 0 ]]; then TESTS=("${PYTEST_EXTRA[@]}"); fi
 
