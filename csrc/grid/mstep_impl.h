@@ -2,6 +2,44 @@
  * conventions rho and alpha: docs/counting_grids.md, "Learning"); included once per
  * REAL type. */
 
+/* Every cell (column) of a (n_features x L) grid divided by its sum over features, in
+ * place (1/n_features where the sum is 0); colsum (L doubles, zeroed) is scratch.  Called
+ * by every thread of a parallel region (orphaned worksharing): each column is summed in
+ * feature order by the thread owning it, so the result does not depend on the threads. */
+static void CG_FN(grid_normalise_cells)(int64_t n_features, int64_t L, REAL *pi,
+                                        int64_t ld_pi, double *colsum)
+{
+    int64_t z, k, c;
+    #pragma omp for schedule(static)
+    for (c = 0; c < (L + 255) / 256; c++) {
+        const int64_t k0 = c * 256, k1 = (k0 + 256 < L) ? k0 + 256 : L;
+        for (z = 0; z < n_features; z++) {
+            const REAL *pz = pi + z * ld_pi;
+            for (k = k0; k < k1; k++)
+                colsum[k] += (double)pz[k];
+        }
+        for (k = k0; k < k1; k++) {
+            double s = colsum[k];
+            if (s > 0.0 && s < 0x1p-900) {
+                /* Sums this small (counts near 1e-320 with rho = 0) have a reciprocal
+                 * beyond the double range: scale the column up by an exact power of
+                 * two first.  Only reachable for double (float32 values are >= 2^-149). */
+                for (z = 0; z < n_features; z++)
+                    pi[z * ld_pi + k] = (REAL)((double)pi[z * ld_pi + k] * 0x1p600);
+                s *= 0x1p600;
+            }
+            colsum[k] = s > 0.0 ? 1.0 / s : 0.0;
+        }
+    }
+    #pragma omp for schedule(static)
+    for (z = 0; z < n_features; z++) {
+        REAL *CG_RESTRICT pz = pi + z * ld_pi;
+        const REAL uniform = (REAL)(1.0 / (double)n_features);
+        for (k = 0; k < L; k++)
+            pz[k] = colsum[k] > 0.0 ? (REAL)((double)pz[k] * colsum[k]) : uniform;
+    }
+}
+
 /* Both M-steps: anchor NULL is cg_grid_mstep (its arithmetic unchanged). */
 static int CG_FN(grid_mstep)(int ndim, const int64_t *extent, const int64_t *window,
                              int64_t n_features, REAL *n, int64_t ld_n,
@@ -30,7 +68,7 @@ static int CG_FN(grid_mstep)(int ndim, const int64_t *extent, const int64_t *win
         REAL *scratch = (REAL *)cg_thread_scratch((size_t)scratch_len * sizeof(REAL), &failed);
         const REAL floor_h = (REAL)((double)wvol * alpha);
         const REAL a = (REAL)alpha, r = (REAL)rho, w = (REAL)weight;
-        int64_t z, k, c;
+        int64_t z, k;
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
             REAL *CG_RESTRICT nz = n + z * ld_n;
@@ -55,35 +93,7 @@ static int CG_FN(grid_mstep)(int ndim, const int64_t *extent, const int64_t *win
             }
         }
         free(scratch);
-        /* column sums over features, each thread owning a range of cells */
-        #pragma omp for schedule(static)
-        for (c = 0; c < (L + 255) / 256; c++) {
-            const int64_t k0 = c * 256, k1 = (k0 + 256 < L) ? k0 + 256 : L;
-            for (z = 0; z < n_features; z++) {
-                const REAL *pz = pi + z * ld_pi;
-                for (k = k0; k < k1; k++)
-                    colsum[k] += (double)pz[k];
-            }
-            for (k = k0; k < k1; k++) {
-                double s = colsum[k];
-                if (s > 0.0 && s < 0x1p-900) {
-                    /* Sums this small (counts near 1e-320 with rho = 0) have a reciprocal
-                     * beyond the double range: scale the column up by an exact power of
-                     * two first.  Only reachable for double (float32 values are >= 2^-149). */
-                    for (z = 0; z < n_features; z++)
-                        pi[z * ld_pi + k] = (REAL)((double)pi[z * ld_pi + k] * 0x1p600);
-                    s *= 0x1p600;
-                }
-                colsum[k] = s > 0.0 ? 1.0 / s : 0.0;
-            }
-        }
-        #pragma omp for schedule(static)
-        for (z = 0; z < n_features; z++) {
-            REAL *CG_RESTRICT pz = pi + z * ld_pi;
-            const REAL uniform = (REAL)(1.0 / (double)n_features);
-            for (k = 0; k < L; k++)
-                pz[k] = colsum[k] > 0.0 ? (REAL)((double)pz[k] * colsum[k]) : uniform;
-        }
+        CG_FN(grid_normalise_cells)(n_features, L, pi, ld_pi, colsum);
     }
     free(colsum);
     return failed ? CG_ERR_ALLOC : CG_OK;

@@ -3,9 +3,8 @@
  *
  * The EM step prev -> update of every cell's word distribution, stretched by eta in log
  * space: out_i(z) = update_i(z) r^(eta - 1), r = update_i(z) / prev_i(z) clipped to
- * [1 / max_ratio, max_ratio], normalised over z.  Cells (columns) are normalised as in
- * cg_grid_mstep: summed in double in feature order by the thread owning the column, so
- * the result does not depend on num_threads. */
+ * [1 / max_ratio, max_ratio], normalised over z by the M-step's grid_normalise_cells
+ * (mstep_impl.h, included before), so the result does not depend on num_threads. */
 
 int CG_FN(cg_grid_overrelax)(int64_t n_features, int64_t L, const REAL *prev,
                              int64_t ld_prev, const REAL *update, int64_t ld_update,
@@ -25,7 +24,7 @@ int CG_FN(cg_grid_overrelax)(int64_t n_features, int64_t L, const REAL *prev,
     #pragma omp parallel num_threads(nt)
     {
         const REAL c = (REAL)(eta - 1.0), lo = (REAL)(1.0 / max_ratio), hi = (REAL)max_ratio;
-        int64_t z, k, b;
+        int64_t z, k;
         #pragma omp for schedule(static)
         for (z = 0; z < n_features; z++) {
             const REAL *CG_RESTRICT pz = prev + z * ld_prev;
@@ -43,25 +42,7 @@ int CG_FN(cg_grid_overrelax)(int64_t n_features, int64_t L, const REAL *prev,
             if (row_bad)
                 cg_raise(&bad);
         }
-        /* column sums over features, each thread owning a range of cells */
-        #pragma omp for schedule(static)
-        for (b = 0; b < (L + 255) / 256; b++) {
-            const int64_t k0 = b * 256, k1 = (k0 + 256 < L) ? k0 + 256 : L;
-            for (z = 0; z < n_features; z++) {
-                const REAL *oz = out + z * ld_out;
-                for (k = k0; k < k1; k++)
-                    colsum[k] += (double)oz[k];
-            }
-            for (k = k0; k < k1; k++)
-                colsum[k] = colsum[k] > 0.0 ? 1.0 / colsum[k] : 0.0;
-        }
-        #pragma omp for schedule(static)
-        for (z = 0; z < n_features; z++) {
-            REAL *CG_RESTRICT oz = out + z * ld_out;
-            const REAL uniform = (REAL)(1.0 / (double)n_features);
-            for (k = 0; k < L; k++)
-                oz[k] = colsum[k] > 0.0 ? (REAL)((double)oz[k] * colsum[k]) : uniform;
-        }
+        CG_FN(grid_normalise_cells)(n_features, L, out, ld_out, colsum);
     }
     free(colsum);
     return bad ? CG_ERR_ARGUMENT : CG_OK;
