@@ -388,9 +388,7 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         if len(extent) > 2:
             raise ValueError(f"estep='coarse-to-fine' searches 1-D and 2-D grids; the extent "
                              f"{tuple(extent)} has {len(extent)} dimensions")
-        if self.learning_method != "batch":
-            raise ValueError("estep='coarse-to-fine' runs in batch EM; use "
-                             "learning_method='batch' or estep='exact'")
+        self._refuse_outside_batch("estep='coarse-to-fine'", "estep='exact'")
         shape = (1, extent[0]) if len(extent) == 1 else tuple(extent)
         stride, keep = int(opts["stride"]), int(opts["keep"])
         top_k = self.posterior_top_k
@@ -402,10 +400,16 @@ class CountingGrid(TransformerMixin, BaseEstimator):
     def _subsample_size(self, n_samples, L):
         """Documents of the first fit of progressive fitting, or None (``subsample``)."""
         n_first = resolve_subsample(self.subsample, n_samples, L)
-        if n_first is not None and self.learning_method != "batch":
-            raise ValueError("subsample (progressive fitting) runs in batch EM; use "
-                             "learning_method='batch' or subsample=None")
+        if n_first is not None:
+            self._refuse_outside_batch("subsample (progressive fitting)", "subsample=None")
         return n_first
+
+    def _refuse_outside_batch(self, option, off):
+        """ValueError naming ``option`` (and how to turn it ``off``) unless the fit is
+        batch EM: the options of issue 29 change batch EM's passes."""
+        if self.learning_method != "batch":
+            raise ValueError(f"{option} runs in batch EM; use learning_method='batch' or "
+                             f"{off}")
 
     def _resolve_floor(self, L):
         f = self.posterior_floor
@@ -473,9 +477,8 @@ or dask array
         extent, window, schedule = self._grid_and_schedule(data.n_samples)
         search, exact_iter = self._estep_search(extent)
         accelerate = bool(self.accelerate)
-        if accelerate and self.learning_method != "batch":
-            raise ValueError("accelerate (over-relaxed EM) runs in batch EM; use "
-                             "learning_method='batch' or accelerate=False")
+        if accelerate:
+            self._refuse_outside_batch("accelerate (over-relaxed EM)", "accelerate=False")
         L = grid_size(extent)
         Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block

@@ -393,7 +393,6 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         growth, eta_max = overrelax
         eta, stepped = 1.0, False
         prev, em_update = np.empty_like(pi), np.empty_like(pi)
-        accepted_loglik = None
     for it in range(n_iter + 1):
         _wrappers.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
@@ -410,7 +409,8 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if scored is not None and not last:
             scored.append((stats.n_scored / max(stats.n_documents * L, 1),
                            stats.n_full / max(stats.n_documents, 1)))
-        if overrelax is not None and stepped and loglik < accepted_loglik:
+        # a stretched step always follows a recorded iteration: history[-1] is its start's
+        if overrelax is not None and stepped and loglik < monitor.history[-1]:
             # the over-relaxed step lost likelihood: back to the plain EM update
             np.copyto(pi, em_update)
             eta, stepped = 1.0, False
@@ -421,8 +421,6 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
             loglik = estep_all(logh, log_prior, floor, None)
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
-        if overrelax is not None:
-            accepted_loglik = loglik
         if last:
             break
         if on_update is not None:
@@ -430,12 +428,13 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if position_mass is not None:   # before the M-step overwrites stats.n
             np.sum(stats.n, axis=0, dtype=np.float64, out=position_mass)
         if overrelax is not None:
-            np.copyto(prev, pi)
+            stepped = eta > 1.0     # the two copies only for a step that is stretched
+            if stepped:
+                np.copyto(prev, pi)
         new_log_prior = m_step(stats, h, pi, extent, window, rho, num_threads)
         if overrelax is not None:
-            np.copyto(em_update, pi)
-            stepped = eta > 1.0
             if stepped:
+                np.copyto(em_update, pi)
                 overrelaxed(prev, em_update, eta, pi, num_threads)
             eta = min(eta * growth, eta_max)
         if learn_prior:
