@@ -1,11 +1,13 @@
 """Progressive fitting of a counting grid (``CountingGrid(subsample=...)``; issue 29,
 docs/scale.md, "Progressive fitting").
 
-The window schedule and most of the target window's iterations only lay the themes out
-over the torus and settle them; a random subsample of the documents does that as well as
-all of them once it holds a few dozen documents per cell, at a fraction of the cost of a
-pass.  Batch EM then continues on every document from the subsample's grid, and needs few
-passes because it starts near its fixed point.
+The window schedule and most of the target window's iterations lay the themes out over
+the torus and settle them; a random subsample of the documents holding a few dozen
+documents per cell does that at a fraction of the cost of a pass.  Batch EM then
+continues on every document from the subsample's grid.  Measured, that last part still
+takes most of a plain fit's target-window passes (72 over a million documents: the
+convergence tail belongs to the whole corpus), so the saving is the schedule's and the
+early passes' cost, 18 % of the time there.
 """
 from numbers import Integral, Real
 
