@@ -1,18 +1,21 @@
 """Time to a converged map (issue 29): the whole fit of bench_scale.py's synthetic corpus
 (a true 64x64 counting grid, window 5x5, 20,000 words, ~50 tokens a document) to the
-default convergence rule, with the exact E-step and with ``estep="coarse-to-fine"``,
-next to each other in one run.
+default convergence rule, several ways next to each other in one run (``--fits``): the
+exact E-step, ``estep="coarse-to-fine"``, that with ``accelerate=True`` ("accelerated"),
+and that with ``subsample`` too ("progressive", ``--subsample``, default "auto").
 
 Everything else is CountingGrid's defaults (window schedule, tol 1e-5 after min_iter 30,
 float32, every CPU); the corpus is read out of core from a memory-mapped CSR folder.
-Reported for each E-step: fit time, EM iterations, seconds per iteration, the positions
-scored and the documents scanned in full by the search; and the quality guards of
-issue 29: held-out log-likelihood per token (10,000 new documents from the true grid,
-exact scoring), the share of training documents (a sample of 20,000) whose most probable
-window is the exact fit's, and within one cell of it on the torus (the same seed, so no
-alignment).
+Reported for each fit: fit time, EM iterations, those over all documents, seconds per
+iteration, the positions scored and the documents scanned in full by the search; and the
+quality guards of issue 29: held-out log-likelihood per token (10,000 new documents from
+the true grid, exact scoring), the share of training documents (a sample of 20,000) whose
+most probable window is the exact fit's, and within one cell of it on the torus, after
+aligning the fit onto the exact one (countgrid.grid.align: another path may end at a
+symmetry of the torus).
 
-    python benchmarks/bench_converged.py                          # 1M documents (~1 h)
+    python benchmarks/bench_converged.py                  # 1M documents, every fit (~3 h)
+    python benchmarks/bench_converged.py --docs 1000000 --fits progressive   # ~25 min
     python benchmarks/bench_converged.py --docs 100000 --dir /tmp/c100k
 
 Run it on an otherwise idle machine.  Results: benchmarks/README.md, "Time to a
