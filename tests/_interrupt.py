@@ -7,6 +7,20 @@ import time
 import pytest
 
 
+def steady_time(call, repeats=3):
+    """Seconds ``call()`` takes once warm: the first call (thread pool start-up, page faults,
+    a sanitizer's shadow memory) is not timed, then the fastest of ``repeats``.  A cold first
+    timing once made a tenth of the work look longer than the whole, so the signal came
+    after the call had returned (CI under the sanitizers)."""
+    call()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def sigint_latency(call, after):
     """Run ``call()`` with a SIGINT sent to this process after ``after`` seconds; the call
     must raise KeyboardInterrupt.  Returns the seconds from the signal to the exception."""
