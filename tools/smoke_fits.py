@@ -52,7 +52,7 @@ def grid():
                                           random_state=0, estep="coarse-to-fine",
                                           estep_params={"exact_iter": 1, "min_mass": 0.5})
             _finite("CountingGrid coarse-to-fine", fast.fit(X).pi_)
-            # over-relaxed EM (cg_grid_overrelax) after progressive fitting
+            # extrapolated EM (cg_grid_squarem) after progressive fitting
             relaxed = countgrid.CountingGrid((4, 4), (2, 2), n_iter=6, tol=0, dtype=dtype,
                                              window_schedule=None, num_threads=NT,
                                              random_state=0, accelerate=True, subsample=0.5)

@@ -11,7 +11,7 @@
 #include "cg_instantiate.h"
 #define CG_TEMPLATE "grid/mstep_impl.h"
 #include "cg_instantiate.h"
-#define CG_TEMPLATE "grid/overrelax_impl.h"
+#define CG_TEMPLATE "grid/squarem_impl.h"
 #include "cg_instantiate.h"
 #define CG_TEMPLATE "grid/accumulate_csc_impl.h"
 #define CG_TEMPLATE_INDEXED

@@ -1415,6 +1415,28 @@ def test_accumulate_csc_topk_matches_reference(block, k, itype, nt, dtype):
 
 
 @index_p
+@threads_p
+@dtype_p
+def test_accumulate_csc_topk_skips_zeros_bit_for_bit(itype, nt, dtype):
+    """Zero values (most of a peaked posterior's k) are skipped: the same bits as adding
+    them, whether a row holds none, some or only zeros, on any thread count."""
+    rng = np.random.default_rng(113)
+    N, Z, L, k = 60, 15, 40, 12
+    C = random_counts(rng, N, Z, max_tokens=30, empty_rows=(5,))
+    idx, val = K.topk_posterior(_posteriors(rng, N, L, dtype), k)
+    val[rng.random(val.shape) < 0.6] = 0                 # zeros between the values
+    val[7] = 0                                           # a row of zeros only
+    val[9, -1] = 0                                       # ... and one at the end
+    n, _, _ = run_accumulate_topk(C, idx, val, L, dtype, itype, nt, 13)
+    ref = accumulate_topk_ref(C, idx, val, L)
+    assert_close(n, ref, dtype)
+    # the zeros' positions do not matter: moved to other valid positions, same bits
+    idx2 = np.where(val == 0, (idx + 5) % L, idx).astype(np.int32)
+    n2, _, _ = run_accumulate_topk(C, idx2, val, L, dtype, itype, 1, 13)
+    np.testing.assert_array_equal(n, n2)
+
+
+@index_p
 @dtype_p
 def test_accumulate_csc_topk_k_equal_L_is_the_dense_accumulation(itype, dtype):
     rng = np.random.default_rng(111)

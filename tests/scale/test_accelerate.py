@@ -1,5 +1,5 @@
-"""Over-relaxed EM (CountingGrid(accelerate=True); docs/scale.md, "Over-relaxed EM"):
-the stretched M-step against its formula, and the estimator's option."""
+"""Extrapolated EM (CountingGrid(accelerate=True); docs/scale.md, "Extrapolated EM"):
+the SQUAREM step against its formula, and the estimator's option."""
 import warnings
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 
 import countgrid
 from countgrid.grid import _wrappers
-from countgrid.grid._em import OVERRELAX, overrelaxed
+from countgrid.grid._em import SQUAREM_STEP_MAX, squarem
 
 from _scale_data import grid_corpus
 
@@ -26,83 +26,116 @@ def _fit(X, **params):
         return countgrid.CountingGrid(**{**GRID, **params}).fit(X)
 
 
-def overrelaxed_ref(prev, update, eta, max_ratio=1e3):
-    """The stretched step by hand, cell (column) by cell, in float64 logs."""
-    out = np.empty(update.shape)
-    with np.errstate(divide="ignore"):          # log 0 = -inf: a word the update drops
-        return _columns(prev, update, eta, max_ratio, out)
+def squarem_ref(p0, p1, p2, step_max):
+    """The S3 extrapolation by hand in float64: the step from the norms, then cell (column)
+    by cell, the floor and the normalisation."""
+    a0, a1, a2 = (np.asarray(p, dtype=np.float64) for p in (p0, p1, p2))
+    r, v = a1 - a0, a2 - 2 * a1 + a0
+    nv = np.sqrt(np.sum(v * v))
+    ratio = np.sqrt(np.sum(r * r)) / nv if nv > 0 else step_max
+    step = -min(max(ratio, 1.0), step_max)
+    out = np.empty(a0.shape)
+    for c in range(a0.shape[1]):
+        e = a0[:, c] - 2 * step * r[:, c] + step ** 2 * v[:, c]
+        e = np.maximum(e, 0.1 * np.minimum(np.minimum(a0[:, c], a1[:, c]), a2[:, c]))
+        out[:, c] = e / e.sum()
+    return out, step
 
 
-def _columns(prev, update, eta, max_ratio, out):
-    for c in range(update.shape[1]):
-        ratio = np.clip(update[:, c].astype(np.float64) / prev[:, c], 1 / max_ratio,
-                        max_ratio)
-        logs = np.log(update[:, c].astype(np.float64)) + (eta - 1) * np.log(ratio)
-        w = np.exp(logs - logs.max())
-        out[:, c] = w / w.sum()
-    return out
+def _three_grids(rng, dtype, Z=50, L=300):
+    """p0 and two contracting steps after it, columns summing to 1."""
+    p0 = rng.dirichlet(np.full(Z, 0.3), size=L).T
+    target = rng.dirichlet(np.full(Z, 0.3), size=L).T
+    p1 = 0.6 * p0 + 0.4 * target + 0.01 * rng.dirichlet(np.ones(Z), size=L).T
+    p2 = 0.3 * p0 + 0.7 * target
+    return [np.ascontiguousarray(p / p.sum(axis=0), dtype=dtype) for p in (p0, p1, p2)]
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("eta", [1.0, 1.5, 4.0, 10.0])
-def test_overrelaxed_matches_reference(dtype, eta, num_threads):
-    rng = np.random.default_rng(int(eta * 10))
-    prev = np.ascontiguousarray(rng.dirichlet(np.full(50, 0.2), size=300).T, dtype=dtype)
-    update = np.ascontiguousarray(rng.dirichlet(np.full(50, 0.2), size=300).T, dtype=dtype)
-    prev = np.maximum(prev, 1e-30).astype(dtype)
-    update[7, 5] = 0.0            # a word the update drops
-    prev[3, 2] = 1e-12            # a ratio beyond the clip
-    out = np.empty_like(prev)
-    overrelaxed(prev, update, eta, out, num_threads)
+@pytest.mark.parametrize("step_max", [1.0, 2.5, 16.0, 1e4])
+def test_squarem_matches_reference(dtype, step_max, num_threads):
+    rng = np.random.default_rng(int(step_max) + 7)
+    p0, p1, p2 = _three_grids(rng, dtype)
+    p2[7, 5] = 0.0                # a word the last step drops: the floor is then 0
+    out = np.empty_like(p0)
+    step = squarem(p0, p1, p2, step_max, out, num_threads)
+    want, want_step = squarem_ref(p0, p1, p2, step_max)
     tol = 2e-5 if dtype == np.float32 else 1e-11
-    np.testing.assert_allclose(out, overrelaxed_ref(prev, update, eta), rtol=tol, atol=1e-30)
+    assert step == pytest.approx(want_step, rel=1e-12)
+    assert -step_max <= step <= -1.0
+    np.testing.assert_allclose(out, want, rtol=tol, atol=1e-30)
     np.testing.assert_allclose(out.sum(axis=0), 1.0, rtol=tol)
-    if eta == 1.0:
-        np.testing.assert_allclose(out, update / update.sum(axis=0), rtol=tol)
+    assert (out >= 0).all()
+    if step_max == 1.0:           # the shortest step is the last grid itself
+        np.testing.assert_allclose(out, p2 / p2.sum(axis=0), rtol=tol)
 
 
-def test_overrelaxed_cannot_overflow_at_its_bound():
-    prev = np.full((3, 2), 1e-30, dtype=np.float32)
-    prev[0] = 1.0
-    update = np.full((3, 2), 1.0 / 3, dtype=np.float32)
-    out = np.empty_like(prev)
-    overrelaxed(prev, update, OVERRELAX[1], out)
-    assert np.isfinite(out).all() and np.allclose(out.sum(axis=0), 1.0)
+def test_squarem_floor_keeps_every_word():
+    """A long step would drive entries negative: each stays at least a tenth of its least
+    value among the three grids."""
+    rng = np.random.default_rng(1)
+    p0, p1, p2 = _three_grids(rng, np.float64)
+    p2 = p2 + 0.5 * (p2 - p1)             # a path that bends: a long step overshoots
+    p2 = np.ascontiguousarray(np.maximum(p2, 1e-9) / np.maximum(p2, 1e-9).sum(axis=0))
+    out = np.empty_like(p0)
+    squarem(p0, p1, p2, SQUAREM_STEP_MAX, out)
+    assert (out > 0).all()
+    raw, _ = squarem_ref(p0, p1, p2, SQUAREM_STEP_MAX)
+    np.testing.assert_allclose(out, raw, rtol=1e-11)
 
 
-def test_overrelax_same_bits_any_threads():
+def test_squarem_in_place_on_p0():
+    rng = np.random.default_rng(2)
+    p0, p1, p2 = _three_grids(rng, np.float64)
+    want = np.empty_like(p0)
+    step = squarem(p0, p1, p2, 8.0, want)
+    assert squarem(p0, p1, p2, 8.0, p0) == step
+    np.testing.assert_array_equal(p0, want)
+
+
+def test_squarem_straight_path_takes_the_longest_step():
+    """Equal steps (v = 0): the step is step_max, out = p0 + 2 s r."""
+    p0 = np.full((4, 3), 0.25)
+    r = np.array([[0.01], [-0.01], [0.0], [0.0]]) * np.ones((1, 3))
+    p1, p2 = p0 + r, p0 + 2 * r
+    out = np.empty_like(p0)
+    assert squarem(p0, p1, p2, 3.0, out) == -3.0
+    np.testing.assert_allclose(out, p0 + 6 * r, rtol=1e-12)
+
+
+def test_squarem_same_bits_any_threads():
     rng = np.random.default_rng(5)
-    prev = np.ascontiguousarray(rng.dirichlet(np.ones(700), size=600).T, dtype=np.float32)
-    update = np.ascontiguousarray(rng.dirichlet(np.ones(700), size=600).T, dtype=np.float32)
-    one, two = np.empty_like(prev), np.empty_like(prev)
-    _wrappers.overrelax(prev, update, 3.4, one, num_threads=1)
-    _wrappers.overrelax(prev, update, 3.4, two, num_threads=2)
+    p0, p1, p2 = _three_grids(rng, np.float32, Z=700, L=600)
+    one, two = np.empty_like(p0), np.empty_like(p0)
+    s1 = _wrappers.squarem(p0, p1, p2, 64.0, one, num_threads=1)
+    s2 = _wrappers.squarem(p0, p1, p2, 64.0, two, num_threads=2)
+    assert s1 == s2
     np.testing.assert_array_equal(one, two)
 
 
-def test_overrelax_refuses_bad_input():
-    prev = np.full((4, 3), 0.25)
-    update = np.full((4, 3), 0.25)
-    out = np.empty_like(prev)
-    for bad, name in ((0.0, "prev"), (-1.0, "prev"), (np.nan, "prev")):
-        p = prev.copy()
-        p[1, 2] = bad
-        with pytest.raises(ValueError, match=name):
-            _wrappers.overrelax(p, update, 2.0, out)
-    for bad in (-0.1, np.inf, np.nan):
-        u = update.copy()
-        u[0, 0] = bad
-        with pytest.raises(ValueError, match="update"):
-            _wrappers.overrelax(prev, u, 2.0, out)
-    with pytest.raises(ValueError, match="eta"):
-        _wrappers.overrelax(prev, update, 0.5, out)
-    with pytest.raises(ValueError, match="80"):
-        _wrappers.overrelax(prev, update, 50.0, out, max_ratio=1e3)
+def test_squarem_refuses_bad_input():
+    p = np.full((4, 3), 0.25)
+    out = np.empty_like(p)
+    for which in range(3):
+        for bad in (-0.1, np.inf, np.nan):
+            grids = [p.copy(), p.copy(), p.copy()]
+            grids[which][1, 2] = bad
+            before = out.copy()
+            with pytest.raises(ValueError, match="finite"):
+                _wrappers.squarem(*grids, 2.0, out)
+            np.testing.assert_array_equal(out, before)      # untouched
+    for step_max in (0.5, np.nan, 1e7):
+        with pytest.raises(ValueError, match="step_max"):
+            _wrappers.squarem(p, p.copy(), p.copy(), step_max, out)
     with pytest.raises(ValueError, match="shape"):
-        _wrappers.overrelax(prev, update[:3], 2.0, out)
-    with pytest.raises(ValueError, match="share memory"):
-        _wrappers.overrelax(prev, update, 2.0, update)
+        _wrappers.squarem(p, p[:3], p.copy(), 2.0, out)
+    q = p.copy()
+    with pytest.raises(ValueError, match="share no memory"):
+        _wrappers.squarem(p, q, p.copy(), 2.0, q)
+    big = np.full((5, 3), 0.25)
+    with pytest.raises(ValueError, match="share no memory"):     # p0 shifted by a row
+        _wrappers.squarem(big[:4], p, p.copy(), 2.0, big[1:])
 
 
 def test_accelerated_fit_is_monotone_faster_and_as_good(X):
@@ -120,9 +153,9 @@ def test_accelerated_fit_is_monotone_faster_and_as_good(X):
 
 
 def test_accelerate_takes_steps_back(X):
-    """Some stretched steps lose likelihood on this corpus: those passes are not recorded,
-    so the history is shorter than the passes run."""
-    fast = _fit(X, accelerate=True)
+    """Some extrapolated grids lose likelihood on this corpus: those passes are not
+    recorded, so the history is shorter than the passes run."""
+    fast = _fit(X, accelerate=True, extent=(8, 8), window=(3, 3), random_state=0)
     assert len(fast.log_likelihood_) < fast.n_iter_
 
 
@@ -153,7 +186,7 @@ def test_accelerate_refusals(X):
 
 def test_accelerate_ends_on_a_kept_step(X):
     """Whatever n_iter stops the fit, the final grid is one whose log-likelihood was
-    recorded and is the highest: a stretched last step that lost is taken back."""
+    recorded and is the highest: an extrapolated last grid that lost is taken back."""
     for n_iter in range(8, 30):
         model = _fit(X, accelerate=True, n_iter=n_iter, tol=0.0)
         ll = model.log_likelihood_

@@ -23,7 +23,7 @@ from countgrid._utils.validation import (as_real_array, check_is_fitted, check_r
 from countgrid.grid import _display, _wrappers, _words
 from countgrid.grid._browse import (cell_corners, check_cell, corner_depths, map_window_loglik,
                                     rank_scores)
-from countgrid.grid._em import (BLOCK_ELEMENTS, OVERRELAX, EStepSearch, GridStatistics,
+from countgrid.grid._em import (BLOCK_ELEMENTS, EStepSearch, GridStatistics,
                                  block_counts, block_statistics, blocked_estep,
                                  distributed_estep, grid_counts, local_estep, m_step,
                                  posteriors, run_em)
@@ -256,15 +256,14 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         without it) and held in memory, also for a chunk source or a dask array
         (docs/scale.md, "Progressive fitting").  None fits all documents at once.
     accelerate : bool, default=False
-        Over-relaxed EM in the target window's stage (Salakhutdinov & Roweis 2003): each
-        M-step's update of the cells' word distributions is stretched in log space by a
-        factor ``eta`` that grows 1.5-fold after every step that raised the
-        log-likelihood (up to 10) and returns to 1 after one that lowered it, that step
-        being taken back.  Same fixed points, 29-41 % fewer passes in the target window
-        on news20 and reuters_r8 at the same held-out fit, but no faster there (the
-        stretch costs about a pass on small grids); 1.17x on a million documents.
-        ``n_iter_`` counts every pass and
-        ``log_likelihood_`` the kept ones (docs/scale.md, "Over-relaxed EM").  Batch EM.
+        Extrapolated EM in the target window's stage: SQUAREM (Varadhan & Roland 2008,
+        scheme S3) — after every two EM updates ``p0 -> p1 -> p2`` of the cells' word
+        distributions the next grid is ``p0 - 2 a r + a^2 v`` (``r = p1 - p0``,
+        ``v = p2 - 2 p1 + p0``, step ``a = -|r| / |v|`` within an adaptive bound),
+        floored and renormalised; an extrapolated grid that lowers the log-likelihood
+        is replaced by ``p2``.  Same fixed points, FIGURES.
+        ``n_iter_`` counts every pass and ``log_likelihood_`` the kept ones
+        (docs/scale.md, "Extrapolated EM").  Batch EM.
 
     Attributes
     ----------
@@ -478,7 +477,7 @@ or dask array
         search, exact_iter = self._estep_search(extent)
         accelerate = bool(self.accelerate)
         if accelerate:
-            self._refuse_outside_batch("accelerate (over-relaxed EM)", "accelerate=False")
+            self._refuse_outside_batch("accelerate (extrapolated EM)", "accelerate=False")
         L = grid_size(extent)
         Z = data.n_features
         # pi, h, log h, the statistics and the fitted copies (Z x L each), a posterior block
@@ -550,7 +549,7 @@ or dask array
                         on_update=checkpoint(win, label), position_mass=position_mass,
                         search=search, search_from=max(0, exact_iter - done),
                         scored=scored,
-                        overrelax=OVERRELAX if accelerate and tol > 0 else None)
+                        accelerate=bool(accelerate) and tol > 0)
                     if search is not None and self.verbose:
                         part = scored[done:]
                         print(f"[CountingGrid]{stage} coarse-to-fine E-step: "

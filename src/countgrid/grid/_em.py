@@ -241,6 +241,14 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
     return stats
 
 
+#: The coarse-to-fine E-step's statistics leave out positions holding less than this of a
+#: document's posterior: at most k 2^-30 (1e-7 for k = 100) of its mass, within float32's
+#: rounding of the kept values' sum; converged posteriors are so peaked that this leaves
+#: ~3 of the 100 positions a document and the M-step's accumulation ~5x faster
+#: (docs/scale.md, "A million documents").
+NEGLIGIBLE_POSTERIOR = 2.0 ** -30
+
+
 def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, search):
     """:func:`block_statistics` with the coarse-to-fine E-step (``search``)."""
     T, L = counts.n_samples, logh.shape[1]
@@ -265,6 +273,8 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
                                    search.keep, search.min_mass, idx[:rows], val[:rows],
                                    loglik[:rows], scored[:rows], num_threads,
                                    search.lattice)
+        block_val = val[:rows]
+        block_val[block_val < NEGLIGIBLE_POSTERIOR] = 0     # the kernel skips zeros
         if counts.is_sparse:
             csc = counts.csc
             _wrappers.accumulate_csc_topk(csc.indptr, csc.indices, csc.data, cursor, t0, t1,
@@ -303,21 +313,20 @@ def m_step(stats, h, pi, extent, window, rho, num_threads, scratch=None):
     return np.log(prior).astype(pi.dtype)
 
 
-#: Adaptive over-relaxed EM (``CountingGrid(accelerate=True)``): the stretch ``eta`` of
-#: the M-step grows by this factor after every step that raised the log-likelihood, up to
-#: this bound (docs/scale.md, "Over-relaxed EM").
-OVERRELAX = (1.5, 10.0)
-#: ... and each word's ratio new / old is clipped to [1 / this, this].
-OVERRELAX_MAX_RATIO = 1e3
+#: Extrapolated EM (``CountingGrid(accelerate=True)``; docs/scale.md, "Extrapolated EM"):
+#: SQUAREM's longest step starts at 1 (plain EM), grows by this factor whenever a step
+#: reaches it and shrinks by it after a step that lost likelihood (Varadhan & Roland 2008,
+#: section 4; their R package's ``mstep``) ...
+SQUAREM_STEP_GROWTH = 4.0
+#: ... up to this bound.
+SQUAREM_STEP_MAX = 1e4
 
 
-def overrelaxed(prev, update, eta, out, num_threads=0):
-    """``out = normalise(update * clip(update / prev)^(eta - 1))`` per cell: the EM step
-    ``prev -> update`` stretched by ``eta`` in log space (adaptive over-relaxed EM,
-    Salakhutdinov & Roweis 2003), the ratio clipped to ``[1e-3, 1e3]``
-    (cg_grid_overrelax)."""
-    _wrappers.overrelax(prev, update, float(eta), out, OVERRELAX_MAX_RATIO, num_threads)
-    return out
+def squarem(p0, p1, p2, step_max, out, num_threads=0):
+    """``out`` = the SQUAREM extrapolation of three successive grids ``p0 -> p1 -> p2``
+    (scheme S3, cg_grid_squarem); ``out`` may be ``p0``.  Returns the step used (<= -1;
+    -1 is ``p2`` itself)."""
+    return _wrappers.squarem(p0, p1, p2, float(step_max), out, num_threads)
 
 
 def local_estep(blocks, num_threads, top_k=None):
@@ -363,7 +372,7 @@ def distributed_estep(blocks, learn_prior, top_k=None):
 
 def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log_prior,
            learn_prior, num_threads, verbose=0, stage="", on_update=None,
-           position_mass=None, search=None, search_from=0, scored=None, overrelax=None):
+           position_mass=None, search=None, search_from=0, scored=None, accelerate=False):
     """Batch EM iterations in place on pi (Z, L).
 
     ``estep_all(logh, log_prior, floor, stats)`` runs the E-step over all documents and
@@ -389,10 +398,11 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         min_iter = max(min_iter, search_from + 2)
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
-    if overrelax is not None:
-        growth, eta_max = overrelax
-        eta, stepped = 1.0, False
-        prev, em_update = np.empty_like(pi), np.empty_like(pi)
+    if accelerate:
+        # SQUAREM cycles of two EM maps: p0 -> p1 -> p2, then an extrapolated grid whose
+        # E-step starts the next cycle; p2 is kept in case it loses likelihood
+        p0, p1 = np.empty_like(pi), np.empty_like(pi)
+        step_max, cycle, extrapolated = 1.0, 0, False
     for it in range(n_iter + 1):
         _wrappers.histograms(pi, extent, window, h, logh, num_threads)
         last = it == n_iter
@@ -409,16 +419,18 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
         if scored is not None and not last:
             scored.append((stats.n_scored / max(stats.n_documents * L, 1),
                            stats.n_full / max(stats.n_documents, 1)))
-        # a stretched step always follows a recorded iteration: history[-1] is its start's
-        if overrelax is not None and stepped and loglik < monitor.history[-1]:
-            # the over-relaxed step lost likelihood: back to the plain EM update
-            np.copyto(pi, em_update)
-            eta, stepped = 1.0, False
-            if not last:
-                continue
-            # the final parameters are the plain update's: score them
-            _wrappers.histograms(pi, extent, window, h, logh, num_threads)
-            loglik = estep_all(logh, log_prior, floor, None)
+        if accelerate and extrapolated:
+            extrapolated, cycle = False, 0
+            # an extrapolated grid always follows a recorded iteration (its p1)
+            if loglik < monitor.history[-1]:
+                # it lost likelihood: back to p2, the plain EM update, held in p1
+                np.copyto(pi, p1)
+                step_max = max(1.0, step_max / SQUAREM_STEP_GROWTH)
+                if not last:
+                    continue
+                # the final parameters are p2: score them
+                _wrappers.histograms(pi, extent, window, h, logh, num_threads)
+                loglik = estep_all(logh, log_prior, floor, None)
         if it > 0 and monitor.record(loglik, n_updates=it):
             break
         if last:
@@ -427,16 +439,19 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
             on_update(None, None, monitor)
         if position_mass is not None:   # before the M-step overwrites stats.n
             np.sum(stats.n, axis=0, dtype=np.float64, out=position_mass)
-        if overrelax is not None:
-            stepped = eta > 1.0     # the two copies only for a step that is stretched
-            if stepped:
-                np.copyto(prev, pi)
+        if accelerate:
+            np.copyto(p0 if cycle == 0 else p1, pi)
         new_log_prior = m_step(stats, h, pi, extent, window, rho, num_threads)
-        if overrelax is not None:
-            if stepped:
-                np.copyto(em_update, pi)
-                overrelaxed(prev, em_update, eta, pi, num_threads)
-            eta = min(eta * growth, eta_max)
+        if accelerate:
+            cycle += 1
+            if cycle == 2:
+                # p0 -> p1 -> pi (= p2): the extrapolated grid goes to pi, p2 to p1
+                step = squarem(p0, p1, pi, step_max, p0, num_threads)
+                if step <= -step_max:
+                    step_max = min(step_max * SQUAREM_STEP_GROWTH, SQUAREM_STEP_MAX)
+                np.copyto(p1, pi)
+                np.copyto(pi, p0)
+                extrapolated = True
         if learn_prior:
             log_prior = new_log_prior
         if on_update is not None:

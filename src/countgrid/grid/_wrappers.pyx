@@ -352,31 +352,35 @@ def mstep(floating[:, ::1] n, const floating[:, ::1] h, floating[:, ::1] pi, ext
     check_status(status, "mstep")
 
 
-def overrelax(const floating[:, ::1] prev, const floating[:, ::1] update, double eta,
-              floating[:, ::1] out, double max_ratio=1e3, int num_threads=0):
-    """The over-relaxed M-step into ``out`` (n_features, L): ``update * clip(update /
-    prev)^(eta - 1)``, normalised per cell (docs/scale.md, "Over-relaxed EM")."""
-    cdef Py_ssize_t Z = update.shape[0], L = update.shape[1]
+def squarem(const floating[:, ::1] p0, const floating[:, ::1] p1,
+            const floating[:, ::1] p2, double step_max, floating[:, ::1] out,
+            int num_threads=0):
+    """One SQUAREM extrapolation (scheme S3) of three successive grids ``p0 -> p1 -> p2``
+    (n_features, L) of the EM map into ``out`` (which may be ``p0`` itself): ``p0 - 2 a r
+    + a^2 v`` with ``r = p1 - p0``, ``v = p2 - 2 p1 + p0`` and the step ``a = -clip(|r| /
+    |v|, 1, step_max)``, floored at a tenth of the three grids' least entry and normalised
+    per cell (docs/scale.md, "Extrapolated EM").  Returns the step ``a``."""
+    cdef Py_ssize_t Z = p0.shape[0], L = p0.shape[1]
     cdef int status = 0
-    if (prev.shape[0], prev.shape[1]) != (Z, L) or (out.shape[0], out.shape[1]) != (Z, L):
-        raise ValueError(f"prev, update and out must have one shape; got "
-                         f"{(prev.shape[0], prev.shape[1])}, {(Z, L)} and "
-                         f"{(out.shape[0], out.shape[1])}")
+    cdef double step = 0.0
+    shapes = [(p0.shape[0], p0.shape[1]), (p1.shape[0], p1.shape[1]),
+              (p2.shape[0], p2.shape[1]), (out.shape[0], out.shape[1])]
+    if len(set(shapes)) != 1:
+        raise ValueError(f"p0, p1, p2 and out must have one shape; got {shapes}")
     if Z < 1 or L < 1:
-        raise ValueError("prev, update and out must not be empty")
-    if not eta >= 1.0 or not max_ratio >= 1.0:
-        raise ValueError(f"eta and max_ratio must be >= 1, got {eta!r} and {max_ratio!r}")
-    if not (eta - 1.0) * np.log(max_ratio) <= 80.0:
-        raise ValueError(f"(eta - 1) log(max_ratio) must be <= 80 (float range), got eta "
-                         f"{eta!r} and max_ratio {max_ratio!r}")
-    if _overlaps(out, prev) or _overlaps(out, update):
-        raise ValueError("out must not share memory with prev or update")
+        raise ValueError("p0, p1, p2 and out must not be empty")
+    if not 1.0 <= step_max <= 1e6:
+        raise ValueError(f"step_max must be in [1, 1e6], got {step_max!r}")
+    if _overlaps(out, p1) or _overlaps(out, p2) or (
+            _overlaps(out, p0) and &out[0, 0] != &p0[0, 0]):
+        raise ValueError("out must be p0 itself or share no memory with p0, p1 and p2")
     with nogil:
-        status = ck.overrelax(Z, L, &prev[0, 0], L, &update[0, 0], L, eta, max_ratio,
-                              &out[0, 0], L, num_threads)
+        status = ck.squarem(Z, L, &p0[0, 0], L, &p1[0, 0], L, &p2[0, 0], L, step_max,
+                            &out[0, 0], L, &step, num_threads)
     if status == CG_ERR_ARGUMENT:
-        raise ValueError("prev must be > 0 and update >= 0 and finite everywhere")
-    check_status(status, "overrelax")
+        raise ValueError("p0, p1 and p2 must be >= 0 and finite everywhere")
+    check_status(status, "squarem")
+    return step
 
 
 def _overlaps(a, b):
