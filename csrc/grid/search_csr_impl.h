@@ -12,6 +12,113 @@
  * scanned in full as cg_grid_estep_csr and cg_grid_topk_posterior would.  Rows are
  * independent: the result does not depend on the thread count. */
 
+#ifndef CG_SEARCH_HELPERS
+#define CG_SEARCH_HELPERS
+/* Marks in stamp the span_r x span_c box of the torus whose first row and column are
+ * (r0, c0), and lists each grid row it touches once in rows_hit. */
+static void cg_search_mark_box(int64_t r0, int64_t c0, int64_t span_r, int64_t span_c,
+                               int64_t grid_rows, int64_t grid_cols, int64_t mark,
+                               int64_t *stamp, int64_t *row_mark, int64_t *rows_hit,
+                               int64_t *n_rows_hit)
+{
+    int64_t dr, dc;
+    for (dr = 0; dr < span_r; dr++) {
+        const int64_t r = r0 + dr < grid_rows ? r0 + dr : r0 + dr - grid_rows;
+        int64_t *srow = stamp + r * grid_cols;
+        if (row_mark[r] != mark) {
+            row_mark[r] = mark;
+            rows_hit[(*n_rows_hit)++] = r;
+        }
+        for (dc = 0; dc < span_c; dc++)
+            srow[c0 + dc < grid_cols ? c0 + dc : c0 + dc - grid_cols] = mark;
+    }
+}
+
+/* The first row and column of the (2 stride - 1)-wide box centred on (r, c), or 0 on an
+ * axis the box covers whole (span >= the axis). */
+static int64_t cg_search_box_start(int64_t centre, int64_t stride, int64_t span, int64_t n)
+{
+    return span < n ? ((centre - (stride - 1)) % n + n) % n : 0;
+}
+
+/* The marked positions (stamp == mark) of the rows in rows_hit, in ascending order into
+ * cand, and their maximal runs; returns the number of runs. */
+static int64_t cg_search_runs(int64_t *rows_hit, int64_t n_rows_hit, int64_t grid_cols,
+                              const int64_t *stamp, int64_t mark, int32_t *cand,
+                              int64_t *n_cand, int64_t *run_start, int64_t *run_len)
+{
+    int64_t j, n_runs = 0;
+    for (j = 1; j < n_rows_hit; j++) {   /* ascending rows: ascending candidates */
+        const int64_t r = rows_hit[j];
+        int64_t i = j;
+        for (; i > 0 && rows_hit[i - 1] > r; i--)
+            rows_hit[i] = rows_hit[i - 1];
+        rows_hit[i] = r;
+    }
+    for (j = 0; j < n_rows_hit; j++) {
+        const int64_t base = rows_hit[j] * grid_cols;
+        int64_t c1 = 0;
+        while (c1 < grid_cols) {
+            int64_t c2;
+            if (stamp[base + c1] != mark) {
+                c1++;
+                continue;
+            }
+            for (c2 = c1; c2 < grid_cols && stamp[base + c2] == mark; c2++)
+                cand[(*n_cand)++] = (int32_t)(base + c2);
+            run_start[n_runs] = base + c1;
+            run_len[n_runs++] = c2 - c1;
+            c1 = c2;
+        }
+    }
+    return n_runs;
+}
+#endif
+
+/* Scores the runs of positions: word group by word group, every run for each group (a
+ * group's rows are read at ascending addresses a grid row apart, which the hardware
+ * prefetches), each position receiving the terms of cg_grid_estep_tile in its order. */
+static void CG_FN2(search_score_runs)(const CG_FN(cg_rowops) *ops, REAL *score,
+                                      int64_t p0, int64_t p1, const INDEX *indices,
+                                      const REAL *data, const REAL *logh, int64_t ld_logh,
+                                      const REAL *log_prior, const int64_t *run_start,
+                                      const int64_t *run_len, int64_t n_runs)
+{
+    int64_t j, p = p0;
+    for (j = 0; j < n_runs; j++) {
+        REAL *dst = score + run_start[j];
+        int64_t i;
+        for (i = 0; i < run_len[j]; i++)
+            dst[i] = log_prior != NULL ? log_prior[run_start[j] + i] : 0;
+    }
+    for (; p + 4 <= p1; p += 4) {
+        const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
+        const REAL *r1 = logh + (int64_t)indices[p + 1] * ld_logh;
+        const REAL *r2 = logh + (int64_t)indices[p + 2] * ld_logh;
+        const REAL *r3 = logh + (int64_t)indices[p + 3] * ld_logh;
+        for (j = 0; j < n_runs; j++) {
+            const int64_t l0 = run_start[j];
+            ops->axpy4(score + l0, r0 + l0, r1 + l0, r2 + l0, r3 + l0, data[p], data[p + 1],
+                       data[p + 2], data[p + 3], run_len[j]);
+        }
+    }
+    for (; p < p1; p++) {
+        const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
+        for (j = 0; j < n_runs; j++)
+            ops->axpy1(score + run_start[j], r0 + run_start[j], data[p], run_len[j]);
+    }
+}
+
+/* The most probable of a row's kept positions (the first in position order on ties). */
+static int32_t CG_FN2(search_map_position)(const int32_t *it, const REAL *vt, int64_t k)
+{
+    int64_t j, b = 0;
+    for (j = 1; j < k; j++)
+        if (vt[j] > vt[b])
+            b = j;
+    return it[b];
+}
+
 int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const INDEX *indices,
                                      const REAL *data, int64_t nnz, int64_t n_features,
                                      int64_t grid_rows, int64_t grid_cols, const REAL *logh,
@@ -19,11 +126,12 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                                      const REAL *log_prior, double floor,
                                      int64_t stride, int64_t keep, double min_mass, int64_t k,
                                      int32_t *idx, int64_t ld_idx, REAL *val, int64_t ld_val,
-                                     double *loglik, int64_t *scored, int num_threads)
+                                     double *loglik, int64_t *scored, int32_t *hint,
+                                     int num_threads)
 {
-    int64_t L, kk, na, nb, Lc, span_r, span_c, z;
+    int64_t L, kk, na, nb, Lc, na2, nb2, Lk = 0, span_r, span_c, z;
     int bad = 0, failed = 0;
-    REAL *built = NULL, *lattice_prior = NULL;
+    REAL *built = NULL, *lattice_prior = NULL, *kcols = NULL, *check_prior = NULL;
     const REAL *lrows;
     int64_t ld_lrows;
     const CG_FN(cg_rowops) ops = CG_FN(cg_get_rowops)();
@@ -82,11 +190,46 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
             for (b = 0; b < nb; b++)
                 lattice_prior[a * nb + b] = log_prior[a * stride * grid_cols + b * stride];
     }
+    /* tracking: the check lattice (every other lattice point in both directions, stride
+     * 2 s on the grid), its columns contiguous */
+    na2 = (na + 1) / 2;
+    nb2 = (nb + 1) / 2;
+    if (hint != NULL) {
+        Lk = na2 * nb2;
+        kcols = (REAL *)malloc((size_t)(n_features > 0 ? n_features : 1) * (size_t)Lk
+                               * sizeof(REAL));
+        if (log_prior != NULL)
+            check_prior = (REAL *)malloc((size_t)Lk * sizeof(REAL));
+        if (kcols == NULL || (log_prior != NULL && check_prior == NULL)) {
+            free(built);
+            free(lattice_prior);
+            free(kcols);
+            free(check_prior);
+            return CG_ERR_ALLOC;
+        }
+        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
+        for (z = 0; z < n_features; z++) {
+            const REAL *src = lrows + z * ld_lrows;
+            REAL *dst = kcols + z * Lk;
+            int64_t a, b;
+            for (a = 0; a < na2; a++)
+                for (b = 0; b < nb2; b++)
+                    dst[a * nb2 + b] = src[2 * a * nb + 2 * b];
+        }
+        if (check_prior != NULL) {
+            int64_t a, b;
+            for (a = 0; a < na2; a++)
+                for (b = 0; b < nb2; b++)
+                    check_prior[a * nb2 + b] = lattice_prior[2 * a * nb + 2 * b];
+        }
+    }
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
         CG_FN(cg_topk_scratch) ts;
         const int ok_topk = CG_FN(cg_topk_scratch_init)(&ts, L, k, &failed);
         REAL *crow = (REAL *)cg_thread_scratch((size_t)Lc * sizeof(REAL), &failed);
+        REAL *krow = (REAL *)cg_thread_scratch((size_t)(Lk > 0 ? Lk : 1) * sizeof(REAL),
+                                               &failed);
         REAL *score = (REAL *)cg_thread_scratch((size_t)L * sizeof(REAL), &failed);
         int64_t *stamp = (int64_t *)calloc((size_t)L, sizeof(int64_t));
         /* the box positions and the other lattice points, each in ascending order */
@@ -101,19 +244,21 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
         /* the runs of positions the boxes cover (at most half of a row's positions each) */
         int64_t *run_start = (int64_t *)cg_thread_scratch((size_t)L * sizeof(int64_t), &failed);
         int64_t *run_len = (int64_t *)cg_thread_scratch((size_t)L * sizeof(int64_t), &failed);
-        const int ok = ok_topk && crow && cs && score && lat && stamp && cand && best && row_mark
-                       && rows_hit && run_start && run_len;
+        const int ok = ok_topk && crow && krow && cs && score && lat && stamp && cand && best
+                       && row_mark && rows_hit && run_start && run_len;
         int64_t t;
         if (stamp == NULL || row_mark == NULL)
             cg_raise(&failed);
         #pragma omp for schedule(dynamic, 16)
         for (t = 0; t < n_rows; t++) {
             const int64_t p0 = (int64_t)indptr[t], p1 = (int64_t)indptr[t + 1];
-            const int64_t mark = t + 1;
+            /* the stamps of the tracking attempt and of the search are distinct */
+            int64_t mark = 2 * t + 1;
             int32_t *it = idx + t * ld_idx;
             REAL *vt = val + t * ld_val;
             int64_t c, j, n_best = 0, n_cand = 0, n_lat = 0, n_rows_hit = 0, n_runs = 0;
-            int64_t n_scored = Lc;
+            int64_t n_scored = 0;
+            int tracked = 0;
             REAL mc;
             double kept = 0.0;
             if (!ok)
@@ -124,133 +269,132 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                 cg_raise(&bad);
                 continue;
             }
-            /* (1) the lattice; the next row's lattice rows requested meanwhile */
-            if (t + 1 < n_rows) {
-                const int64_t q0 = (int64_t)indptr[t + 1], q1 = (int64_t)indptr[t + 2];
-                int64_t p;
-                if (q0 >= p1 && q1 >= q0 && q1 <= nnz)
-                    for (p = q0; p < q1; p++) {
-                        const int64_t z = (int64_t)indices[p];
-                        if ((uint64_t)z < (uint64_t)n_features)
-                            CG_PREFETCH(lrows + z * ld_lrows);
+            /* (0) tracking: the box around the position the row held last time and the
+             * check lattice; kept when the box holds min_mass of their posterior and its
+             * most probable position lies inside the box, not on its edge */
+            if (hint != NULL && hint[t] >= 0 && hint[t] < L) {
+                const int64_t hr = hint[t] / grid_cols, hc = hint[t] % grid_cols;
+                const int64_t r0 = cg_search_box_start(hr, stride, span_r, grid_rows);
+                const int64_t c0 = cg_search_box_start(hc, stride, span_c, grid_cols);
+                int64_t a, b, arg = -1;
+                REAL top = -INFINITY;
+                double in_box = 0.0, out_box = 0.0;
+                CG_FN2(cg_grid_estep_tile)(&ops, krow, p0, p1, indices, data, kcols, Lk,
+                                           check_prior, 0, Lk);
+                cg_search_mark_box(r0, c0, span_r, span_c, grid_rows, grid_cols, mark, stamp,
+                                   row_mark, rows_hit, &n_rows_hit);
+                n_runs = cg_search_runs(rows_hit, n_rows_hit, grid_cols, stamp, mark, cand,
+                                        &n_cand, run_start, run_len);
+                CG_FN2(search_score_runs)(&ops, score, p0, p1, indices, data, logh, ld_logh,
+                                          log_prior, run_start, run_len, n_runs);
+                n_scored = Lk + n_cand;
+                for (a = 0; a < na2; a++)
+                    for (b = 0; b < nb2; b++) {
+                        const int64_t l = 2 * a * stride * grid_cols + 2 * b * stride;
+                        if (stamp[l] != mark) {
+                            score[l] = krow[a * nb2 + b];
+                            lat[n_lat++] = (int32_t)l;
+                        }
                     }
-            }
-            CG_FN2(cg_grid_estep_tile)(&ops, crow, p0, p1, indices, data, lrows, ld_lrows,
-                                       lattice_prior, 0, Lc);
-            /* (2) its keep best points, ties by the lower index, and their share of its
-             * posterior */
-            mc = CG_FN(cg_max)(crow, Lc);
-            if (mc > -INFINITY) {
-                double unused;
-                for (c = 0; c < Lc; c++) {
-                    const REAL v = crow[c];
-                    int64_t i;
-                    if (n_best == keep && !(v > crow[best[keep - 1]]))
-                        continue;
-                    i = n_best < keep ? n_best++ : keep - 1;
-                    for (; i > 0 && v > crow[best[i - 1]]; i--)
-                        best[i] = best[i - 1];
-                    best[i] = c;
+                for (j = 0; j < n_cand; j++)
+                    if (score[cand[j]] > top || (score[cand[j]] == top && cand[j] < arg)) {
+                        top = score[cand[j]];
+                        arg = cand[j];
+                    }
+                for (j = 0; j < n_lat; j++)
+                    if (score[lat[j]] > top || (score[lat[j]] == top && lat[j] < arg)) {
+                        top = score[lat[j]];
+                        arg = lat[j];
+                    }
+                if (top > -INFINITY && stamp[arg] == mark) {
+                    const int64_t dr = (arg / grid_cols - r0 + grid_rows) % grid_rows;
+                    const int64_t dc = (arg % grid_cols - c0 + grid_cols) % grid_cols;
+                    const int edge = (span_r < grid_rows && (dr == 0 || dr == span_r - 1))
+                                     || (span_c < grid_cols && (dc == 0 || dc == span_c - 1));
+                    for (j = 0; j < n_cand; j++)
+                        in_box += exp((double)score[cand[j]] - (double)top);
+                    for (j = 0; j < n_lat; j++)
+                        out_box += exp((double)score[lat[j]] - (double)top);
+                    tracked = !edge && in_box >= min_mass * (in_box + out_box);
                 }
-                /* the lattice's posterior, by the row kernel (this instruction set's exp) */
-                memcpy(cs, crow, (size_t)Lc * sizeof(REAL));
-                ops.posterior(cs, Lc, NULL, 0.0, &unused);
+                if (!tracked) {
+                    mark = 2 * t + 2;
+                    n_cand = n_lat = n_rows_hit = n_runs = 0;
+                }
+            }
+            if (!tracked) {
+                /* (1) the lattice; the next row's lattice rows requested meanwhile */
+                if (t + 1 < n_rows) {
+                    const int64_t q0 = (int64_t)indptr[t + 1], q1 = (int64_t)indptr[t + 2];
+                    int64_t p;
+                    if (q0 >= p1 && q1 >= q0 && q1 <= nnz)
+                        for (p = q0; p < q1; p++) {
+                            const int64_t z = (int64_t)indices[p];
+                            if ((uint64_t)z < (uint64_t)n_features)
+                                CG_PREFETCH(lrows + z * ld_lrows);
+                        }
+                }
+                CG_FN2(cg_grid_estep_tile)(&ops, crow, p0, p1, indices, data, lrows, ld_lrows,
+                                           lattice_prior, 0, Lc);
+                n_scored += Lc;
+                /* (2) its keep best points, ties by the lower index, and their share of its
+                 * posterior */
+                mc = CG_FN(cg_max)(crow, Lc);
+                if (mc > -INFINITY) {
+                    double unused;
+                    for (c = 0; c < Lc; c++) {
+                        const REAL v = crow[c];
+                        int64_t i;
+                        if (n_best == keep && !(v > crow[best[keep - 1]]))
+                            continue;
+                        i = n_best < keep ? n_best++ : keep - 1;
+                        for (; i > 0 && v > crow[best[i - 1]]; i--)
+                            best[i] = best[i - 1];
+                        best[i] = c;
+                    }
+                    /* the lattice's posterior, by the row kernel (this instruction set's exp) */
+                    memcpy(cs, crow, (size_t)Lc * sizeof(REAL));
+                    ops.posterior(cs, Lc, NULL, 0.0, &unused);
+                    for (j = 0; j < n_best; j++)
+                        kept += (double)cs[best[j]];
+                }
+                if (!(mc > -INFINITY) || kept < min_mass) {
+                    /* the guard: the full scan, as cg_grid_estep_csr + cg_grid_topk_posterior */
+                    CG_FN2(cg_grid_estep_tile)(&ops, score, p0, p1, indices, data, logh, ld_logh,
+                                               log_prior, 0, L);
+                    ops.posterior(score, L, log_prior, floor, loglik + t);
+                    if (scored != NULL)
+                        scored[t] = n_scored + L;
+                    if (CG_FN(cg_topk_row)(score, L, &ts, it, vt))
+                        cg_raise(&bad);
+                    else if (hint != NULL)
+                        hint[t] = CG_FN2(search_map_position)(it, vt, kk);
+                    continue;
+                }
+                /* (3) every position of the boxes around the kept points: marked first, then
+                 * scored row by row in maximal runs (adjacent boxes make one run) */
                 for (j = 0; j < n_best; j++)
-                    kept += (double)cs[best[j]];
-            }
-            if (!(mc > -INFINITY) || kept < min_mass) {
-                /* the guard: the full scan, as cg_grid_estep_csr + cg_grid_topk_posterior */
-                CG_FN2(cg_grid_estep_tile)(&ops, score, p0, p1, indices, data, logh, ld_logh,
-                                           log_prior, 0, L);
-                ops.posterior(score, L, log_prior, floor, loglik + t);
-                if (scored != NULL)
-                    scored[t] = Lc + L;
-                if (CG_FN(cg_topk_row)(score, L, &ts, it, vt))
-                    cg_raise(&bad);
-                continue;
-            }
-            /* (3) every position of the boxes around the kept points: marked first, then
-             * scored row by row in maximal runs (adjacent boxes make one run) */
-            for (j = 0; j < n_best; j++) {
-                const int64_t a = best[j] / nb, b = best[j] % nb;
-                const int64_t r0 = span_r < grid_rows
-                    ? ((a * stride - (stride - 1)) % grid_rows + grid_rows) % grid_rows : 0;
-                const int64_t c0 = span_c < grid_cols
-                    ? ((b * stride - (stride - 1)) % grid_cols + grid_cols) % grid_cols : 0;
-                int64_t dr, dc;
-                for (dr = 0; dr < span_r; dr++) {
-                    const int64_t r = r0 + dr < grid_rows ? r0 + dr : r0 + dr - grid_rows;
-                    int64_t *srow = stamp + r * grid_cols;
-                    if (row_mark[r] != mark) {
-                        row_mark[r] = mark;
-                        rows_hit[n_rows_hit++] = r;
-                    }
-                    for (dc = 0; dc < span_c; dc++)
-                        srow[c0 + dc < grid_cols ? c0 + dc : c0 + dc - grid_cols] = mark;
-                }
-            }
-            for (j = 1; j < n_rows_hit; j++) {   /* ascending rows: ascending candidates */
-                const int64_t r = rows_hit[j];
-                int64_t i = j;
-                for (; i > 0 && rows_hit[i - 1] > r; i--)
-                    rows_hit[i] = rows_hit[i - 1];
-                rows_hit[i] = r;
-            }
-            /* the runs of marked positions, row by row (ascending) */
-            for (j = 0; j < n_rows_hit; j++) {
-                const int64_t base = rows_hit[j] * grid_cols;
-                int64_t c1 = 0;
-                while (c1 < grid_cols) {
-                    int64_t c2;
-                    if (stamp[base + c1] != mark) {
-                        c1++;
-                        continue;
-                    }
-                    for (c2 = c1; c2 < grid_cols && stamp[base + c2] == mark; c2++)
-                        cand[n_cand++] = (int32_t)(base + c2);
-                    run_start[n_runs] = base + c1;
-                    run_len[n_runs++] = c2 - c1;
-                    c1 = c2;
-                }
-            }
-            /* scored word group by word group, every run for each group: a group's rows are
-             * read at ascending addresses a grid row apart, which the hardware prefetches,
-             * and each position receives the terms of cg_grid_estep_tile in its order */
-            for (j = 0; j < n_runs; j++) {
-                REAL *dst = score + run_start[j];
-                int64_t i;
-                for (i = 0; i < run_len[j]; i++)
-                    dst[i] = log_prior != NULL ? log_prior[run_start[j] + i] : 0;
-                n_scored += run_len[j];
-            }
-            {
-                int64_t p = p0;
-                for (; p + 4 <= p1; p += 4) {
-                    const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
-                    const REAL *r1 = logh + (int64_t)indices[p + 1] * ld_logh;
-                    const REAL *r2 = logh + (int64_t)indices[p + 2] * ld_logh;
-                    const REAL *r3 = logh + (int64_t)indices[p + 3] * ld_logh;
-                    for (j = 0; j < n_runs; j++) {
-                        const int64_t l0 = run_start[j];
-                        ops.axpy4(score + l0, r0 + l0, r1 + l0, r2 + l0, r3 + l0, data[p],
-                                  data[p + 1], data[p + 2], data[p + 3], run_len[j]);
-                    }
-                }
-                for (; p < p1; p++) {
-                    const REAL *r0 = logh + (int64_t)indices[p] * ld_logh;
-                    for (j = 0; j < n_runs; j++)
-                        ops.axpy1(score + run_start[j], r0 + run_start[j], data[p], run_len[j]);
-                }
-            }
-            /* the lattice points outside the boxes keep their scores from (1) */
-            for (c = 0; c < Lc; c += nb) {       /* one lattice row after another */
-                const int64_t row = (c / nb) * stride * grid_cols;
-                int64_t b;
-                for (b = 0; b < nb; b++) {
-                    const int64_t l = row + b * stride;
-                    if (stamp[l] != mark) {
-                        score[l] = crow[c + b];
-                        lat[n_lat++] = (int32_t)l;
+                    cg_search_mark_box(
+                        cg_search_box_start(best[j] / nb * stride, stride, span_r, grid_rows),
+                        cg_search_box_start(best[j] % nb * stride, stride, span_c, grid_cols),
+                        span_r, span_c, grid_rows, grid_cols, mark, stamp, row_mark, rows_hit,
+                        &n_rows_hit);
+                n_runs = cg_search_runs(rows_hit, n_rows_hit, grid_cols, stamp, mark, cand,
+                                        &n_cand, run_start, run_len);
+                CG_FN2(search_score_runs)(&ops, score, p0, p1, indices, data, logh, ld_logh,
+                                          log_prior, run_start, run_len, n_runs);
+                for (j = 0; j < n_runs; j++)
+                    n_scored += run_len[j];
+                /* the lattice points outside the boxes keep their scores from (1) */
+                for (c = 0; c < Lc; c += nb) {       /* one lattice row after another */
+                    const int64_t row = (c / nb) * stride * grid_cols;
+                    int64_t b;
+                    for (b = 0; b < nb; b++) {
+                        const int64_t l = row + b * stride;
+                        if (stamp[l] != mark) {
+                            score[l] = crow[c + b];
+                            lat[n_lat++] = (int32_t)l;
+                        }
                     }
                 }
             }
@@ -314,10 +458,13 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                     kept_sum += (double)vt[j];
                 for (j = 0; j < kk; j++)
                     vt[j] = (REAL)((double)vt[j] / kept_sum);
+                if (hint != NULL)
+                    hint[t] = CG_FN2(search_map_position)(it, vt, kk);
             }
         }
         CG_FN(cg_topk_scratch_free)(&ts);
         free(crow);
+        free(krow);
         free(score);
         free(lat);
         free(cs);
@@ -331,6 +478,8 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
     }
     free(built);
     free(lattice_prior);
+    free(kcols);
+    free(check_prior);
     if (failed)
         return CG_ERR_ALLOC;
     return bad ? CG_ERR_INDEX : CG_OK;

@@ -46,6 +46,49 @@ def search_ref(C, logh, grid_shape, stride, keep, min_mass, k, log_prior=None, f
     return idx, val, loglik, scored, full, kept
 
 
+def track_ref(C, logh, grid_shape, stride, keep, min_mass, k, hint, log_prior=None,
+              floor=0.0):
+    """Tracking by hand (docs/scale.md, "Tracking"): rows whose hint is a position are
+    scored on the box around it and the check lattice (stride 2 s), kept when the box holds
+    min_mass of that posterior and its top is inside the box, off its edge; the others
+    searched (search_ref).  Returns (idx, val, loglik, scored, tracked, new hints)."""
+    E1, E2 = grid_shape
+    S = C @ logh + (0.0 if log_prior is None else log_prior)
+    n, L = S.shape
+    idx, val, loglik, scored, _, _ = search_ref(C, logh, grid_shape, stride, keep,
+                                                min_mass, k, log_prior, floor)
+    check = np.zeros((E1, E2), dtype=bool)
+    check[::stride, ::stride][::2, ::2] = True
+    span = [min(2 * stride - 1, e) for e in grid_shape]
+    tracked = np.zeros(n, dtype=bool)
+    for t in range(n):
+        if not 0 <= hint[t] < L:
+            continue
+        hr, hc = divmod(int(hint[t]), E2)
+        box = np.zeros((E1, E2), dtype=bool)
+        starts = [(hr - (stride - 1)) % E1 if span[0] < E1 else 0,
+                  (hc - (stride - 1)) % E2 if span[1] < E2 else 0]
+        for dr in range(span[0]):
+            for dc in range(span[1]):
+                box[(starts[0] + dr) % E1, (starts[1] + dc) % E2] = True
+        box, mask = box.ravel(), (box | check).ravel()
+        scored[t] += mask.sum() + (check.ravel() & box).sum()
+        top_at = int(np.argmax(np.where(mask, S[t], -np.inf)))   # the first on ties
+        top = S[t, top_at]
+        w = np.where(mask, np.exp(S[t] - top), 0.0)
+        offsets = [((top_at // E2) - starts[0]) % E1, ((top_at % E2) - starts[1]) % E2]
+        edge = any(sp_ < e and o in (0, sp_ - 1)
+                   for sp_, e, o in zip(span, grid_shape, offsets))
+        if box[top_at] and not edge and w[box].sum() >= min_mass * w.sum():
+            tracked[t] = True
+            loglik[t] = np.log(w.sum()) + top - (np.log(L) if log_prior is None else 0.0)
+            i, v = topk_posterior_ref((w / w.sum())[None], k)
+            idx[t], val[t] = i[0], v[0]
+            scored[t] = mask.sum() + (check.ravel() & box).sum()
+    new_hint = idx[np.arange(n), np.argmax(val, axis=1)]
+    return idx, val, loglik, scored, tracked, new_hint
+
+
 def problem(grid_shape, dtype, n_docs=60, n_words=40, seed=0, prior=False):
     rng = np.random.default_rng(seed)
     L = grid_shape[0] * grid_shape[1]
@@ -60,7 +103,7 @@ def problem(grid_shape, dtype, n_docs=60, n_words=40, seed=0, prior=False):
 
 
 def run_kernel(C, logh, log_prior, grid_shape, stride, keep, min_mass, k, threads, dtype,
-               floor=0.0):
+               floor=0.0, hint=None):
     n = C.shape[0]
     idx = np.empty((n, k), np.int32)
     val = np.empty((n, k), dtype)
@@ -69,7 +112,7 @@ def run_kernel(C, logh, log_prior, grid_shape, stride, keep, min_mass, k, thread
                                logh.astype(dtype),
                                None if log_prior is None else log_prior.astype(dtype),
                                floor, stride, keep, min_mass, idx, val, loglik, scored,
-                               threads)
+                               threads, None, hint)
     return idx, val, loglik, scored
 
 
@@ -119,6 +162,72 @@ def test_kernel_matches_reference(dtype, tol, grid_shape, stride, keep, guard, p
     exact = np.logaddexp.reduce(C.toarray() @ logh + (
         -np.log(L) if log_prior is None else log_prior), axis=1)
     assert (loglik <= exact + 1e-6 * np.abs(exact)).all()
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 1e-4)])
+@pytest.mark.parametrize("grid_shape,stride,keep", CASES)
+@pytest.mark.parametrize("prior", [False, True])
+def test_tracking_matches_reference(dtype, tol, grid_shape, stride, keep, prior):
+    """Hints at the rows' positions (tracked), next to them, far away, or none (-1, L):
+    the kernel's sets of positions, posteriors and new hints are the reference's, the
+    same bits on 1 and 2 threads."""
+    C, logh, log_prior = problem(grid_shape, dtype, prior=prior, n_docs=80)
+    L = grid_shape[0] * grid_shape[1]
+    k = min(8, L)
+    exact_map = np.argmax(C.toarray() @ logh + (0 if log_prior is None else log_prior),
+                          axis=1)
+    rng = np.random.default_rng(4)
+    hint = np.where(rng.random(80) < 0.5, exact_map,
+                    exact_map + rng.integers(-2, 3, 80) * grid_shape[1]
+                    + rng.integers(-2, 3, 80)) % L
+    hint[:6] = [-1, L, -5, 0, L - 1, (exact_map[5] + L // 2) % L]
+    hint = hint.astype(np.int32)
+    ref = track_ref(C.toarray().astype(np.float64), logh, grid_shape, stride, keep, 0.9,
+                    k, hint, log_prior)
+    runs = []
+    for threads in (1, 2):
+        h = hint.copy()
+        runs.append(run_kernel(C, logh, log_prior, grid_shape, stride, keep, 0.9, k,
+                               threads, dtype, hint=h) + (h,))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    idx, val, loglik, scored, new_hint = runs[0]
+    r_idx, r_val, r_loglik, r_scored, tracked, r_hint = ref
+    # a 1x1 box is all edge (stride 1 never tracks); a box as wide as the grid has none
+    if stride > 1 and any(2 * stride - 1 < e for e in grid_shape):
+        assert tracked.any() and (~tracked[6:]).any()          # both ways ran
+    np.testing.assert_array_equal(scored, r_scored)
+    np.testing.assert_array_equal(idx, r_idx)
+    np.testing.assert_allclose(val, r_val, atol=tol)
+    np.testing.assert_allclose(loglik, r_loglik, rtol=tol)
+    np.testing.assert_array_equal(new_hint, r_hint)
+
+
+def test_tracking_keeps_the_search_where_it_settles():
+    """Hints from the search itself: the next E-step under the same logh tracks most rows
+    at a fraction of the positions, and places each row where the search did or at a
+    better position the search's boxes missed."""
+    C, logh, _ = problem((20, 20), np.float64, n_docs=200)
+    S = C.toarray() @ logh
+    hint = np.full(200, -1, np.int32)
+    first = run_kernel(C, logh, None, (20, 20), 3, 4, 0.99, 16, 2, np.float64, hint=hint)
+    placed = hint.copy()
+    second = run_kernel(C, logh, None, (20, 20), 3, 4, 0.99, 16, 2, np.float64, hint=hint)
+    rows = np.arange(200)
+    assert (S[rows, hint] >= S[rows, placed]).all()
+    assert (hint == placed).mean() > 0.95
+    tracked = second[3] < first[3]
+    assert tracked.mean() > 0.5 and second[3].sum() < 0.6 * first[3].sum()
+
+
+def test_tracking_refuses_a_short_hint():
+    C, logh, _ = problem((6, 6), np.float64)
+    n = C.shape[0]
+    with pytest.raises(ValueError, match="hint"):
+        _wrappers.estep_search_csr(C.indptr, C.indices, C.data, 0, n, (6, 6), logh, None,
+                                   0.0, 3, 4, 0.9, np.empty((n, 4), np.int32),
+                                   np.empty((n, 4)), np.empty(n), None, 1, None,
+                                   np.zeros(n - 1, np.int32))
 
 
 def test_scores_are_the_full_scans():
@@ -220,6 +329,31 @@ def test_fit_coarse_to_fine_close_to_exact(corpus):
     np.testing.assert_array_equal(again.pi_, fast.pi_)
 
 
+def test_fit_tracking_scores_fewer_positions(corpus):
+    """Tracking (the default) against the search alone: fewer positions scored after the
+    first search pass, the same fit; in-memory and chunked (each document tracked by its
+    row across chunks) and 1 or 2 threads give the same bits; a new stage starts afresh."""
+    from countgrid.streaming import CSRChunks
+    kw = dict(extent=(12, 12), window=(3, 3), n_iter=30, tol=0, random_state=0,
+              window_schedule=[((5, 5), 4)], dtype=np.float64, estep="coarse-to-fine")
+    plain = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5, "track": False})
+    tracked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5})
+    plain.fit(corpus), tracked.fit(corpus)
+    p, t = np.array(plain._estep_scored)[:, 0], np.array(tracked._estep_scored)[:, 0]
+    first_search = 6              # the stage's first searching pass has no hints yet
+    np.testing.assert_array_equal(t[:first_search], p[:first_search])
+    assert t[first_search:].max() < 0.6 * p[first_search:].min()
+    assert tracked.score(corpus) == pytest.approx(plain.score(corpus), rel=1e-3)
+    one = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5}, num_threads=1)
+    np.testing.assert_array_equal(one.fit(corpus).pi_, tracked.pi_)
+    # chunks sum their statistics in another order (1e-12); tracked by the wrong rows, the
+    # positions scored would differ
+    chunked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5})
+    chunked.fit(CSRChunks([corpus[:110], corpus[110:]]))
+    np.testing.assert_array_equal(chunked._estep_scored, tracked._estep_scored)
+    np.testing.assert_allclose(chunked.pi_, tracked.pi_, rtol=1e-9)
+
+
 def test_fit_dense_input_and_ring(corpus):
     dense = corpus.toarray()
     model = countgrid.CountingGrid((12, 12), (3, 3), n_iter=8, tol=0,
@@ -239,6 +373,8 @@ def test_fit_dense_input_and_ring(corpus):
     ({"keep": 1.5}, "keep"),
     ({"min_mass": 2.0}, "min_mass"),
     ({"exact_iter": -1}, "exact_iter"),
+    ({"track": "yes"}, "track"),
+    ({"track": 1}, "track"),
 ])
 def test_estep_params_checked(corpus, params, message):
     with pytest.raises(ValueError, match=message):

@@ -68,7 +68,7 @@ LEARNING_CONSTRAINTS = {
 #: The coarse-to-fine E-step's settings (``estep_params``; docs/scale.md, "A
 #: coarse-to-fine E-step"): lattice stride, lattice points kept, the guard's least lattice
 #: mass on them, exact EM iterations first.
-ESTEP_DEFAULTS = {"stride": 3, "keep": 4, "min_mass": 0.99, "exact_iter": 10}
+ESTEP_DEFAULTS = {"stride": 3, "keep": 4, "min_mass": 0.99, "exact_iter": 10, "track": True}
 
 
 def grid_init(self, extent="auto", window=(4, 4), n_iter=100, tol=1e-5, pseudocount="auto",
@@ -384,6 +384,9 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         m = opts["min_mass"]
         if not isinstance(m, Real) or isinstance(m, bool) or not 0.0 <= m <= 1.0:
             raise ValueError(f"estep_params['min_mass'] must be a float in [0, 1], got {m!r}")
+        if not isinstance(opts["track"], (bool, np.bool_)):
+            raise ValueError(f"estep_params['track'] must be True or False, got "
+                             f"{opts['track']!r}")
         if len(extent) > 2:
             raise ValueError(f"estep='coarse-to-fine' searches 1-D and 2-D grids; the extent "
                              f"{tuple(extent)} has {len(extent)} dimensions")
@@ -394,7 +397,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         if top_k is None:
             top_k = keep * (2 * stride - 1) ** 2
         top_k = min(int(top_k), grid_size(extent))
-        return EStepSearch(shape, stride, keep, float(m), top_k), int(opts["exact_iter"])
+        return (EStepSearch(shape, stride, keep, float(m), top_k, bool(opts["track"])),
+                int(opts["exact_iter"]))
 
     def _subsample_size(self, n_samples, L):
         """Documents of the first fit of progressive fitting, or None (``subsample``)."""

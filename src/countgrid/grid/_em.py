@@ -171,19 +171,41 @@ class EStepSearch:
     ``lattice``: the lattice columns of the current ``logh``
     (``_wrappers.search_lattice``), set by :func:`run_em` for one E-step so that its
     kernel calls do not each build them; None: each call builds them.
+    ``track``: tracking (docs/scale.md, "Tracking") — each document's most probable
+    position of the last E-step (``hints``, by its row in the corpus; reset by
+    :func:`run_em` at each stage) is tried first, with its box and a check lattice of
+    stride ``2 stride``; local and out-of-core fits (a distributed E-step keeps no
+    per-document state and searches).
     """
 
-    __slots__ = ("grid_shape", "stride", "keep", "min_mass", "top_k", "lattice")
+    __slots__ = ("grid_shape", "stride", "keep", "min_mass", "top_k", "lattice", "track",
+                 "hints")
 
-    def __init__(self, grid_shape, stride, keep, min_mass, top_k):
+    def __init__(self, grid_shape, stride, keep, min_mass, top_k, track=False):
         self.grid_shape = tuple(int(v) for v in grid_shape)
         self.stride, self.keep = int(stride), int(keep)
         self.min_mass, self.top_k = float(min_mass), int(top_k)
         self.lattice = None
+        self.track = bool(track)
+        self.hints = None
+
+    def block_hints(self, row0, n_rows):
+        """The tracking hints of documents [row0, row0 + n_rows) of the corpus (-1 where
+        none yet), an int32 view the kernel updates; None when not tracking."""
+        if not self.track or row0 is None:
+            return None
+        end = row0 + n_rows
+        if self.hints is None or len(self.hints) < end:
+            grown = np.full(max(end, 2 * (0 if self.hints is None else len(self.hints))), -1,
+                            dtype=np.int32)
+            if self.hints is not None:
+                grown[:len(self.hints)] = self.hints
+            self.hints = grown
+        return self.hints[row0:end]
 
 
 def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=None,
-                     search=None):
+                     search=None, row0=None):
     """E-step of one block of documents under ``logh`` / ``log_prior``, its statistics added
     into ``stats`` (a GridStatistics); returns ``stats``.
 
@@ -191,14 +213,15 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
     posterior is cut to its ``top_k`` most probable positions, renormalised, before it
     enters ``n``; the log-likelihood and the prior's mass stay exact.
     ``search``: an :class:`EStepSearch`, the coarse-to-fine E-step instead of the full
-    scan (its own ``top_k`` applies; the log-likelihood is over the positions scored).
+    scan (its own ``top_k`` applies; the log-likelihood is over the positions scored);
+    ``row0``, the block's first row in the corpus, lets it track documents.
 
     Pure apart from ``stats``: the one step shared by the in-memory, out-of-core, online and
     distributed fits (docs/scale.md).  The kernels release the GIL.
     """
     if search is not None:
         return _search_statistics(counts, logh, log_prior, floor, num_threads, stats,
-                                  search)
+                                  search, row0)
     cursor = new_cursor(counts)
     L = logh.shape[1]
     sparse_q = top_k is not None and counts.is_sparse and top_k < L
@@ -249,9 +272,10 @@ def block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k=N
 NEGLIGIBLE_POSTERIOR = 2.0 ** -30
 
 
-def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, search):
+def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, search, row0):
     """:func:`block_statistics` with the coarse-to-fine E-step (``search``)."""
     T, L = counts.n_samples, logh.shape[1]
+    hints = search.block_hints(row0, T)
     k = min(search.top_k, L)
     span = max(1, min(T, TOPK_ELEMENTS // k))
     idx = np.empty((span, k), dtype=np.int32)
@@ -272,7 +296,7 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
                                    search.grid_shape, logh, log_prior, floor, search.stride,
                                    search.keep, search.min_mass, idx[:rows], val[:rows],
                                    loglik[:rows], scored[:rows], num_threads,
-                                   search.lattice)
+                                   search.lattice, None if hints is None else hints[t0:t1])
         block_val = val[:rows]
         block_val[block_val < NEGLIGIBLE_POSTERIOR] = 0     # the kernel skips zeros
         if counts.is_sparse:
@@ -333,14 +357,15 @@ def local_estep(blocks, num_threads, top_k=None):
     """The E-step over ``blocks()`` (an iterable of Counts) on this machine, block after
     block: ``estep(logh, log_prior, floor, stats, search=None)`` for :func:`run_em`."""
     def estep_all(logh, log_prior, floor, stats, search=None):
-        total = 0.0
+        total, row0 = 0.0, 0
         for counts in blocks():
             if stats is None:
                 total += float(np.sum(blocked_estep(counts, logh, log_prior, floor,
                                                     num_threads)))
             else:
                 block_statistics(counts, logh, log_prior, floor, num_threads, stats, top_k,
-                                 search)
+                                 search, row0)
+            row0 += counts.n_samples
         return total if stats is None else stats.log_likelihood
     return estep_all
 
@@ -396,6 +421,7 @@ def run_em(estep_all, pi, extent, window, n_iter, tol, min_iter, rho, floor, log
     stats = GridStatistics(Z, L, pi.dtype, learn_prior)
     if search is not None:
         min_iter = max(min_iter, search_from + 2)
+        search.hints = None         # a new stage: new windows, maybe other documents
     monitor = EMMonitor("CountingGrid", n_iter, tol, min_iter=min_iter, verbose=verbose,
                         stage=stage)
     if accelerate:

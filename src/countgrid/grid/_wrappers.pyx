@@ -228,12 +228,15 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
                      double floor, Py_ssize_t stride, Py_ssize_t keep, double min_mass,
                      int32_t[:, ::1] idx, floating[:, ::1] val, double[::1] loglik,
                      int64_t[::1] scored=None, int num_threads=0,
-                     const floating[:, ::1] lattice=None):
+                     const floating[:, ::1] lattice=None, int32_t[::1] hint=None):
     """The coarse-to-fine E-step for CSR rows [row_start, row_end) of a 2-D grid of
     ``grid_shape = (rows, cols)`` positions: sparse posteriors into idx / val (k =
     idx.shape[1] entries a row, as topk_posterior), log-likelihoods over the positions
     scored into loglik, the positions scored into ``scored`` (docs/scale.md).
-    ``lattice``: logh's lattice columns (:func:`search_lattice`), else built here."""
+    ``lattice``: logh's lattice columns (:func:`search_lattice`), else built here.
+    ``hint`` (one int32 a row of the block, or None): tracking — a row's position from
+    the last E-step (-1: none) tried first; receives each row's most probable position
+    (docs/scale.md, "Tracking")."""
     cdef Py_ssize_t n = row_end - row_start, Z = logh.shape[0], L = logh.shape[1]
     cdef Py_ssize_t k = idx.shape[1], grid_rows, grid_cols
     cdef const floating *lp = NULL
@@ -242,6 +245,7 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
     cdef const floating *dp = NULL
     cdef int64_t *sp = NULL
     cdef const floating *lt = NULL
+    cdef int32_t *hp = NULL
     cdef Py_ssize_t ld_lt = 0
     cdef int status = 0
     grid_rows, grid_cols = (int(v) for v in grid_shape)
@@ -279,6 +283,11 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
         ld_lt = lattice.shape[1]
         if Z > 0:
             lt = &lattice[0, 0]
+    if hint is not None:
+        if hint.shape[0] < n:
+            raise ValueError("hint is shorter than the block")
+        if n > 0:
+            hp = &hint[0]
     if n == 0:
         return
     if Z > 0:
@@ -288,7 +297,7 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
                                      grid_rows, grid_cols, lh, L, lt, ld_lt, lp, floor,
                                      stride, keep,
                                      min_mass, k, &idx[0, 0], k, &val[0, 0], k, &loglik[0],
-                                     sp, num_threads)
+                                     sp, hp, num_threads)
     check_status(status, "estep_search_csr")
 
 
