@@ -2,7 +2,8 @@
 (a true 64x64 counting grid, window 5x5, 20,000 words, ~50 tokens a document) to the
 default convergence rule, several ways next to each other in one run (``--fits``): the
 exact E-step, ``estep="coarse-to-fine"``, that with ``accelerate=True`` ("accelerated"),
-and that with ``subsample`` too ("progressive", ``--subsample``, default "auto").
+that with ``subsample`` too ("progressive", ``--subsample``, default "auto"), and that
+with tracking too ("tracked", ``estep_params={"track": True}``).
 
 Everything else is CountingGrid's defaults (window schedule, tol 1e-5 after min_iter 30,
 float32, every CPU); the corpus is read out of core from a memory-mapped CSR folder.
@@ -15,7 +16,7 @@ aligning the fit onto the exact one (countgrid.grid.align: another path may end 
 symmetry of the torus).
 
     python benchmarks/bench_converged.py                  # 1M documents, every fit (~3 h)
-    python benchmarks/bench_converged.py --docs 1000000 --fits progressive   # ~25 min
+    python benchmarks/bench_converged.py --docs 1000000 --fits tracked   # ~8 min
     python benchmarks/bench_converged.py --docs 100000 --dir /tmp/c100k
 
 Run it on an otherwise idle machine.  Results: benchmarks/README.md, "Time to a
@@ -42,11 +43,12 @@ from countgrid.grid._counting_grid import fit_state, grid_view  # noqa: E402
 from countgrid.grid._stability import _torus_distance  # noqa: E402
 
 
-#: The fits compared: (E-step, accelerate, progressive).
-FITS = {"exact": ("exact", False, False),
-        "coarse-to-fine": ("coarse-to-fine", False, False),
-        "accelerated": ("coarse-to-fine", True, False),
-        "progressive": ("coarse-to-fine", True, True)}
+#: The fits compared: (E-step, accelerate, progressive, track).
+FITS = {"exact": ("exact", False, False, False),
+        "coarse-to-fine": ("coarse-to-fine", False, False, False),
+        "accelerated": ("coarse-to-fine", True, False, False),
+        "progressive": ("coarse-to-fine", True, True, False),
+        "tracked": ("coarse-to-fine", True, True, True)}
 
 
 def subsample_value(text):
@@ -90,11 +92,12 @@ def main(argv=None):
     tokens = float(held_out.sum())
     maps = {}
     for name in args.fits:
-        estep, accelerate, progressive = FITS[name]
+        estep, accelerate, progressive, track = FITS[name]
         model = countgrid.CountingGrid(
             extent, window, random_state=args.seed, num_threads=args.threads, estep=estep,
             posterior_top_k=args.top_k if estep != "exact" else None, accelerate=accelerate,
-            subsample=subsample_value(args.subsample) if progressive else None)
+            subsample=subsample_value(args.subsample) if progressive else None,
+            estep_params={"track": True} if track else None)
         tic = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", countgrid.ConvergenceWarning)

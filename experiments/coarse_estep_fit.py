@@ -9,8 +9,9 @@ token (exact scoring of test documents), label-embedding accuracy (paper eqs. 9-
 experiments/coarse_estep_em.py) and the share of training documents whose most probable
 window is the exact fit's, and within one cell of it on the torus (the same start, so no
 alignment).  Issue 29's guards: held-out
-within 0.5 %, accuracy within 0.01, positions >= 95 %.  ``--fits`` adds over-relaxed EM
-(``accelerate=True``) with either E-step.
+within 0.5 %, accuracy within 0.01, positions >= 95 %.  ``--fits`` adds extrapolated EM
+(``accelerate=True``) with either E-step, and tracking (``estep_params={"track": True}``)
+without or with it ("tracked", "tracked-accelerated").
 
     PYTHONPATH=src python experiments/coarse_estep_fit.py --json /tmp/coarse_fit.json
 """
@@ -31,16 +32,20 @@ sys.path.insert(0, HERE)
 from coarse_estep_em import evaluate, load  # noqa: E402
 
 
-#: The fits: (E-step, accelerate); the first is the reference.
-FITS = {"exact": ("exact", False), "coarse-to-fine": ("coarse-to-fine", False),
-        "exact-accelerated": ("exact", True), "accelerated": ("coarse-to-fine", True)}
+#: The fits: (E-step, accelerate, track); the first is the reference.
+FITS = {"exact": ("exact", False, False), "coarse-to-fine": ("coarse-to-fine", False, False),
+        "exact-accelerated": ("exact", True, False),
+        "accelerated": ("coarse-to-fine", True, False),
+        "tracked": ("coarse-to-fine", False, True),
+        "tracked-accelerated": ("coarse-to-fine", True, True)}
 
 
 def fit(X, name, seed, threads, top_k=None):
-    estep, accelerate = FITS[name]
+    estep, accelerate, track = FITS[name]
     model = countgrid.CountingGrid(random_state=seed, estep=estep, num_threads=threads,
                                    posterior_top_k=top_k if estep != "exact" else None,
-                                   accelerate=accelerate)
+                                   accelerate=accelerate,
+                                   estep_params={"track": True} if track else None)
     tic = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", countgrid.ConvergenceWarning)

@@ -24,8 +24,8 @@ def test_the_counting_grid_benchmark_runs_and_validates():
 
 def test_the_converged_map_benchmark_runs():
     """bench_converged.py (issue 29) on a small corpus: every fit to convergence; the
-    search keeps the exact fit's places, over-relaxed EM and progressive fitting need
-    fewer passes over all documents."""
+    search keeps the exact fit's places, extrapolated EM and progressive fitting need
+    fewer passes over all documents, tracking scores fewer positions."""
     out = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks",
                                                        "bench_converged.py"),
                           "--docs", "3000", "--extent", "16", "16", "--window", "3", "3",
@@ -33,11 +33,13 @@ def test_the_converged_map_benchmark_runs():
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = {line.split()[0]: line.split() for line in out.stdout.splitlines()
-            if line.startswith(("exact ", "coarse-to-fine ", "accelerated ", "progressive "))}
-    assert set(rows) == {"exact", "coarse-to-fine", "accelerated", "progressive"}
+            if line.startswith(("exact ", "coarse-to-fine ", "accelerated ", "progressive ",
+                                "tracked "))}
+    assert set(rows) == {"exact", "coarse-to-fine", "accelerated", "progressive", "tracked"}
     fast = rows["coarse-to-fine"]
     assert float(fast[5]) < 0.6                      # positions scored
     assert float(fast[9]) > 0.9                      # documents within one cell
     on_all = {name: int(row[3]) for name, row in rows.items()}
     assert on_all["accelerated"] < on_all["coarse-to-fine"]
     assert on_all["progressive"] < on_all["coarse-to-fine"]
+    assert float(rows["tracked"][5]) < float(rows["progressive"][5])   # fewer positions

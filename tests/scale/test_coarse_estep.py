@@ -330,25 +330,26 @@ def test_fit_coarse_to_fine_close_to_exact(corpus):
 
 
 def test_fit_tracking_scores_fewer_positions(corpus):
-    """Tracking (the default) against the search alone: fewer positions scored after the
+    """Tracking against the search alone (the default): fewer positions scored after the
     first search pass, the same fit; in-memory and chunked (each document tracked by its
     row across chunks) and 1 or 2 threads give the same bits; a new stage starts afresh."""
     from countgrid.streaming import CSRChunks
     kw = dict(extent=(12, 12), window=(3, 3), n_iter=30, tol=0, random_state=0,
               window_schedule=[((5, 5), 4)], dtype=np.float64, estep="coarse-to-fine")
-    plain = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5, "track": False})
-    tracked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5})
+    plain = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5})
+    tracked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5, "track": True})
     plain.fit(corpus), tracked.fit(corpus)
     p, t = np.array(plain._estep_scored)[:, 0], np.array(tracked._estep_scored)[:, 0]
     first_search = 6              # the stage's first searching pass has no hints yet
     np.testing.assert_array_equal(t[:first_search], p[:first_search])
     assert t[first_search:].max() < 0.6 * p[first_search:].min()
     assert tracked.score(corpus) == pytest.approx(plain.score(corpus), rel=1e-3)
-    one = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5}, num_threads=1)
+    one = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5, "track": True},
+                                 num_threads=1)
     np.testing.assert_array_equal(one.fit(corpus).pi_, tracked.pi_)
     # chunks sum their statistics in another order (1e-12); tracked by the wrong rows, the
     # positions scored would differ
-    chunked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5})
+    chunked = countgrid.CountingGrid(**kw, estep_params={"exact_iter": 5, "track": True})
     chunked.fit(CSRChunks([corpus[:110], corpus[110:]]))
     np.testing.assert_array_equal(chunked._estep_scored, tracked._estep_scored)
     np.testing.assert_allclose(chunked.pi_, tracked.pi_, rtol=1e-9)

@@ -48,11 +48,11 @@ def _rel(a, b):
                                    {"accelerate": True, "subsample": 0.5}])
 def test_grid_dask_equals_in_memory(client, X, extra):
     """The distributed fit is the in-memory one; its coarse-to-fine E-step keeps no
-    per-document state and searches every pass (the in-memory one without tracking)."""
-    params = extra
+    per-document state and searches every pass, asked to track or not (the in-memory
+    one without tracking)."""
+    full = countgrid.CountingGrid(**GRID, **extra).fit(X)
     if "estep_params" in extra:
-        params = {**extra, "estep_params": {**extra["estep_params"], "track": False}}
-    full = countgrid.CountingGrid(**GRID, **params).fit(X)
+        extra = {**extra, "estep_params": {**extra["estep_params"], "track": True}}
     dist = countgrid.CountingGrid(**GRID, **extra).fit(_dask(X, 70))
     assert _rel(full.pi_, dist.pi_) < 1e-10
     np.testing.assert_allclose(full.log_likelihood_, dist.log_likelihood_, rtol=1e-12)
