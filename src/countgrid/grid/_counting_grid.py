@@ -269,7 +269,8 @@ class CountingGrid(TransformerMixin, BaseEstimator):
         window on news20 and reuters_r8 (1.18-1.35x faster, held-out within 0.05 %,
         97.7-99.3 % of the documents at the plain fit's window); with
         ``subsample="auto"`` and the tracking coarse-to-fine E-step a million documents
-        converge in 8.2 minutes on 2 cores.  ``n_iter_`` counts every pass and ``log_likelihood_`` the kept ones
+        converge in 8.2 minutes on 2 cores.  ``n_iter_`` counts every pass and
+        ``log_likelihood_`` the kept ones
         (docs/scale.md, "Extrapolated EM").  Batch EM.
 
     Attributes
