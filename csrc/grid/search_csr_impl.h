@@ -109,6 +109,26 @@ static void CG_FN2(search_score_runs)(const CG_FN(cg_rowops) *ops, REAL *score,
     }
 }
 
+/* The sub-lattice of every step-th row and column of n rows of a grid src_cols wide (row
+ * z at src + z ld_src), rows x cols points, contiguous: dst[z][a cols + b] =
+ * src[z][a step src_cols + b step]. */
+static void CG_FN2(search_sublattice)(int64_t n, const REAL *src, int64_t ld_src,
+                                      int64_t src_cols, int64_t step, int64_t rows,
+                                      int64_t cols, REAL *dst, int num_threads)
+{
+    int64_t z;
+    #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads)) \
+        if (n > 1)
+    for (z = 0; z < n; z++) {
+        const REAL *s = src + z * ld_src;
+        REAL *d = dst + z * rows * cols;
+        int64_t a, b;
+        for (a = 0; a < rows; a++)
+            for (b = 0; b < cols; b++)
+                d[a * cols + b] = s[a * step * src_cols + b * step];
+    }
+}
+
 /* The most probable of a row's kept positions (the first in position order on ties). */
 static int32_t CG_FN2(search_map_position)(const int32_t *it, const REAL *vt, int64_t k)
 {
@@ -129,7 +149,7 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                                      double *loglik, int64_t *scored, int32_t *hint,
                                      int num_threads)
 {
-    int64_t L, kk, na, nb, Lc, na2, nb2, Lk = 0, span_r, span_c, z;
+    int64_t L, kk, na, nb, Lc, na2, nb2, Lk = 0, span_r, span_c;
     int bad = 0, failed = 0;
     REAL *built = NULL, *lattice_prior = NULL, *kcols = NULL, *check_prior = NULL;
     const REAL *lrows;
@@ -171,25 +191,14 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
         free(lattice_prior);
         return CG_ERR_ALLOC;
     }
-    if (lattice == NULL) {
-        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
-        for (z = 0; z < n_features; z++) {
-            const REAL *src = logh + z * ld_logh;
-            REAL *dst = built + z * Lc;
-            int64_t a, b;
-            for (a = 0; a < na; a++)
-                for (b = 0; b < nb; b++)
-                    dst[a * nb + b] = src[a * stride * grid_cols + b * stride];
-        }
-    }
+    if (lattice == NULL)
+        CG_FN2(search_sublattice)(n_features, logh, ld_logh, grid_cols, stride, na, nb, built,
+                                  num_threads);
     lrows = lattice != NULL ? lattice : built;
     ld_lrows = lattice != NULL ? ld_lattice : Lc;
-    if (lattice_prior != NULL) {
-        int64_t a, b;
-        for (a = 0; a < na; a++)
-            for (b = 0; b < nb; b++)
-                lattice_prior[a * nb + b] = log_prior[a * stride * grid_cols + b * stride];
-    }
+    if (lattice_prior != NULL)
+        CG_FN2(search_sublattice)(1, log_prior, L, grid_cols, stride, na, nb, lattice_prior,
+                                  1);
     /* tracking: the check lattice (every other lattice point in both directions, stride
      * 2 s on the grid), its columns contiguous */
     na2 = (na + 1) / 2;
@@ -207,21 +216,10 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
             free(check_prior);
             return CG_ERR_ALLOC;
         }
-        #pragma omp parallel for schedule(static) num_threads(cg_resolve_threads(num_threads))
-        for (z = 0; z < n_features; z++) {
-            const REAL *src = lrows + z * ld_lrows;
-            REAL *dst = kcols + z * Lk;
-            int64_t a, b;
-            for (a = 0; a < na2; a++)
-                for (b = 0; b < nb2; b++)
-                    dst[a * nb2 + b] = src[2 * a * nb + 2 * b];
-        }
-        if (check_prior != NULL) {
-            int64_t a, b;
-            for (a = 0; a < na2; a++)
-                for (b = 0; b < nb2; b++)
-                    check_prior[a * nb2 + b] = lattice_prior[2 * a * nb + 2 * b];
-        }
+        CG_FN2(search_sublattice)(n_features, lrows, ld_lrows, nb, 2, na2, nb2, kcols,
+                                  num_threads);
+        if (check_prior != NULL)
+            CG_FN2(search_sublattice)(1, lattice_prior, Lc, nb, 2, na2, nb2, check_prior, 1);
     }
     #pragma omp parallel num_threads(cg_resolve_threads(num_threads))
     {
