@@ -182,6 +182,10 @@ def test_accelerate_refusals(X):
         _fit(X, accelerate=True, learning_method="online")
     with pytest.raises(TypeError, match="accelerate"):
         _fit(X, accelerate="yes")
+    # partial_fit is stepwise EM over the minibatches given: refused, not ignored
+    for option in ({"accelerate": True}, {"subsample": 0.5}, {"subsample": "auto"}):
+        with pytest.raises(ValueError, match=f"partial_fit.*{list(option)[0]}"):
+            countgrid.CountingGrid((6, 6), (2, 2), **option).partial_fit(X)
 
 
 def test_accelerate_ends_on_a_kept_step(X):

@@ -674,6 +674,11 @@ or dask array
         if self.estep != "exact":
             raise ValueError("partial_fit runs stepwise (online) EM, whose E-step is exact: "
                              "estep='coarse-to-fine' is for fit with learning_method='batch'")
+        for option, off in (("accelerate", False), ("subsample", None)):
+            if getattr(self, option) != off:
+                raise ValueError(f"partial_fit runs stepwise (online) EM on the minibatches "
+                                 f"given: {option}={getattr(self, option)!r} is for fit with "
+                                 f"learning_method='batch'; use {option}={off!r}")
         first = not hasattr(self, "pi_")
         # extent="auto" of a first call: sized for the corpus the minibatches come from
         extent, window, _ = self._grid_and_schedule(
