@@ -284,7 +284,7 @@ def _search_statistics(counts, logh, log_prior, floor, num_threads, stats, searc
     scored = np.empty(span, dtype=np.int64)
     cursor = new_cursor(counts)
     # a full scan scores the lattice and then every position
-    n_lattice = int(np.prod([-(-e // search.stride) for e in search.grid_shape]))
+    n_lattice = _wrappers.lattice_size(search.grid_shape, search.stride)
     for t0 in range(0, T, span):
         t1 = min(T, t0 + span)
         rows = t1 - t0

@@ -278,8 +278,8 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
             raise ValueError(f"log_prior has length {log_prior.shape[0]}, expected {L}")
         lp = &log_prior[0]
     if lattice is not None:
-        n_lattice = ((grid_rows + stride - 1) // stride) * ((grid_cols + stride - 1) // stride)
-        _rows(lattice.shape[0], lattice.shape[1], Z, n_lattice, "lattice")
+        _rows(lattice.shape[0], lattice.shape[1], Z, lattice_size(grid_shape, stride),
+              "lattice")
         ld_lt = lattice.shape[1]
         if Z > 0:
             lt = &lattice[0, 0]
@@ -299,6 +299,13 @@ def estep_search_csr(const index_t[::1] indptr, const index_t[::1] indices,
                                      min_mass, k, &idx[0, 0], k, &val[0, 0], k, &loglik[0],
                                      sp, hp, num_threads)
     check_status(status, "estep_search_csr")
+
+
+def lattice_size(grid_shape, Py_ssize_t stride):
+    """The positions of estep_search_csr's lattice on a ``grid_shape = (rows, cols)``
+    grid: those whose row and column are multiples of ``stride``."""
+    grid_rows, grid_cols = (int(v) for v in grid_shape)
+    return ((grid_rows + stride - 1) // stride) * ((grid_cols + stride - 1) // stride)
 
 
 def search_lattice(const floating[:, ::1] logh, grid_shape, Py_ssize_t stride):
