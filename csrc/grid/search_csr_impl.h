@@ -129,6 +129,49 @@ static void CG_FN2(search_sublattice)(int64_t n, const REAL *src, int64_t ld_src
     }
 }
 
+/* The points of a rows x cols sub-lattice (every step-th row and column of a grid grid_cols
+ * wide) outside the boxes (stamp != mark) take their scores from vals (the sub-lattice's
+ * scores, row by row) and join lat, in ascending order; returns how many joined. */
+static int64_t CG_FN2(search_points_outside)(const REAL *vals, int64_t rows, int64_t cols,
+                                             int64_t step, int64_t grid_cols,
+                                             const int64_t *stamp, int64_t mark, REAL *score,
+                                             int32_t *lat)
+{
+    int64_t a, b, n = 0;
+    for (a = 0; a < rows; a++)
+        for (b = 0; b < cols; b++) {
+            const int64_t l = a * step * grid_cols + b * step;
+            if (stamp[l] != mark) {
+                score[l] = vals[a * cols + b];
+                lat[n++] = (int32_t)l;
+            }
+        }
+    return n;
+}
+
+/* The largest score at the positions pos[0 .. n) into *top and its position into *arg (the
+ * lower position on ties), starting from *top / *arg. */
+static void CG_FN2(search_top)(const REAL *score, const int32_t *pos, int64_t n, REAL *top,
+                               int64_t *arg)
+{
+    int64_t j;
+    for (j = 0; j < n; j++)
+        if (score[pos[j]] > *top || (score[pos[j]] == *top && pos[j] < *arg)) {
+            *top = score[pos[j]];
+            *arg = pos[j];
+        }
+}
+
+/* sum_j exp(score[pos[j]] - top), in double. */
+static double CG_FN2(search_mass)(const REAL *score, const int32_t *pos, int64_t n, REAL top)
+{
+    double s = 0.0;
+    int64_t j;
+    for (j = 0; j < n; j++)
+        s += exp((double)score[pos[j]] - (double)top);
+    return s;
+}
+
 /* The most probable of a row's kept positions (the first in position order on ties). */
 static int32_t CG_FN2(search_map_position)(const int32_t *it, const REAL *vt, int64_t k)
 {
@@ -274,9 +317,8 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                 const int64_t hr = hint[t] / grid_cols, hc = hint[t] % grid_cols;
                 const int64_t r0 = cg_search_box_start(hr, stride, span_r, grid_rows);
                 const int64_t c0 = cg_search_box_start(hc, stride, span_c, grid_cols);
-                int64_t a, b, arg = -1;
+                int64_t arg = -1;
                 REAL top = -INFINITY;
-                double in_box = 0.0, out_box = 0.0;
                 CG_FN2(cg_grid_estep_tile)(&ops, krow, p0, p1, indices, data, kcols, Lk,
                                            check_prior, 0, Lk);
                 cg_search_mark_box(r0, c0, span_r, span_c, grid_rows, grid_cols, mark, stamp,
@@ -286,33 +328,17 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                 CG_FN2(search_score_runs)(&ops, score, p0, p1, indices, data, logh, ld_logh,
                                           log_prior, run_start, run_len, n_runs);
                 n_scored = Lk + n_cand;
-                for (a = 0; a < na2; a++)
-                    for (b = 0; b < nb2; b++) {
-                        const int64_t l = 2 * a * stride * grid_cols + 2 * b * stride;
-                        if (stamp[l] != mark) {
-                            score[l] = krow[a * nb2 + b];
-                            lat[n_lat++] = (int32_t)l;
-                        }
-                    }
-                for (j = 0; j < n_cand; j++)
-                    if (score[cand[j]] > top || (score[cand[j]] == top && cand[j] < arg)) {
-                        top = score[cand[j]];
-                        arg = cand[j];
-                    }
-                for (j = 0; j < n_lat; j++)
-                    if (score[lat[j]] > top || (score[lat[j]] == top && lat[j] < arg)) {
-                        top = score[lat[j]];
-                        arg = lat[j];
-                    }
+                n_lat = CG_FN2(search_points_outside)(krow, na2, nb2, 2 * stride, grid_cols,
+                                                      stamp, mark, score, lat);
+                CG_FN2(search_top)(score, cand, n_cand, &top, &arg);
+                CG_FN2(search_top)(score, lat, n_lat, &top, &arg);
                 if (top > -INFINITY && stamp[arg] == mark) {
                     const int64_t dr = (arg / grid_cols - r0 + grid_rows) % grid_rows;
                     const int64_t dc = (arg % grid_cols - c0 + grid_cols) % grid_cols;
                     const int edge = (span_r < grid_rows && (dr == 0 || dr == span_r - 1))
                                      || (span_c < grid_cols && (dc == 0 || dc == span_c - 1));
-                    for (j = 0; j < n_cand; j++)
-                        in_box += exp((double)score[cand[j]] - (double)top);
-                    for (j = 0; j < n_lat; j++)
-                        out_box += exp((double)score[lat[j]] - (double)top);
+                    const double in_box = CG_FN2(search_mass)(score, cand, n_cand, top);
+                    const double out_box = CG_FN2(search_mass)(score, lat, n_lat, top);
                     tracked = !edge && in_box >= min_mass * (in_box + out_box);
                 }
                 if (!tracked) {
@@ -381,20 +407,10 @@ int CG_FN2(cg_grid_estep_search_csr)(int64_t n_rows, const INDEX *indptr, const 
                                         &n_cand, run_start, run_len);
                 CG_FN2(search_score_runs)(&ops, score, p0, p1, indices, data, logh, ld_logh,
                                           log_prior, run_start, run_len, n_runs);
-                for (j = 0; j < n_runs; j++)
-                    n_scored += run_len[j];
+                n_scored += n_cand;                 /* the runs' positions */
                 /* the lattice points outside the boxes keep their scores from (1) */
-                for (c = 0; c < Lc; c += nb) {       /* one lattice row after another */
-                    const int64_t row = (c / nb) * stride * grid_cols;
-                    int64_t b;
-                    for (b = 0; b < nb; b++) {
-                        const int64_t l = row + b * stride;
-                        if (stamp[l] != mark) {
-                            score[l] = crow[c + b];
-                            lat[n_lat++] = (int32_t)l;
-                        }
-                    }
-                }
+                n_lat = CG_FN2(search_points_outside)(crow, na, nb, stride, grid_cols, stamp,
+                                                      mark, score, lat);
             }
             /* (4) the posterior over the positions scored (the rest is 0), on the
              * candidates merged in ascending position order into ts.cp / ts.cv */
