@@ -257,7 +257,8 @@ def test_window_sum_window_equal_extent_and_one(extent, dtype):
 
 
 @pytest.mark.parametrize("backward", [False, True], ids=["fwd", "bwd"])
-@pytest.mark.parametrize("extent,window", [((40,), (7,)), ((13, 11), (4, 5)), ((5, 6, 7), (2, 3, 4))])
+@pytest.mark.parametrize("extent,window",
+                         [((40,), (7,)), ((13, 11), (4, 5)), ((5, 6, 7), (2, 3, 4))])
 @dtype_p
 def test_window_sum_no_cancellation(extent, window, backward, dtype):
     """One huge value among many tiny ones: every cell, including those whose
@@ -1240,7 +1241,9 @@ def test_estep_bad_index_in_a_late_row_of_a_block(tile, monkeypatch):
 # ----------------------------------------------------------------------------- 10. top-k
 def _posteriors(rng, N, L, dtype):
     """Posterior-like rows: peaked softmax rows, rows with exact ties (quantised values)
-    and zeros, a uniform row (an empty document's posterior) and a one-hot row."""
+    and zeros, a uniform row (an empty document's posterior), a one-hot row, and bumps of
+    10 and 40 distinct values above a floor every other entry equals (a fitted grid's
+    posteriors; the kernel's path without selection when fewer than k are above it)."""
     Q = np.exp(3 * rng.standard_normal((N, L)))
     Q[1] = rng.integers(0, 4, L)                       # many ties, zeros
     Q[1, 0] = 1.0
@@ -1248,6 +1251,9 @@ def _posteriors(rng, N, L, dtype):
     Q[3] = 0.0
     Q[3, L // 2] = 1.0                                 # one-hot
     Q[4] = rng.integers(1, 3, L) * 0.25                # two values only
+    for row, bump in ((5, min(L, 10)), (6, min(L, 40)))[:max(0, N - 5)]:
+        Q[row] = 1e-3 / L
+        Q[row, rng.choice(L, bump, replace=False)] = rng.random(bump) + 0.5
     Q /= Q.sum(axis=1, keepdims=True)
     return np.ascontiguousarray(Q.astype(dtype))
 

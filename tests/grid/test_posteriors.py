@@ -60,3 +60,30 @@ def test_bad_arguments_are_named(grid_and_counts):
         window_loglik(grid, X, np.zeros(3, dtype=int))
     with pytest.raises(ValueError, match=r"\[0, 30\)"):
         window_loglik(grid, X, np.full(70, 30))
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_largest_posteriors_are_those_of_a_stable_sort(grid_and_counts, dtype, num_threads):
+    """The selection of the map's truncated posteriors (and countgrid.external's) against
+    a full stable sort: the same positions in the same order (ties by the lower position, also
+    among the ties at the k-th value, which a partition alone keeps at random) and the
+    entries of q themselves, on a fitted grid's posteriors (a bump above the floor) and on
+    rows with ties, zeros and a single value."""
+    from countgrid.grid._posteriors import largest_posteriors
+
+    grid, X = grid_and_counts
+    rng = np.random.default_rng(5)
+    q = grid.transform(X).astype(dtype)
+    ties = rng.integers(0, 3, size=(6, q.shape[1])).astype(dtype)
+    ties[:, 0] += 1                                # a positive entry in every row
+    ties[1] = 1                                    # one value
+    rows = np.ascontiguousarray(np.vstack([q, ties / ties.sum(axis=1, keepdims=True)]))
+    for k in (1, 3, 8, 29, 30, 45):
+        kk = min(k, rows.shape[1])
+        ref_pos = np.argsort(-rows, axis=1, kind="stable")[:, :kk]
+        ref_val = np.take_along_axis(rows, ref_pos, axis=1)
+        pos, val = largest_posteriors(rows, k, num_threads)
+        assert pos.shape == (len(rows), kk) and val.dtype == dtype
+        np.testing.assert_array_equal(pos, ref_pos, err_msg=f"k={k}")
+        np.testing.assert_array_equal(val, ref_val, err_msg=f"k={k}")

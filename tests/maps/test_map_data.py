@@ -325,7 +325,7 @@ def test_write_html_refuses_paths_that_are_no_file_name(fitted, tmp_path):
                      ("", ValueError), (".", ValueError)):
         with pytest.raises(exc, match="path"):
             write_html(fitted["grid"], bad)
-        if bad is None:     # to_html() without a path returns the page (tests/maps/test_notebook.py)
+        if bad is None:     # to_html() without a path returns the page (test_notebook.py)
             continue
         with pytest.raises(exc, match="path"):
             fitted["grid"].to_html(bad)
@@ -394,7 +394,8 @@ def test_top_words_by_block_is_the_whole_table_ranking(k, weighted, monkeypatch)
 
 def test_posteriors_truncated_a_few_rows_at_a_time_give_the_same_page(fitted, monkeypatch):
     """The map truncates each block of posteriors a few rows at a time (bounded scratch;
-    issue 22, memory): the page is the same, bit for bit."""
+    issue 22, memory): the page is the same, bit for bit (the grid has 130 cells, rows
+    keep up to MAX_POSITIONS of them)."""
     from countgrid.maps import _data
     from countgrid.maps._html import render_html
 
@@ -402,5 +403,5 @@ def test_posteriors_truncated_a_few_rows_at_a_time_give_the_same_page(fitted, mo
     kw = dict(feature_names=fitted["words"], metadata=fitted["meta"], titles=fitted["titles"])
     whole = render_html(map_data(grid, X, **kw))
     for rows in (1, 7):
-        monkeypatch.setattr(_data, "_TRUNCATE_ELEMENTS", rows * 130)
+        monkeypatch.setattr(_data, "_TRUNCATE_ELEMENTS", rows * MAX_POSITIONS)
         assert render_html(map_data(grid, X, **kw)) == whole

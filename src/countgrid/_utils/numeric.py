@@ -1,25 +1,8 @@
 """Numerical helpers shared by the layers: exact rescaling for sums near the ends of the
-float64 range (docs/robustness.md, "Numerical range") and the largest entries of rows
-(the truncated posteriors of the map and of countgrid.external)."""
+float64 range (docs/robustness.md, "Numerical range")."""
 import numpy as np
 
-__all__ = ["power_of_two_scale", "largest_per_row"]
-
-
-def largest_per_row(Q, k):
-    """The ``k`` largest entries of each row of the 2-D array ``Q``, largest first, ties
-    by the lower column (``1 <= k <= Q.shape[1]``).
-
-    Returns
-    -------
-    columns, values : ndarray of shape (Q.shape[0], k)
-    """
-    n, m = Q.shape
-    part = np.argpartition(-Q, k - 1, axis=1)[:, :k] if k < m else \
-        np.tile(np.arange(m), (n, 1))
-    vals = np.take_along_axis(Q, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1)
-    return np.take_along_axis(part, order, axis=1), np.take_along_axis(vals, order, axis=1)
+__all__ = ["power_of_two_scale"]
 
 
 def power_of_two_scale(values, limit=500):

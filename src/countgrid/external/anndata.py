@@ -21,8 +21,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from countgrid._utils.docs import fill_doc
-from countgrid._utils.numeric import largest_per_row
+from countgrid._utils.threads import effective_n_threads
 from countgrid.grid import CountingGrid
+from countgrid.grid._posteriors import largest_posteriors
 from countgrid.gtm import ZIPGTM
 from countgrid.topics import PLSA
 
@@ -133,7 +134,7 @@ def top_k_posteriors(grid, X, top_k):
     rows, cols, vals = [], [], []
     for t0 in range(0, n, POSTERIOR_BLOCK):
         Q = np.asarray(grid.transform(X[t0:t0 + POSTERIOR_BLOCK]))
-        part, v = largest_per_row(Q, k)
+        part, v = largest_posteriors(Q, k, effective_n_threads(grid.num_threads))
         rows.append(np.repeat(np.arange(t0, t0 + Q.shape[0]), k))
         cols.append(part.ravel())
         vals.append(v.ravel())

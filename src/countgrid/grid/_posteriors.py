@@ -1,12 +1,14 @@
 """What layers above the models read of a fitted counting grid, block by block: the
-posteriors of documents (:func:`visit_posteriors`) and their log-likelihoods in given
-windows (:func:`window_loglik`).  The interactive map (countgrid.maps), the command line
+posteriors of documents (:func:`visit_posteriors`), their largest entries
+(:func:`largest_posteriors`) and their log-likelihoods in given windows
+(:func:`window_loglik`).  The interactive map (countgrid.maps), the command line
 and countgrid.metrics use these instead of the grid's private methods."""
 import numpy as np
 
 from countgrid._utils.counts import check_counts
 from countgrid._utils.docs import fill_doc
 from countgrid._utils.validation import check_is_fitted
+from countgrid.grid import _wrappers
 from countgrid.grid._counting_grid import CountingGrid
 
 __all__ = ["visit_posteriors", "window_loglik"]
@@ -30,9 +32,9 @@ def visit_posteriors(grid, X, visit):
     """Call ``visit`` with the posteriors of the documents ``X``, one block of rows at a time.
 
     The posteriors are those of :meth:`CountingGrid.transform`; memory stays
-    O(block x cells) whatever the number of documents.  Inside
-    a progress context (``countgrid._utils.progress.passes``) the pass is reported (stage " posteriors", unit
-    "document") when it starts and after every block.
+    O(block x cells) whatever the number of documents.  Inside a progress context
+    (``countgrid._utils.progress.passes``) the pass is reported (stage " posteriors",
+    unit "document") when it starts and after every block.
 
     Parameters
     ----------
@@ -61,6 +63,36 @@ def visit_posteriors(grid, X, visit):
     True
     """
     return _fitted_grid(grid)._visit_posteriors(X, visit)
+
+
+def largest_posteriors(q, k, num_threads=0):
+    """The ``min(k, L)`` largest entries of each row of a block of posteriors ``q`` (n, L),
+    largest first, ties by the lower position (the truncated posteriors of the map and of
+    countgrid.external): selected by the C kernel of the sparse M-step
+    (``cg_grid_topk_posterior``, O(L) a row), then the k kept sorted.
+
+    Parameters
+    ----------
+    q : ndarray of shape (n, L), float32 or float64, C-contiguous
+        Rows as :func:`visit_posteriors` gives them: finite, non-negative, each with a
+        positive entry.
+    k : int
+    num_threads : int, default=0
+        0: all the threads the grid would use.
+
+    Returns
+    -------
+    positions : ndarray of shape (n, min(k, L)), int32
+    values : ndarray of shape (n, min(k, L)), the dtype of q
+        The entries of ``q`` themselves (not renormalised).
+    """
+    q = np.ascontiguousarray(q)
+    positions, _ = _wrappers.topk_posterior(q, k, num_threads=num_threads)  # ascending
+    values = np.take_along_axis(q, positions, axis=1)
+    # a stable sort of descending values keeps equal ones in ascending position order
+    order = np.argsort(-values, axis=1, kind="stable")
+    return (np.take_along_axis(positions, order, axis=1),
+            np.take_along_axis(values, order, axis=1))
 
 
 @fill_doc(grid_and_counts=_GRID_AND_COUNTS_DOC)

@@ -35,14 +35,15 @@ from countgrid._utils.counts import check_counts
 from countgrid._utils.dates import parse_dates, period_codes
 from countgrid._utils.docs import fill_doc
 from countgrid._utils.memory import check_memory
-from countgrid._utils.numeric import largest_per_row
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
+from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state
 from countgrid.grid import (CountingGrid, region_words, regions, visit_posteriors,
                             window_loglik)
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._groups import add_group_corners, cell_masses
+from countgrid.grid._posteriors import largest_posteriors
 from countgrid.grid._layers import LayeredCountingGrid, spatial_view, word_layers
 from countgrid.grid._time_slices import TimeSlicedCountingGrid, periods_view
 from countgrid.grid._torus import check_grid
@@ -89,8 +90,8 @@ LIST_LENGTH = 100
 REGION_CELLS = (200, 50)
 #: Words in a region's name.
 REGION_NAME_WORDS = 3
-#: Posterior entries truncated at once (a few MB of sorting scratch, not three copies of
-#: a block of the E-step).
+#: Kept posterior entries (rows x MAX_POSITIONS) selected at once: a few MB of scratch,
+#: and few calls of the selection kernel (each a parallel region).
 _TRUNCATE_ELEMENTS = 1 << 18
 
 
@@ -862,10 +863,13 @@ default="relevance"
         check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
                      "pass max_docs= to sample the documents")
 
+        threads = effective_n_threads(getattr(model, "num_threads", None))
+
         def truncate(q):       # rows of posteriors -> their largest entries
-            map_parts.append(np.argmax(q, axis=1))
-            part, vals = largest_per_row(q, cap)   # descending q, ties by lower cell
-            total = q.sum(axis=1, keepdims=True)
+            part, vals = largest_posteriors(q, cap, threads)   # descending, ties by lower cell
+            map_parts.append(part[:, 0])
+            vals = vals.astype(np.float64)
+            total = q.sum(axis=1, dtype=np.float64, keepdims=True)
             enough = np.cumsum(vals, axis=1) >= POSTERIOR_MASS * total
             m = np.where(enough.any(axis=1), np.argmax(enough, axis=1) + 1, cap)
             keep = np.arange(cap)[None, :] < m[:, None]
@@ -873,24 +877,25 @@ default="relevance"
             pos_parts.append(part[keep])
             q_parts.append(vals[keep].astype(np.float32))
 
-        rows = max(1, _TRUNCATE_ELEMENTS // L)
+        rows = max(1, _TRUNCATE_ELEMENTS // cap)
 
         def visit(t0, t1, qb, llb):
-            qb64 = np.asarray(qb, dtype=np.float64)
+            # the block in the grid's dtype: a float64 copy of a float32 block (as large
+            # as the block) cost more than the E-step that made it
             for r0 in range(0, t1 - t0, rows):     # every row on its own: same result
-                truncate(qb64[r0:r0 + rows])
+                truncate(qb[r0:r0 + rows])
             for name, kind, values, lev in columns:
                 v = values[t0:t1]
                 if kind == "categorical":
-                    onehot = np.zeros((len(lev), t1 - t0))
+                    onehot = np.zeros((len(lev), t1 - t0), dtype=qb.dtype)
                     onehot[v, np.arange(t1 - t0)] = 1.0
-                    stats[name] += onehot @ qb64
-                else:
+                    stats[name] += onehot @ qb
+                else:    # any finite float64 value, so the product is float64
                     ok = np.isfinite(v)
-                    stats[name][0] += np.where(ok, v, 0.0) @ qb64
-                    stats[name][1] += ok.astype(np.float64) @ qb64
+                    stats[name][0] += np.where(ok, v, 0.0) @ qb
+                    stats[name][1] += ok.astype(qb.dtype) @ qb
             if time_stats is not None:       # each period's document mass (per corner)
-                add_group_corners(time_stats, period_of[t0:t1], qb64)
+                add_group_corners(time_stats, period_of[t0:t1], qb)
 
         visit_posteriors(model, Xc, visit)
     doc_offsets = np.zeros(n + 1, dtype=np.int64)

@@ -133,6 +133,11 @@ def _walk(node, f):
     if isinstance(node, dict):
         return {_text(str(k)): f(v) for k, v in node.items()}
     if isinstance(node, (list, tuple)):
+        if node and all(type(v) is str for v in node):
+            # a list of texts (titles, snippets: 100,000 of them) checked in one search
+            if not _SURROGATES.search("".join(node)):
+                return list(node)
+            return [_text(v) for v in node]
         return [f(v) for v in node]
     if isinstance(node, (np.integer,)):
         return int(node)
