@@ -4,7 +4,10 @@ Every estimator and function resolves its ``num_threads`` once, with
 :func:`effective_n_threads`, and hands the resulting positive count to the C kernels,
 which pass it to each OpenMP region (never setting it globally).  BLAS is limited with
 :func:`limit_blas_threads` around code that mixes our OpenMP regions with BLAS calls, so
-that the two thread pools do not oversubscribe the cores.  As in scikit-learn's
+that the two thread pools do not oversubscribe the cores; where our kernels do the work
+(sparse counts) and BLAS only side products, BLAS gets one thread: OpenBLAS's threads spin
+for a while after each call and slow the next OpenMP region several times over when the
+cores are few (docs/map.md, "The notebook widget").  As in scikit-learn's
 ``_openmp_effective_n_threads``, the default honours ``OMP_NUM_THREADS`` and otherwise the
 CPUs this process may really use (affinity mask and cgroup quota).
 
