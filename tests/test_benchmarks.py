@@ -43,3 +43,20 @@ def test_the_converged_map_benchmark_runs():
     assert on_all["accelerated"] < on_all["coarse-to-fine"]
     assert on_all["progressive"] < on_all["coarse-to-fine"]
     assert float(rows["tracked"][5]) < float(rows["progressive"][5])   # fewer positions
+
+
+def test_the_roofline_benchmark_runs():
+    """bench_roofline.py (issue 29, docs/scale.md "The kernels' roofline") in its quick
+    form: the kernels' ceilings from L1 to L3, corpus (a)'s rates and the bound on the
+    ratio to both NumPy peers (the figures are timings: only their presence is tested)."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_roofline.py"),
+                          "--quick"], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    for dtype in ("float32", "float64"):
+        for kernel in ("E-step", "accumulation"):
+            row = next(x for x in lines if x.startswith(f"| 1024 | {dtype} | {kernel} |"))
+            assert len([v for v in row.split("|") if v.strip()]) == 3 + 3   # L1, L2, L3
+        assert any(x.startswith(f"| (a) synthetic | {dtype} |") for x in lines)
+        for peer in ("dense-BLAS", "sparse"):
+            assert any(x.startswith(f"| {dtype} | {peer} |") for x in lines)
