@@ -10,8 +10,9 @@ experiments/coarse_estep_em.py) and the share of training documents whose most p
 window is the exact fit's, and within one cell of it on the torus (the same start, so no
 alignment).  Issue 29's guards: held-out
 within 0.5 %, accuracy within 0.01, positions >= 95 %.  ``--fits`` adds extrapolated EM
-(``accelerate=True``) with either E-step, and tracking (``estep_params={"track": True}``)
-without or with it ("tracked", "tracked-accelerated").
+(``accelerate=True``) with either E-step, tracking (``estep_params={"track": True}``)
+without or with it ("tracked", "tracked-accelerated"), and the exact fit in float64
+("exact-float64": what rounding alone does to the positions measure).
 
     PYTHONPATH=src python experiments/coarse_estep_fit.py --json /tmp/coarse_fit.json
 """
@@ -32,17 +33,22 @@ sys.path.insert(0, HERE)
 from coarse_estep_em import evaluate, load  # noqa: E402
 
 
-#: The fits: (E-step, accelerate, track); the first is the reference.
-FITS = {"exact": ("exact", False, False), "coarse-to-fine": ("coarse-to-fine", False, False),
-        "exact-accelerated": ("exact", True, False),
-        "accelerated": ("coarse-to-fine", True, False),
-        "tracked": ("coarse-to-fine", False, True),
-        "tracked-accelerated": ("coarse-to-fine", True, True)}
+#: The fits: (E-step, accelerate, track, dtype); the first is the reference.
+#: "exact-float64" is the exact fit in float64: how far rounding alone moves the
+#: positions measure (its noise floor).
+FITS = {"exact": ("exact", False, False, np.float32),
+        "exact-float64": ("exact", False, False, np.float64),
+        "coarse-to-fine": ("coarse-to-fine", False, False, np.float32),
+        "exact-accelerated": ("exact", True, False, np.float32),
+        "accelerated": ("coarse-to-fine", True, False, np.float32),
+        "tracked": ("coarse-to-fine", False, True, np.float32),
+        "tracked-accelerated": ("coarse-to-fine", True, True, np.float32)}
 
 
 def fit(X, name, seed, threads, top_k=None):
-    estep, accelerate, track = FITS[name]
+    estep, accelerate, track, dtype = FITS[name]
     model = countgrid.CountingGrid(random_state=seed, estep=estep, num_threads=threads,
+                                   dtype=dtype,
                                    posterior_top_k=top_k if estep != "exact" else None,
                                    accelerate=accelerate,
                                    estep_params={"track": True} if track else None)
@@ -58,7 +64,7 @@ def compare(name, words, seed, threads, top_k=None, fits=("exact", "coarse-to-fi
     out = {"dataset": name, "words": Xtr.shape[1], "train": Xtr.shape[0], "seed": seed}
     maps = {}
     for label in fits:
-        model, seconds = fit(Xtr.astype(np.float32), label, seed, threads, top_k)
+        model, seconds = fit(Xtr.astype(FITS[label][3]), label, seed, threads, top_k)
         extent, window = model.pi_.shape[:-1], model.window
         logh = np.log(model.h_.reshape(-1, Xtr.shape[1]).T.astype(np.float64))
         heldout, acc, pos = evaluate(logh, extent, window, Xtr, ytr, Xte, yte)
