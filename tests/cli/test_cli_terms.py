@@ -27,6 +27,9 @@ from cli.test_verbs import run, write_news_csv
      "corpus.subset(corpus.counts.getnnz(axis=1) > 0))",
      "ids 'row 3'; they are kept as empty rows"),
     ("a tolerance", "a tolerance"),
+    ("estep='coarse-to-fine' searches 1-D and 2-D grids",
+     "--estep coarse-to-fine searches 1-D and 2-D grids"),
+    ("subsample=0.5 needs batch EM", "--subsample 0.5 needs batch EM"),
 ])
 def test_cli_terms(text, expected):
     assert cli_terms(text) == expected
@@ -129,3 +132,36 @@ def test_evaluate_leaves_out_classes_smaller_than_the_folds(small_csv):
             "(1 documents): zope (1)") in res.stderr
     assert "36 documents" in res.stdout and "3 classes" in res.stdout
     assert "np.str_" not in res.stdout + res.stderr
+
+
+def test_large_corpus_options_reach_the_grid(small_csv):
+    """--estep, --accelerate, --subsample and --track (docs/scale.md) are the grid's
+    estep, accelerate, subsample and estep_params={"track": True}, kept in the model file;
+    the fit is the one the Python API gives for the same parameters."""
+    res = run(["fit", "docs.csv", "--text-col", "body", "-o", "fast.npz", "--grid", "8x8",
+               "--window", "3x3", "--estep", "coarse-to-fine", "--accelerate", "--subsample",
+               "0.5", "--track", "--n-iter", "40", "--threads", "1", "-q"], small_csv)
+    assert res.returncode == 0, res.stderr
+    model, corpus = countgrid.load(small_csv / "fast.npz", return_corpus=True)
+    params = model.get_params()
+    assert (params["estep"], params["accelerate"], params["subsample"],
+            params["estep_params"]) == ("coarse-to-fine", True, 0.5, {"track": True})
+    again = countgrid.CountingGrid(**params).fit(corpus.counts)
+    np.testing.assert_array_equal(again.pi_, model.pi_)
+
+
+@pytest.mark.parametrize("extra, flag, says", [
+    (["--track"], "--track", "add --estep coarse-to-fine"),
+    (["--accelerate", "--layers", "2"], "--accelerate", "not of --layers"),
+    (["--estep", "coarse-to-fine", "--model", "plsa"], "--estep", "not of --model plsa"),
+    (["--subsample", "auto", "--meta-cols", "group", "--time-col", "group"], "--subsample",
+     "not of time slices"),
+    (["--subsample", "1.5"], "--subsample", "strictly between 0 and 1"),
+    (["--subsample", "0"], "--subsample", "positive integer"),
+    (["--estep", "fine"], "--estep", "invalid choice"),
+])
+def test_large_corpus_options_refused_where_they_do_not_apply(small_csv, extra, flag, says):
+    res = run(["fit", "docs.csv", "--text-col", "body", "-o", "m.npz", "-q", *extra], small_csv)
+    assert res.returncode == 2, res.stderr
+    assert f"argument {flag}" in res.stderr and says in res.stderr, res.stderr
+    assert not (small_csv / "m.npz").exists()

@@ -50,7 +50,8 @@ CLI_FLAGS = {"extent": "--grid", "window": "--window", "n_iter": "--n-iter", "to
              "min_df": "--min-df", "max_df": "--max-df", "max_features": "--max-features",
              "stop_words": "--stop-words", "token_pattern": "--token-pattern",
              "lowercase": "--no-lowercase", "num_threads": "--threads",
-             "random_state": "--seed", "max_bytes": "--max-bytes", "on_error": "--on-error"}
+             "random_state": "--seed", "max_bytes": "--max-bytes", "on_error": "--on-error",
+             "estep": "--estep", "subsample": "--subsample"}
 # ``name=value`` (quoted, a tuple, or a bare value) and the bare names that are no English
 # word (``window``, ``extent``, ``encoding``, ``dtype`` are only translated with a value)
 _ASSIGNED = re.compile(r"\b(" + "|".join(CLI_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|"

@@ -5,8 +5,8 @@ import numpy as np
 
 from countgrid.cli._args import add_common, check_output, input_paths, resolve_threads
 from countgrid.cli._inputs import INPUT_HELP, add_input_options, read_documents
-from countgrid.cli._models import (add_model_options, add_time_options, describe,
-                                   make_estimator, time_column)
+from countgrid.cli._models import (add_large_corpus_options, add_model_options,
+                                   add_time_options, describe, make_estimator, time_column)
 from countgrid.cli._output import size_text, write_file, wrote
 from countgrid.cli._progress import show_progress
 
@@ -17,6 +17,7 @@ examples:
   countgrid fit posts/ -o big.npz --grid 48x48 --window 5x5 --tol 1e-6
   countgrid fit posts.npz -o topics.npz --model plsa -k 50
   countgrid fit posts/ -o layers.npz --layers 2       # two word distributions per cell
+  countgrid fit posts/ -o fast.npz --estep coarse-to-fine --accelerate --subsample auto
   countgrid fit posts.csv --text-col body --meta-cols date --time-col date -o periods.npz
 """
 
@@ -32,6 +33,7 @@ def add_arguments(p):
     p.add_argument("input", metavar="INPUT", help=INPUT_HELP)
     p.add_argument("-o", "--output", required=True, help="the model file to write (.npz)")
     add_model_options(p)
+    add_large_corpus_options(p)
     add_time_options(p)
     add_input_options(p)
     add_common(p)

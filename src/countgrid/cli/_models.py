@@ -5,9 +5,9 @@ import inspect
 
 import numpy as np
 
-from countgrid.cli._args import (UsageError, check_grid_memory, check_window, grid_shape,
-                                 grid_shape_or_auto, nonnegative_float, nonnegative_int,
-                                 positive_int)
+from countgrid.cli._args import (UsageError, check_grid_memory, check_window, fraction,
+                                 grid_shape, grid_shape_or_auto, nonnegative_float,
+                                 nonnegative_int, positive_int)
 from countgrid._utils.dates import PERIODS, parse_dates
 from countgrid.grid import (CountingGrid, LayeredCountingGrid, TimeSlicedCountingGrid,
                             auto_extent, auto_window_schedule)
@@ -112,6 +112,63 @@ def add_model_options(parser):
     add_dtype_option(group)
 
 
+def subsample_value(text):
+    """--subsample: auto, a number of documents (an integer) or a fraction of them."""
+    text = text.strip()
+    if text == "auto":
+        return text
+    return positive_int(text) if text.isdigit() else fraction(text)
+
+
+#: The options of add_large_corpus_options: flag -> (attribute, value when not given).
+LARGE_CORPUS_FLAGS = {"--estep": ("estep", None), "--accelerate": ("accelerate", False),
+                      "--subsample": ("subsample", None), "--track": ("track", False)}
+
+
+def add_large_corpus_options(parser):
+    group = parser.add_argument_group("large corpora (counting grids; docs/scale.md)")
+    group.add_argument("--estep", choices=("exact", "coarse-to-fine"), default=None,
+                       help="how each pass places the documents: exact (every window "
+                            "position; the default) or coarse-to-fine (a lattice of "
+                            "positions, then the boxes around the best: 2.2x faster passes "
+                            "on a 64x64 grid, the same held-out fit)")
+    group.add_argument("--accelerate", action="store_true",
+                       help="extrapolated EM (SQUAREM): about half the passes in the target "
+                            "window, the same fixed points")
+    group.add_argument("--subsample", type=subsample_value, default=None, metavar="N",
+                       help="progressive fitting: converge on N documents first (a count, a "
+                            "fraction such as 0.1, or auto: max(50000, 25 x the cells) when "
+                            "the corpus holds twice as many), then on all")
+    group.add_argument("--track", action="store_true",
+                       help="with --estep coarse-to-fine: score each document first around "
+                            "its last position (a third of the positions; a path further "
+                            "from the exact fit's; docs/scale.md, 'Tracking')")
+
+
+def large_corpus_parameters(args, what):
+    """The CountingGrid keyword arguments of --estep, --accelerate, --subsample and --track
+    (UsageError when one is given for ``what``, a model without them, or --track without
+    --estep coarse-to-fine)."""
+    given = [flag for flag, (name, unset) in LARGE_CORPUS_FLAGS.items()
+             if getattr(args, name, unset) != unset]
+    if given and what is not None:
+        raise UsageError(f"argument {given[0]}: it is an option of plain counting grids "
+                         f"(--model cg), not of {what}")
+    kwargs = {}
+    if getattr(args, "estep", None) is not None:
+        kwargs["estep"] = args.estep
+    if getattr(args, "accelerate", False):
+        kwargs["accelerate"] = True
+    if getattr(args, "subsample", None) is not None:
+        kwargs["subsample"] = args.subsample
+    if getattr(args, "track", False):
+        if kwargs.get("estep") != "coarse-to-fine":
+            raise UsageError("argument --track: tracking is part of the coarse-to-fine "
+                             "E-step: add --estep coarse-to-fine")
+        kwargs["estep_params"] = {"track": True}
+    return kwargs
+
+
 def add_time_options(parser):
     group = parser.add_argument_group("time slices (a counting grid per period)")
     group.add_argument("--time-col", default=None, metavar="COL",
@@ -195,6 +252,11 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
     for flag in ("period", "smoothness", "span"):
         if time_col is None and getattr(args, flag, None) is not None:
             raise UsageError(f"argument --{flag}: it sets the time slices of --time-col")
+    plain = args.model == "cg" and layers == 1 and time_col is None
+    large = large_corpus_parameters(
+        args, None if plain else ("time slices (--time-col)" if time_col is not None
+                                  else "--layers" if args.model == "cg"
+                                  else f"--model {args.model}"))
     if time_col is not None:
         if args.model != "cg" or layers > 1:
             what = "--layers" if layers > 1 else f"--model {args.model}"
@@ -210,7 +272,7 @@ def make_estimator(args, num_threads, n_words=1, n_docs=1):
                                                      cls=LayeredCountingGrid),
                                    n_layers=layers, **common)
     if args.model == "cg":
-        return CountingGrid(**grid_parameters(args, n_docs, n_words), **common)
+        return CountingGrid(**grid_parameters(args, n_docs, n_words), **large, **common)
     if layers > 1:
         raise UsageError(f"argument --layers: only counting grids (--model cg) have layers, "
                          f"not --model {args.model}")
