@@ -2,7 +2,8 @@
 (a true 64x64 counting grid, window 5x5, 20,000 words, ~50 tokens a document) to the
 default convergence rule, several ways next to each other in one run (``--fits``): the
 exact E-step (also in float64, "exact-float64", not run by default: what rounding alone
-does to the positions measure), ``estep="coarse-to-fine"``, that with ``accelerate=True`` ("accelerated"),
+does to the positions measure), ``estep="coarse-to-fine"``, that with
+``accelerate=True`` ("accelerated"),
 that with ``subsample`` too ("progressive", ``--subsample``, default "auto"), and that
 with tracking too ("tracked", ``estep_params={"track": True}``).
 

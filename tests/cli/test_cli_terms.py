@@ -16,7 +16,8 @@ from cli.test_verbs import run, write_news_csv
 @pytest.mark.parametrize("text, expected", [
     ("tol=1e-05: raise n_iter or tol", "--tol 1e-05: raise --n-iter or --tol"),
     ("extent='auto' would use 24x24", "--grid auto would use 24x24"),
-    ("e.g. encoding='latin-1' or encoding='cp1252'", "e.g. --encoding latin-1 or --encoding cp1252"),
+    ("e.g. encoding='latin-1' or encoding='cp1252'",
+     "e.g. --encoding latin-1 or --encoding cp1252"),
     ("text_col is required", "--text-col is required"),
     ("meta_cols applies to CSV", "--meta-cols applies to CSV"),
     ("window=(4, 4) is larger", "--window 4x4 is larger"),
