@@ -684,8 +684,8 @@ def check_gram(case, params):
     assert (K64 <= np.outer(root, root) * (1 + 4 * rtol) + slack).all(), (
         f"Cauchy-Schwarz (positive semi-definite)\n{K64!r}")
     if n:
-        top = np.abs(K64).max()
-        if np.isfinite(top ** 2 * n) and top > 0:
+        top = float(np.abs(K64).max())
+        if 0 < top < np.sqrt(np.finfo(np.float64).max / n):     # top ** 2 * n is finite
             assert np.linalg.eigvalsh(K64 / top).min() >= -10 * n * rtol
     if params["q"] == 0 and not params["exponentiated"]:
         support = (V > 0).astype(np.float64)
