@@ -38,8 +38,7 @@ from countgrid._utils.memory import check_memory
 from countgrid._utils.palette import MAX_LEVELS, OTHER, choose_levels, level_colors
 from countgrid._utils.threads import effective_n_threads
 from countgrid._utils.validation import check_is_fitted, check_random_state
-from countgrid.grid import (CountingGrid, region_words, regions, visit_posteriors,
-                            window_loglik)
+from countgrid.grid import CountingGrid, region_words, regions, visit_posteriors
 from countgrid.grid._browse import (RANK_DECIMALS, check_cell, corner_depths, rank_key,
                                     window_coverage, window_depth)
 from countgrid.grid._groups import add_group_corners, cell_masses
@@ -906,7 +905,8 @@ default="relevance"
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
     # the tie-break of the document lists: log-likelihood per token in the MAP window
-    doc_loglik = window_loglik(model, Xc, doc_map) if n else np.zeros(0)
+    # (countgrid.grid.window_loglik without checking Xc and the MAP windows a second time)
+    doc_loglik = model._window_loglik(Xc, doc_map.astype(np.int64)) if n else np.zeros(0)
 
     colorings = []
     if label is not None:
