@@ -33,25 +33,17 @@ import scipy.sparse as sp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _countgrid_import import countgrid  # noqa: E402
+from _countgrid_import import countgrid, effective_n_threads  # noqa: E402
 
 import numpy_counting_grid as ncg  # noqa: E402
 from bench_counting_grid import load_news20, make_synthetic  # noqa: E402
+from bench_rap import best_of  # noqa: E402  (fastest of n calls, all the times)
 from run_all import cpu_model  # noqa: E402
 
 #: pool sizes, in bytes of the rows read (this machine: 48 KiB L1d and 2 MiB L2 a core)
 LEVELS = (("L1", 16 << 10), ("L2", 1 << 20), ("L3", 64 << 20), ("memory", 1536 << 20))
 NNZ_PER_ROW = 100
 WORK = 1.5e9            # multiply-adds per timed call
-
-
-def best_of(f, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def estep_rate(kernels, em, X, logh, nt, reps):
@@ -66,7 +58,7 @@ def estep_rate(kernels, em, X, logh, nt, reps):
             t1 = min(T, t0 + B)
             kernels.estep_csr(X.indptr, X.indices, X.data, t0, t1, logh, None, floor, q,
                               ll[t0:t1], nt)
-    s = best_of(run, reps)
+    s = best_of(run, reps)[0]
     return X.nnz * L / s, s
 
 
@@ -78,7 +70,7 @@ def accumulate_rate(kernels, C, q, nt, reps):
     def run():
         cursor[:] = C.indptr[:-1]
         kernels.accumulate_csc(C.indptr, C.indices, C.data, cursor, 0, C.shape[0], q, n, nt)
-    s = best_of(run, reps)
+    s = best_of(run, reps)[0]
     return C.nnz * q.shape[1] / s, s
 
 
@@ -148,7 +140,6 @@ def main(argv=None):
         args.news20, args.reps = False, 1
     from countgrid.grid import _em
     from countgrid.grid import _wrappers as kernels
-    from countgrid._utils.threads import effective_n_threads
     print(f"# CPU: {cpu_model()}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M')}")
     countgrid.show_config()
@@ -208,16 +199,16 @@ def main(argv=None):
             warnings.simplefilter("ignore")
             grid = countgrid.CountingGrid(extent, window, n_iter=1, tol=0, min_iter=0,
                                           window_schedule=None, dtype=dtype, random_state=0)
-            t1 = best_of(lambda: grid.fit(Xa), 3)
+            t1 = best_of(lambda: grid.fit(Xa), 3)[0]
             grid.set_params(n_iter=6)
-            t6 = best_of(lambda: grid.fit(Xa), 3)
+            t6 = best_of(lambda: grid.fit(Xa), 3)[0]
         ours = (t6 - t1) / 5
         e_s, a_s = rows[corpora[0][0], dtype]
         fma = Xa.nnz * L
         at_ceiling = fma / ceil[L, dtype]["L1"][0] + fma / ceil[L, dtype]["L1"][1]
         D = Xa.toarray().astype(dtype)
         logh = np.full((D.shape[1], L), -7.0, dtype)
-        gemm = D.size * L / best_of(lambda: D @ logh, 5)
+        gemm = D.size * L / best_of(lambda: D @ logh, 5)[0]
         print(f"| {np.dtype(dtype).name} | (the dense peer's GEMM C @ log h: "
               f"{gemm / G:.0f} G multiply-adds/s on {D.size * L / Xa.nnz / L:.1f}x the "
               f"sparse kernels' multiply-adds) | | | | | | | |")

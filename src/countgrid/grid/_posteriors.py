@@ -78,7 +78,7 @@ def largest_posteriors(q, k, num_threads=0):
         positive entry.
     k : int
     num_threads : int, default=0
-        0: all the threads the grid would use.
+        OpenMP threads (0: the OpenMP default).
 
     Returns
     -------

@@ -862,7 +862,7 @@ default="relevance"
         check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
                      "pass max_docs= to sample the documents")
 
-        threads = effective_n_threads(getattr(model, "num_threads", None))
+        threads = effective_n_threads(model.num_threads)
 
         def truncate(q):       # rows of posteriors -> their largest entries
             part, vals = largest_posteriors(q, cap, threads)   # descending, ties by lower cell
