@@ -141,7 +141,8 @@ class LabSession:
         self.page.evaluate("jupyterapp.commands.execute('notebook:run-all-cells')")
 
     def map_frame(self, timeout=90):
-        """The frame of the first widget's map once it has read its documents."""
+        """The frame of the first widget's map once it has read its documents and is in
+        view (not a preview, nor the whole map still loading behind one)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for frame in self.page.frames:
@@ -149,7 +150,7 @@ class LabSession:
                     continue
                 try:
                     if frame.evaluate("!!(window.countgridMap && countgridMap.ready && "
-                                      "countgridMap.host)"):
+                                      "countgridMap.host && countgridMap.shown)"):
                         return frame
                 except Exception:        # a frame navigating or detached
                     continue

@@ -278,3 +278,113 @@ def test_a_map_without_documents_selects_nothing(fitted):
     w._selection_state = {"kind": "cells", "cells": list(range(130)), "kept": None}
     assert len(w.selection) == 0 and w.selection_kind == "cells"
     assert len(w.documents_at([5], kind="cell")) == 0
+
+
+@pytest.fixture
+def gated(monkeypatch):
+    """Widgets whose documents wait for ``gate`` (placed in a thread for every corpus)."""
+    import threading
+    gate, stages = threading.Event(), _widget.map_stages
+
+    def waiting(*args, **kwargs):
+        s = stages(*args, **kwargs)
+        yield next(s)
+        assert gate.wait(60)
+        yield next(s)
+
+    monkeypatch.setattr(_widget, "BACKGROUND_WORK", 0)
+    monkeypatch.setattr(_widget, "map_stages", waiting)
+    yield gate
+    gate.set()
+
+
+def test_a_large_corpus_shows_its_map_before_its_documents(fitted, map_options, gated):
+    import threading
+    w = countgrid.widget(fitted["grid"], fitted["X"], color_by="topic", **map_options)
+    seen = []
+    w.observe(lambda change: seen.append(change["new"]), names="ready")
+    # the preview: the map part of a map whose documents are coming, no documents part
+    assert w.ready is False and w._documents_part == b""
+    header, _ = decode(w._map_part)
+    assert header["n_documents"] == fitted["X"].shape[0]
+    assert header["colorings"] == [] and header["color_by"] is None and header["time"] is None
+    assert all("doc_share" not in level for level in header["regions"])
+    assert w.color_by == "topic"            # known before the documents are in
+    assert len(w.selection) == 0 and "topic" in w.selection.columns
+    w.color_by = ""
+    w.color_by = "topic"
+    # what needs the documents waits for them
+    threading.Timer(0.3, gated.set).start()
+    w.highlight = [3]
+    assert w.ready is True and seen == [True]
+    data = map_data(fitted["grid"], fitted["X"], color_by="topic", **map_options)
+    head, docs = split_documents(data)
+    assert w._map_part == encode_binary(head) and w._documents_part == encode_binary(docs)
+    assert w._highlight_state["cells"] == _widget.highlight_cells(data, [3])[0]
+    assert w.wait(0) is w
+
+
+def test_the_documents_part_comes_in_one_message_with_the_map_part(fitted, map_options,
+                                                                   gated):
+    w = countgrid.widget(fitted["grid"], fitted["X"], **map_options)
+    sent = []
+    w.send_state = lambda key=None: sent.append(sorted(key) if key else None)
+    gated.set()
+    w.wait(30)
+    assert ["_documents_part", "_map_part"] in sent
+
+
+def test_a_failure_placing_the_documents_is_raised_by_wait(fitted, map_options,
+                                                           monkeypatch):
+    stages = _widget.map_stages
+
+    def failing(*args, **kwargs):
+        s = stages(*args, **kwargs)
+        yield next(s)
+        raise MemoryError("no room for the documents")
+
+    monkeypatch.setattr(_widget, "BACKGROUND_WORK", 0)
+    monkeypatch.setattr(_widget, "map_stages", failing)
+    w = countgrid.widget(fitted["grid"], fitted["X"], **map_options)
+    with pytest.raises(MemoryError, match="no room"):
+        w.wait(30)
+    assert "could not be placed" in w._error and w.ready is False
+    with pytest.raises(MemoryError):
+        w.documents_at([0])
+    # a small corpus is placed before widget() returns: the failure is raised there
+    monkeypatch.setattr(_widget, "BACKGROUND_WORK", 10 ** 12)
+    with pytest.raises(MemoryError, match="no room"):
+        countgrid.widget(fitted["grid"], fitted["X"], **map_options)
+
+
+def test_bad_arguments_are_refused_before_any_thread(fitted, gated):
+    import threading
+    before = threading.active_count()
+    with pytest.raises(ValueError, match="color_by"):
+        countgrid.widget(fitted["grid"], fitted["X"], color_by="nothing")
+    with pytest.raises(ValueError, match="titles"):
+        countgrid.widget(fitted["grid"], fitted["X"], titles=["one"])
+    assert threading.active_count() == before
+
+
+def test_the_stages_preview_and_whole_map(fitted, map_options):
+    from countgrid.maps._data import map_stages
+    stages = map_stages(fitted["grid"], fitted["X"], color_by="topic", **map_options)
+    preview, names, color_by = next(stages)
+    whole = next(stages)
+    assert names == [c["name"] for c in whole["colorings"]] and color_by == "topic"
+    assert preview["n_documents"] == whole["n_documents"] == fitted["X"].shape[0]
+    assert preview["colorings"] == [] and preview["color_by"] is None
+    for key in ("doc_index", "doc_map", "doc_posteriors", "doc_loglik"):
+        assert len(preview[key]) == 0
+    # the same words, search index and regions, the documents' shares aside
+    for key in ("top_words", "top_scores", "search_cells", "search_offsets"):
+        np.testing.assert_array_equal(preview[key], whole[key])
+    for a, b in zip(preview["regions"], whole["regions"]):
+        np.testing.assert_array_equal(a["labels"], b["labels"])
+        assert a["names"] == b["names"] and a["names"] is not b["names"]
+        assert "doc_share" not in a and b["doc_share"].sum() == pytest.approx(1.0)
+    head = split_documents(whole)[0]
+    ref = split_documents(map_data(fitted["grid"], fitted["X"], color_by="topic",
+                                   **map_options))[0]
+    assert encode_binary(head) == encode_binary(ref)

@@ -176,7 +176,7 @@ def _truncate_all(values, limit, distinct=False):
     another value are numbered (``"abc… (1)"``, ``"abc… (2)"``, within the limit, in
     order of first appearance), so that cutting never merges two distinct values
     silently; uncut values are kept, and equal values stay equal."""
-    out = [truncate_text(v, limit) for v in values]
+    out = [v if len(v) <= limit else truncate_text(v, limit) for v in values]
     if not distinct:
         return out
     cut = [i for i, v in enumerate(values) if len(v) > limit]
@@ -445,6 +445,21 @@ def rank_documents(data, cell, n_documents=LIST_LENGTH):
     return data["doc_index"][order].astype(np.int64), scores[order]
 
 
+def _factorize(labels):
+    """``np.unique(labels, return_inverse=True, return_counts=True)`` of a list of str,
+    by hashing (a sort of 100,000 Python strings took 0.2 s; the levels are few)."""
+    code = {}
+    first = np.fromiter((code.setdefault(v, len(code)) for v in labels), dtype=np.int64,
+                        count=len(labels))
+    found = list(code)
+    order = sorted(range(len(found)), key=found.__getitem__)
+    rank = np.empty(len(found), dtype=np.int64)
+    rank[order] = np.arange(len(found))
+    inverse = rank[first]
+    names = np.array([found[k] for k in order], dtype=object)
+    return names, inverse, np.bincount(inverse, minlength=len(names))
+
+
 def _metadata_columns(metadata, n, lumped, levels=None, levels_of=None):
     """[(name, kind, codes or values, levels)] of the metadata columns; the names of the
     categorical ones whose rarest levels were lumped into "other" are added to lumped.
@@ -471,10 +486,9 @@ def _metadata_columns(metadata, n, lumped, levels=None, levels_of=None):
                 raise ValueError(f"metadata[{shown!r}] has infinite values")
             out.append((str(name), "continuous", vals, None))
         else:
-            labels = np.array(["(missing)" if v is None or (isinstance(v, float) and v != v)
-                               else str(v) for v in arr.tolist()], dtype=object)
-            names, inverse, counts = np.unique(labels, return_inverse=True,
-                                               return_counts=True)
+            names, inverse, counts = _factorize(
+                ["(missing)" if v is None or (isinstance(v, float) and v != v) else str(v)
+                 for v in arr.tolist()])
             # the most frequent levels (all up to MAX_LEVELS), in sorted order: the class
             # order of the classifiers and of the pictures (countgrid.plotting), so a class
             # has the same colour there; or the levels chosen, in their order
@@ -517,10 +531,20 @@ def region_levels(grid, vocabulary, weighting="relevance", centres=None):
                              weighting=weighting)
         level = {"n_regions": k, "labels": lab.ravel().astype(np.int32),
                  "names": [" ".join(w) for w in words], "anchors": _region_anchors(lab, k)}
-        if centres is not None and len(centres):
-            counts = np.bincount(lab.ravel()[centres], minlength=k)
-            level["doc_share"] = (counts / len(centres)).astype(np.float32)
         out.append(level)
+    return out if centres is None else add_document_shares(out, centres)
+
+
+def add_document_shares(levels, centres):
+    """The region levels of :func:`region_levels` with each region's share of the
+    documents (``doc_share``), from the cells at the centre of the documents' MAP
+    windows (none: the levels as they are)."""
+    if not len(centres):
+        return levels
+    out = []
+    for level in levels:
+        counts = np.bincount(level["labels"][centres], minlength=level["n_regions"])
+        out.append({**level, "doc_share": (counts / len(centres)).astype(np.float32)})
     return out
 
 
@@ -669,6 +693,32 @@ default="relevance"
         When the document arrays would not fit in the available memory (before
         allocating; pass ``max_docs``).
     """
+    stages = map_stages(**locals())     # map_data's arguments, passed on as they are
+    next(stages)
+    return next(stages)
+
+
+def map_stages(grid, X=None, **kwargs):
+    """:func:`map_data` in two stages (a generator), for a map shown before its documents
+    are in (the notebook widget; docs/map.md, "The notebook widget").
+
+    The first ``next`` checks every argument (it raises what :func:`map_data` raises)
+    and gives ``(preview, colourings, color_by)``: the data of the map without what the
+    documents' posteriors give (the documents' entries are empty, ``n_documents`` is the
+    number that will come; the colourings from documents, the documents' shares of the
+    regions, the time block and the two corpora's comparison are left out), the names of
+    every colouring the map will have and the one shown at start.  The second ``next``
+    runs the documents' E-step and gives the data of :func:`map_data`.  Without
+    documents both stages hold the same map.
+    """
+    return _map_stages(grid, X, **kwargs)
+
+
+def _map_stages(grid, X=None, *, corpus=None, feature_names=None, titles=None,
+                snippets=None, links=None, ids=None, metadata=None, color_by=None,
+                levels=None, n_words=10, weighting="relevance", idf=False, max_docs=None,
+                random_state=0, title="countgrid map", escape_formulas=True, time=None,
+                period="auto", versus=None, names=("this corpus", "the other corpus")):
     model, label = _resolve_grid(grid)
     if corpus is not None:
         if not hasattr(corpus, "counts") or not hasattr(corpus, "vocabulary"):
@@ -848,8 +898,109 @@ default="relevance"
                        "colors": level_colors(n_layers),
                        "top_layers": word_layers(layered, top).astype(np.uint8)}
 
-    # ---- documents: truncated posteriors, MAP corners, colouring statistics
+    # ---- colourings known before the documents' posteriors: a classifier's label
+    # embedding, and the names of the documents' colourings
+    colorings = []
+    if label is not None:
+        gamma, classes = label
+        if gamma.ndim == 3:
+            G = gamma.reshape(L, -1)
+            tot = G.sum(axis=1, keepdims=True)
+            P = np.divide(G, tot, out=np.full_like(G, 1.0 / G.shape[1]), where=tot > 0)
+            names = [str(c) for c in classes] if classes is not None else \
+                [f"class {c}" for c in range(G.shape[1])]
+            # a colour per class up to MAX_LEVELS (or the levels chosen); the rest summed
+            # into "other"
+            keep, lump = choose_levels(names, G.sum(axis=0),
+                                       levels if color_by == "label embedding" else None,
+                                       MAX_LEVELS, "levels")
+            shown_levels = _truncate_all([names[k] for k in keep], MAX_LABEL_CHARS,
+                                         distinct=True)
+            if lump:
+                rest = np.setdiff1d(np.arange(len(names)), keep)
+                P = np.concatenate([P[:, keep], P[:, rest].sum(axis=1, keepdims=True)], axis=1)
+                shown_levels.append(OTHER if OTHER not in shown_levels else f"({OTHER})")
+            colorings.append({"name": "label embedding", "kind": "categorical",
+                              "levels": shown_levels, "lumped": bool(lump),
+                              "colors": level_colors(len(shown_levels), lump),
+                              "values": np.ascontiguousarray(P).astype(np.float32)})
+        else:
+            if levels is not None and color_by == "label embedding":
+                raise ValueError("levels: the label embedding of a regressor is continuous "
+                                 "(a colour bar), it has no levels to choose")
+            g = gamma.reshape(L)
+            colorings.append({"name": "label embedding", "kind": "continuous",
+                              "values": g.astype(np.float32),
+                              "vmin": float(np.min(g)), "vmax": float(np.max(g))})
+    # the names shown: cut, and kept distinct; color_by may give the name as passed
+    shown = dict(zip([c[0] for c in columns],
+                     _truncate_all([c[0] for c in columns], MAX_NAME_CHARS, distinct=True)))
+    if isinstance(color_by, str) and color_by in shown:
+        color_by = shown[color_by]
+    coloring_names = [c["name"] for c in colorings] + \
+        ([shown[c[0]] for c in columns] if n else [])
+    if color_by is not None and color_by not in coloring_names:
+        raise ValueError(f"color_by={color_by!r} is not a colouring of this map; choose one "
+                         f"of {coloring_names} (metadata columns, 'label embedding' for a "
+                         f"classifier)")
     cap = min(MAX_POSITIONS, L)
+    if n:
+        check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
+                     "pass max_docs= to sample the documents")
+    pos_dtype = np.uint16 if L <= 1 << 16 else np.uint32
+    region_data = region_levels(model, vocabulary, "probability" if f is None else f)
+
+    def result(documents, colorings, time_data, compare, color_by):
+        return {
+            "title": truncate_text(title, MAX_TITLE_CHARS),
+            "escape_formulas": bool(escape_formulas),
+            "extent": np.asarray(extent, dtype=np.int64),
+            "window": np.asarray(window, dtype=np.int64),
+            "n_features": Z,
+            "n_documents": n,
+            "n_documents_total": n_total,
+            "vocabulary": vocabulary,
+            "weighting": weighting_name,
+            "relevance_lambda": RELEVANCE_LAMBDA,
+            "idf": weighting_name == "idf",
+            "idf_weights": None if idf_weights is None else idf_weights.astype(np.float32),
+            "top_words": top.astype(np.int64),
+            "top_weights": topw.astype(np.float32),
+            "top_scores": tops.astype(np.float32),
+            "search_fraction": SEARCH_FRACTION,
+            "search_offsets": search_offsets,
+            "search_cells": search_cells_.astype(pos_dtype),
+            "posterior_mass": POSTERIOR_MASS,
+            "max_positions": cap,
+            "list_length": LIST_LENGTH,
+            **documents,
+            "rank_depth": window_depth(window).ravel(),
+            "rank_decimals": RANK_DECIMALS,
+            "titles": titles,
+            "snippets": snippets,
+            "links": links,
+            "ids": ids,
+            "colorings": colorings,
+            "regions": region_data,
+            "color_by": color_by,
+            "time": time_data,
+            "compare": compare,
+            "layers": layers_data,
+        }
+
+    no_documents = {"doc_index": np.zeros(0, dtype=np.int64),
+                    "doc_offsets": np.zeros(1, dtype=np.int64),
+                    "doc_positions": np.zeros(0, dtype=pos_dtype),
+                    "doc_posteriors": np.zeros(0, dtype=np.float32),
+                    "doc_map": np.zeros(0, dtype=pos_dtype),
+                    "doc_loglik": np.zeros(0, dtype=np.float32)}
+    preview = result(no_documents, list(colorings), None, None,
+                     color_by if color_by in [c["name"] for c in colorings] else None)
+    # its own region names (annotations rename them in place)
+    preview["regions"] = [dict(lev, names=list(lev["names"])) for lev in region_data]
+    yield preview, coloring_names, color_by
+
+    # ---- documents: truncated posteriors, MAP corners, colouring statistics
     counts_pos, pos_parts, q_parts, map_parts = [], [], [], []
     stats = {}
     for name, kind, vals, lev in columns:
@@ -859,9 +1010,6 @@ default="relevance"
             stats[name] = np.zeros((2, L))
     time_stats = None if dates is None else np.zeros((len(period_labels), L))
     if n:
-        check_memory(8 * n * (cap + 4), f"the map data of {n} documents",
-                     "pass max_docs= to sample the documents")
-
         threads = effective_n_threads(model.num_threads)
 
         def truncate(q):       # rows of posteriors -> their largest entries
@@ -900,7 +1048,6 @@ default="relevance"
     doc_offsets = np.zeros(n + 1, dtype=np.int64)
     if n:
         np.cumsum(np.concatenate(counts_pos), out=doc_offsets[1:])
-    pos_dtype = np.uint16 if L <= 1 << 16 else np.uint32
     doc_positions = (np.concatenate(pos_parts) if pos_parts else np.zeros(0)).astype(pos_dtype)
     doc_posteriors = np.concatenate(q_parts) if q_parts else np.zeros(0, np.float32)
     doc_map = (np.concatenate(map_parts) if map_parts else np.zeros(0)).astype(pos_dtype)
@@ -908,43 +1055,6 @@ default="relevance"
     # (countgrid.grid.window_loglik without checking Xc and the MAP windows a second time)
     doc_loglik = model._window_loglik(Xc, doc_map.astype(np.int64)) if n else np.zeros(0)
 
-    colorings = []
-    if label is not None:
-        gamma, classes = label
-        if gamma.ndim == 3:
-            G = gamma.reshape(L, -1)
-            tot = G.sum(axis=1, keepdims=True)
-            P = np.divide(G, tot, out=np.full_like(G, 1.0 / G.shape[1]), where=tot > 0)
-            names = [str(c) for c in classes] if classes is not None else \
-                [f"class {c}" for c in range(G.shape[1])]
-            # a colour per class up to MAX_LEVELS (or the levels chosen); the rest summed
-            # into "other"
-            keep, lump = choose_levels(names, G.sum(axis=0),
-                                       levels if color_by == "label embedding" else None,
-                                       MAX_LEVELS, "levels")
-            shown_levels = _truncate_all([names[k] for k in keep], MAX_LABEL_CHARS,
-                                         distinct=True)
-            if lump:
-                rest = np.setdiff1d(np.arange(len(names)), keep)
-                P = np.concatenate([P[:, keep], P[:, rest].sum(axis=1, keepdims=True)], axis=1)
-                shown_levels.append(OTHER if OTHER not in shown_levels else f"({OTHER})")
-            colorings.append({"name": "label embedding", "kind": "categorical",
-                              "levels": shown_levels, "lumped": bool(lump),
-                              "colors": level_colors(len(shown_levels), lump),
-                              "values": np.ascontiguousarray(P).astype(np.float32)})
-        else:
-            if levels is not None and color_by == "label embedding":
-                raise ValueError("levels: the label embedding of a regressor is continuous "
-                                 "(a colour bar), it has no levels to choose")
-            g = gamma.reshape(L)
-            colorings.append({"name": "label embedding", "kind": "continuous",
-                              "values": g.astype(np.float32),
-                              "vmin": float(np.min(g)), "vmax": float(np.max(g))})
-    # the names shown: cut, and kept distinct; color_by may give the name as passed
-    shown = dict(zip([c[0] for c in columns],
-                     _truncate_all([c[0] for c in columns], MAX_NAME_CHARS, distinct=True)))
-    if isinstance(color_by, str) and color_by in shown:
-        color_by = shown[color_by]
     for name, kind, values, lev in columns:
         if n == 0:
             continue
@@ -998,50 +1108,8 @@ default="relevance"
             if col["name"] == shown.get(layer_column) and not col.get("lumped"):
                 col["colors"] = np.asarray([layers_data["colors"][int(v.split()[-1])]
                                             for v in col["levels"]], dtype=np.uint8)
-    names = [c["name"] for c in colorings]
-    if color_by is not None and color_by not in names:
-        raise ValueError(f"color_by={color_by!r} is not a colouring of this map; choose one "
-                         f"of {names} (metadata columns, 'label embedding' for a classifier)")
-
-    return {
-        "title": truncate_text(title, MAX_TITLE_CHARS),
-        "escape_formulas": bool(escape_formulas),
-        "extent": np.asarray(extent, dtype=np.int64),
-        "window": np.asarray(window, dtype=np.int64),
-        "n_features": Z,
-        "n_documents": n,
-        "n_documents_total": n_total,
-        "vocabulary": vocabulary,
-        "weighting": weighting_name,
-        "relevance_lambda": RELEVANCE_LAMBDA,
-        "idf": weighting_name == "idf",
-        "idf_weights": None if idf_weights is None else idf_weights.astype(np.float32),
-        "top_words": top.astype(np.int64),
-        "top_weights": topw.astype(np.float32),
-        "top_scores": tops.astype(np.float32),
-        "search_fraction": SEARCH_FRACTION,
-        "search_offsets": search_offsets,
-        "search_cells": search_cells_.astype(pos_dtype),
-        "posterior_mass": POSTERIOR_MASS,
-        "max_positions": cap,
-        "list_length": LIST_LENGTH,
-        "doc_index": doc_index,
-        "doc_offsets": doc_offsets,
-        "doc_positions": doc_positions,
-        "doc_posteriors": doc_posteriors,
-        "doc_map": doc_map,
-        "doc_loglik": doc_loglik.astype(np.float32),
-        "rank_depth": window_depth(window).ravel(),
-        "rank_decimals": RANK_DECIMALS,
-        "titles": titles,
-        "snippets": snippets,
-        "links": links,
-        "ids": ids,
-        "colorings": colorings,
-        "regions": region_levels(model, vocabulary, "probability" if f is None else f,
-                                 window_centre_cells(doc_map, extent, window)),
-        "color_by": color_by,
-        "time": time_data,
-        "compare": compare,
-        "layers": layers_data,
-    }
+    region_data = add_document_shares(region_data, window_centre_cells(doc_map, extent, window))
+    yield result({"doc_index": doc_index, "doc_offsets": doc_offsets,
+                  "doc_positions": doc_positions, "doc_posteriors": doc_posteriors,
+                  "doc_map": doc_map, "doc_loglik": doc_loglik.astype(np.float32)},
+                 colorings, time_data, compare, color_by)

@@ -127,15 +127,25 @@ def _text(s):
     return _SURROGATES.sub("\ufffd", s)
 
 
+def _utf8_encodable(s):
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _walk(node, f):
     if isinstance(node, str):
         return _text(node)
     if isinstance(node, dict):
         return {_text(str(k)): f(v) for k, v in node.items()}
     if isinstance(node, (list, tuple)):
-        if node and all(type(v) is str for v in node):
-            # a list of texts (titles, snippets: 100,000 of them) checked in one search
-            if not _SURROGATES.search("".join(node)):
+        if node and set(map(type, node)) == {str}:
+            # a list of texts (titles, snippets: 100,000 of them) checked at once: ASCII
+            # (known without a scan) or UTF-8-encodable text holds no lone surrogate
+            joined = "".join(node)
+            if joined.isascii() or _utf8_encodable(joined):
                 return list(node)
             return [_text(v) for v in node]
         return [f(v) for v in node]

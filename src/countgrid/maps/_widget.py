@@ -10,12 +10,19 @@ JavaScript and styles, isolated from the notebook.  The data travel as two binar
 The frame reports what is selected in it (a clicked cell, a rectangle, a lasso) as cells;
 the kernel side ranks the documents of those cells itself, with the rules of the page
 (:func:`selection_table`), so that ``w.selection`` is what Python computes.
+
+A large corpus's documents are placed (their E-step) in a thread after :func:`widget`
+returns: the frame shows the map without them first (`countgrid.maps._data.map_stages`'
+preview), and the whole map once they are in.
 """
+import threading
+import time
+
 import numpy as np
 
 from countgrid.grid._browse import check_cell
 from countgrid.maps._annotations import apply_annotations
-from countgrid.maps._data import map_data, rank_documents, window_centre_cells
+from countgrid.maps._data import map_stages, rank_documents, window_centre_cells
 from countgrid.maps._html import _asset, encode_binary, render_host_page
 from countgrid.maps._parts import split_documents
 
@@ -40,6 +47,10 @@ def _widget_class():
 _MapWidget = None
 #: The tallest widget, in pixels.
 MAX_HEIGHT = 20_000
+#: Documents x cells above which the documents are placed in a thread after
+#: :func:`widget` returns, the map shown without them meanwhile (about 0.3 s of E-step
+#: and truncation on 2 cores; docs/map.md, "The notebook widget").
+BACKGROUND_WORK = 20_000_000
 
 
 def widget(grid, X=None, *, height=640, **kwargs):
@@ -93,9 +104,16 @@ def widget(grid, X=None, *, height=640, **kwargs):
         - ``color_by``: the colouring shown (a metadata column, ``""`` for none); kept
           in step with the page's menu.
         - ``height``: the height in pixels.
+        - ``ready``: whether the documents are placed (read-only, observable; its
+          observers run in the thread that placed them).  Above
+          :data:`BACKGROUND_WORK` documents x cells, a thread places them (their
+          E-step) after ``widget()`` returns and the map shows without them meanwhile
+          (docs/map.md, "The notebook widget"); else they are placed before it returns.
 
-        and the methods ``on_select(callback)`` (called with each new selection) and
-        ``documents_at(cells, kind="cells")`` (the table of cells chosen in Python).
+        and the methods ``on_select(callback)`` (called with each new selection),
+        ``documents_at(cells, kind="cells")`` (the table of cells chosen in Python) and
+        ``wait(timeout=None)`` (until ``ready``; raises what placing the documents
+        raised).  Setting ``highlight`` and ``documents_at`` wait by themselves.
 
     Raises
     ------
@@ -124,14 +142,22 @@ def widget(grid, X=None, *, height=640, **kwargs):
         raise TypeError("data_format is not an argument of widget(): the widget sends "
                         "binary buffers")
     annotations = kwargs.pop("annotations", None)
-    data = map_data(grid, X, **kwargs)
+    stages = map_stages(grid, X, **kwargs)
+    preview, colourings, color_by = next(stages)    # every argument is checked here
     if annotations is not None:
-        apply_annotations(data, annotations)
+        apply_annotations(preview, annotations)
+
+    def finish():
+        data = next(stages)
+        return data if annotations is None else apply_annotations(data, annotations)
+
     metadata = kwargs.get("metadata")
     corpus = kwargs.get("corpus")
     if metadata is None and corpus is not None and kwargs.get("versus") is None:
         metadata = getattr(corpus, "metadata", None)
-    return cls(data, metadata=metadata, height=int(height))
+    work = int(preview["n_documents"]) * int(np.prod(preview["extent"]))
+    return cls(preview, colourings, color_by, finish, metadata=metadata, height=int(height),
+               background=work > BACKGROUND_WORK)
 
 
 def _centres(data):
@@ -311,6 +337,18 @@ def _as_list(value, name):
     return list(value)
 
 
+def _empty_selection(metadata):
+    """The table of an empty selection: its columns, no rows."""
+    table = {"document": np.zeros(0, dtype=np.int64), "id": np.zeros(0, dtype=object),
+             "title": np.zeros(0, dtype=object), "row": np.zeros(0, dtype=np.int64),
+             "col": np.zeros(0, dtype=np.int64), "score": np.zeros(0, dtype=np.float64)}
+    for name, values in (metadata or {}).items():
+        column = np.asarray(values)
+        if column.ndim == 1 and str(name) not in table:
+            table[str(name)] = column[:0]
+    return table
+
+
 def _table(columns):
     """A pandas DataFrame of the columns when pandas is installed, else the dict."""
     try:
@@ -346,17 +384,79 @@ def _define(anywidget, traitlets):
         selection = t.Any(read_only=True)
         selected_cells = t.List(read_only=True)
         selection_kind = t.Unicode("", read_only=True)
+        ready = t.Bool(False, read_only=True)
 
-        def __init__(self, data, metadata=None, height=640):
-            head, docs = split_documents(data)
-            self._data = data
+        def __init__(self, preview, colourings, color_by, finish, metadata=None, height=640,
+                     background=False):
+            self._data = None
+            self._failure = None
+            self._place_seconds = None
+            self._done = threading.Event()
             self._metadata = dict(metadata) if metadata else None
-            self._colourings = [c["name"] for c in data.get("colorings") or []]
-            super().__init__(_page=render_host_page(data["title"]),
-                             _map_part=encode_binary(head),
-                             _documents_part=encode_binary(docs),
-                             height=height, color_by=data.get("color_by") or "")
-            self.set_trait("selection", _table(selection_table(data, "cells", [])))
+            self._colourings = list(colourings)
+            if background:      # the preview now, the whole map from the thread
+                data, parts = None, {"_map_part": encode_binary(split_documents(preview)[0])}
+            else:
+                t0 = time.perf_counter()
+                data, parts = self._whole(finish)
+                self._place_seconds = time.perf_counter() - t0
+            super().__init__(_page=render_host_page(preview["title"]), height=height,
+                             color_by=color_by or "", **parts)
+            self.set_trait("selection", _table(_empty_selection(self._metadata)))
+            if background:
+                threading.Thread(target=self._place, args=(finish,), daemon=True,
+                                 name="countgrid-widget-documents").start()
+            else:
+                self._data = data
+                self.set_trait("ready", True)
+                self._done.set()
+
+        @staticmethod
+        def _whole(finish):
+            """The whole map's data (its documents' E-step) and its two parts."""
+            data = finish()
+            head, docs = split_documents(data)
+            return data, {"_map_part": encode_binary(head),
+                          "_documents_part": encode_binary(docs)}
+
+        def _place(self, finish):
+            """:meth:`_whole` in the thread of a large corpus, then the frame's data."""
+            t0 = time.perf_counter()
+            try:
+                data, parts = self._whole(finish)
+            except BaseException as err:       # raised again by wait()
+                self._failure = err
+                self._error = f"the documents could not be placed: {err}"[:500]
+                self._done.set()
+                return
+            self._data = data
+            with self.hold_sync():              # one message: the page gets both parts
+                self._map_part = parts["_map_part"]
+                self._documents_part = parts["_documents_part"]
+            self.set_trait("ready", True)
+            self._place_seconds = time.perf_counter() - t0     # benchmarks/bench_widget.py
+            self._done.set()
+
+        def wait(self, timeout=None):
+            """Wait until the documents are placed (``ready``); the widget.
+
+            Parameters
+            ----------
+            timeout : float, optional
+                Seconds; None waits as long as it takes.
+
+            Raises
+            ------
+            TimeoutError
+                When they are not placed within ``timeout``.
+            Exception
+                What placing them raised (a MemoryError, say).
+            """
+            if not self._done.wait(timeout):
+                raise TimeoutError(f"the map's documents were not placed within {timeout} s")
+            if self._failure is not None:
+                raise self._failure
+            return self
 
         @t.validate("height")
         def _check_height(self, proposal):
@@ -380,7 +480,7 @@ def _define(anywidget, traitlets):
 
         @t.validate("highlight")
         def _check_highlight(self, proposal):
-            cells, words = highlight_cells(self._data, proposal["value"])
+            cells, words = highlight_cells(self.wait()._data, proposal["value"])
             # numbered: the same highlight set again reaches the page (a search there
             # may have replaced it)
             seq = (self._highlight_state or {}).get("seq", 0) + 1
@@ -399,6 +499,8 @@ def _define(anywidget, traitlets):
                 return
             if kept is not None and not (isinstance(kept, list) and
                                          all(isinstance(r, int) for r in kept)):
+                return
+            if self._data is None:     # only the whole map's frame sends selections
                 return
             try:
                 table = selection_table(self._data, kind, cells, kept, self._metadata)
@@ -422,7 +524,7 @@ def _define(anywidget, traitlets):
             -------
             pandas.DataFrame or dict of ndarray
             """
-            extent = tuple(int(e) for e in self._data["extent"])
+            extent = tuple(int(e) for e in self.wait()._data["extent"])
             flat = []
             for c in _as_list(cells, "cells"):
                 if not isinstance(c, (int, np.integer, tuple, list, np.ndarray)):

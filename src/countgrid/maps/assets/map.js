@@ -95,10 +95,13 @@
   // (countgrid.maps.widget; docs/map.md, "The notebook widget"): it runs in a sandboxed
   // frame and gets its two parts as bytes from the frame's parent (the widget's module,
   // assets/widget.js), to which it reports selections and colourings; the parent sends
-  // highlights and colourings set from Python.  Only messages of the parent count.
+  // highlights and colourings set from Python.  Only messages of the parent count.  A
+  // large corpus's widget first shows its map without documents (documents: null, a
+  // "preview"), then the whole map in a second frame that takes the first one's place and
+  // view (assets/widget.js).
   const HOST = (() => { const el = $("cg-data"); return el !== null && el.dataset.format === "host"; })();
   const toHost = (msg) => { if (HOST) window.parent.postMessage(msg, "*"); };
-  let hostParts = null;
+  let hostParts = null, hostDataMs = null;
   if (HOST) {
     let got = false;
     hostParts = new Promise((ok, failed) => {
@@ -106,7 +109,8 @@
         const m = e.data;
         if (got || e.source !== window.parent || !m || typeof m !== "object" || m.type !== "countgrid:data") return;
         got = true;
-        if (!(m.map instanceof ArrayBuffer) || !(m.documents instanceof ArrayBuffer)) { failed(new Error("the widget sent no data")); return; }
+        hostDataMs = performance.now();
+        if (!(m.map instanceof ArrayBuffer) || !(m.documents instanceof ArrayBuffer || m.documents === null)) { failed(new Error("the widget sent no data")); return; }
         ok(m);
       });
     });
@@ -124,7 +128,8 @@
   // each a script that hands its part to countgridChunk (<script> works from file://, where
   // fetch does not).  onPart(k, part) is called as each arrives, in order.
   function loadDocuments(D, onPart) {
-    if (HOST) return hostParts.then((m) => decodeBinary(m.documents, false)).then((part) => { onPart(0, part); });
+    // a preview's documents never come here: its frame gives way to the whole map's
+    if (HOST) return hostParts.then((m) => m.documents === null ? new Promise(() => {}) : decodeBinary(m.documents, false)).then((part) => { onPart(0, part); });
     if (!D.bundle) {
       const parsed = document.readyState === "loading"
         ? new Promise((ok) => document.addEventListener("DOMContentLoaded", ok, { once: true }))
@@ -1758,15 +1763,20 @@
     // The documents arrive after the first frame (docs/map.md, "Size and speed"): what
     // needs them (lists, document search, time ranges, filters) waits for them; a call
     // made before they are in runs once they are (the latest one).
-    const needsDocuments = (fn) => function (...args) {
+    let pendingWhat = null;      // the call waiting, for the frame that replaces a preview
+    const needsDocuments = (fn, name) => function (...args) {
       if (docsIn) return fn.apply(this, args);
       pendingCall = () => fn.apply(this, args);
+      pendingWhat = { name, args };
       $("cg-panel-info").textContent = "Loading the documents\u2026";
       return null;
     };
-    pin = needsDocuments(pin); selectRect = needsDocuments(selectRect); selectLasso = needsDocuments(selectLasso);
-    searchDocuments = needsDocuments(searchDocuments); setTime = needsDocuments(setTime);
-    setFilter = needsDocuments(setFilter);
+    pin = needsDocuments(pin, "pin"); selectRect = needsDocuments(selectRect, "selectRect");
+    selectLasso = needsDocuments(selectLasso, "selectLasso");
+    searchDocuments = needsDocuments(searchDocuments, "searchDocuments");
+    setTime = needsDocuments(setTime, "setTime"); setFilter = needsDocuments(setFilter, "setFilter");
+    const carried = { pin: (a) => pin(a[0], a[1]), selectRect: (a) => selectRect(a[0], a[1], a[2], a[3]),
+      selectLasso: (a) => selectLasso(a[0]), searchDocuments: (a) => searchDocuments(String(a[0])) };
 
     resize();
     renderRegions();
@@ -1788,7 +1798,7 @@
       if (OWN_PAGE && location.hash.length > 1) applyViewState(location.hash);
       ready = true;
       window.addEventListener("hashchange", () => { if (location.hash !== viewState()) applyViewState(location.hash); });
-      if (pendingCall) { const call = pendingCall; pendingCall = null; call(); }
+      if (pendingCall) { const call = pendingCall; pendingCall = null; pendingWhat = null; call(); }
       if (!state.listed.length && !state.docResults.length) $("cg-panel-info").textContent = "Click a cell to list the documents whose windows cover it.";
       draw();
     }
@@ -1798,10 +1808,19 @@
         if (e.source !== window.parent || !m || typeof m !== "object") return;
         if (m.type === "countgrid:highlight") highlight(m.cells, m.terms);
         else if (m.type === "countgrid:color") colorBy(typeof m.name === "string" && m.name ? m.name : null);
+        else if (m.type === "countgrid:view-request") toHost({ type: "countgrid:view", state: viewState(), pending: pendingWhat });
+        else if (m.type === "countgrid:apply-view" && docsIn) {
+          // the place, colouring, search and selection of the preview this frame replaces,
+          // then the call the preview held for the documents (a click, a rectangle, a lasso)
+          if (typeof m.state === "string") applyViewState(m.state);
+          const p = m.pending;
+          if (p && typeof p === "object" && Object.hasOwn(carried, p.name) && Array.isArray(p.args)) carried[p.name](p.args);
+        } else if (m.type === "countgrid:shown") window.countgridMap.shown = true;
       });
     }
     const parts = [], nParts = D.bundle ? D.bundle.files.length : 1;
     if (N) $("cg-stats").textContent = `${stats} · loading the documents\u2026`;
+    if (HOST) hostParts.then((m) => { if (m.documents === null) toHost({ type: "countgrid:ready", documents: false }); });
     loadDocuments(D, (k, part) => {
       parts.push(part);
       if (nParts > 1) $("cg-stats").textContent = `${stats} · documents ${k + 1}/${nParts}`;
@@ -1812,12 +1831,14 @@
       window.countgridMap.documentsMs = performance.now();
       window.countgridMap.ready = true;
       document.documentElement.dataset.ready = "1";
-      toHost({ type: "countgrid:ready" });
+      toHost({ type: "countgrid:ready", documents: true });
     }).catch(fail);
 
     // A small hook for tests and scripting: real state, not pixels only.
     window.countgridMap = {
       ready: false,         // true once the documents are in (documentsMs)
+      shown: !HOST,         // a widget's frame: true once in view (not behind a preview)
+      get dataMs() { return hostDataMs; },    // a widget's frame: when its data came
       firstFrameMs,
       documentsMs: null,
       extent: [E1, E2],
