@@ -1404,6 +1404,7 @@ def gen_widget():
     def widget_oracle(value):
         if type(value).__name__ != "MapWidget":
             return f"not a MapWidget: {type(value).__name__}"
+        value.wait(60)          # a large corpus's documents are placed in a thread
         if not (len(value._map_part) > 4 and len(value._documents_part) > 4):
             return "empty data parts"
         return None
