@@ -105,8 +105,8 @@ def widget(grid, X=None, *, height=640, **kwargs):
           in step with the page's menu.
         - ``height``: the height in pixels.
         - ``ready``: whether the documents are placed (read-only, observable; its
-          observers run in the thread that placed them).  Above
-          :data:`BACKGROUND_WORK` documents x cells, a thread places them (their
+          observers run in the thread that placed them).  Above 20 million documents x
+          cells (``countgrid.maps._widget.BACKGROUND_WORK``), a thread places them (their
           E-step) after ``widget()`` returns and the map shows without them meanwhile
           (docs/map.md, "The notebook widget"); else they are placed before it returns.
 
