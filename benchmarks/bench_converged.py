@@ -20,6 +20,7 @@ symmetry of the torus).
     python benchmarks/bench_converged.py                  # 1M documents, every fit (~3 h)
     python benchmarks/bench_converged.py --docs 1000000 --fits tracked   # ~8 min
     python benchmarks/bench_converged.py --docs 100000 --dir /tmp/c100k
+    python benchmarks/bench_converged.py --docs 100000 --fits exact accelerated --stride 3 4
 
 Run it on an otherwise idle machine.  Results: benchmarks/README.md, "Time to a
 converged map".
@@ -72,6 +73,10 @@ def main(argv=None):
                     help="subsample of the progressive fits (default: auto)")
     ap.add_argument("--top-k", type=int, default=None,
                     help="posterior_top_k of the coarse-to-fine fit (default: its own)")
+    ap.add_argument("--stride", type=int, nargs="+", default=[None],
+                    help="the search lattice's strides of the coarse-to-fine fits "
+                         "(estep_params['stride']; several: each fit once per stride, "
+                         "named fit/sN; default: its own, 3)")
     args = ap.parse_args(argv)
     from countgrid.streaming import MemmapCSR
     print_machine()
@@ -96,14 +101,18 @@ def main(argv=None):
           f"{'full':>7s} {'held-out/token':>15s} {'same cell':>10s} {'within 1':>9s}")
     tokens = float(held_out.sum())
     maps = {}
-    for name in args.fits:
+    runs = [(name, stride) for name in args.fits
+            for stride in (args.stride if FITS[name][0] != "exact" else [None])]
+    for name, stride in runs:
         estep, accelerate, progressive, track, dtype = FITS[name]
+        params = ({"track": True} if track else {}) | \
+            ({"stride": stride} if stride is not None else {})
         model = countgrid.CountingGrid(
             extent, window, random_state=args.seed, num_threads=args.threads, estep=estep,
             dtype=dtype,
             posterior_top_k=args.top_k if estep != "exact" else None, accelerate=accelerate,
             subsample=subsample_value(args.subsample) if progressive else None,
-            estep_params={"track": True} if track else None)
+            estep_params=params or None)
         tic = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", countgrid.ConvergenceWarning)
@@ -127,7 +136,9 @@ def main(argv=None):
                      for e in (name, "exact")]
             within = float(np.mean(_torus_distance(*cells, extent).max(axis=1) <= 1))
         on_all = model.n_iter_ if progressive else len(scored)
-        print(f"{name:17s} {seconds:8.1f} {len(scored):6d} {on_all:6d} "
+        label = name if len(args.stride) == 1 or estep == "exact" else f"{name}/s{stride}"
+        maps[label] = maps.pop(name)
+        print(f"{label:17s} {seconds:8.1f} {len(scored):6d} {on_all:6d} "
               f"{seconds / len(scored):7.2f} "
               f"{frac:7.3f} {full:7.4f} {heldout:15.4f} {same:10.3f} {within:9.3f}",
               flush=True)

@@ -1419,6 +1419,13 @@ def gen_widget():
             match=r"height must be an int in \[100, 20000\]")
     add("params", "data_format=json", "raise", ("data_format",),
         lambda ctx: make_widget(data_format="json"), error=TypeError, match="data_format")
+    for value in (True, False):
+        add("params", f"background={value}", "ok", ("background",),
+            lambda ctx, v=value: make_widget(background=v), widget_oracle)
+    for value in ("yes", 1, 0.0, [True]):
+        add("params", f"background={_label(value)}", "raise", ("background",),
+            lambda ctx, v=value: make_widget(background=v), error=TypeError,
+            match="background must be True, False or None")
     add("params", "color_by=unknown", "raise", ("color_by",),
         lambda ctx: make_widget(color_by="nope"), error=ValueError, match="color_by")
     add("params", "grid-1-D", "raise", ("grid", "extent"),

@@ -388,3 +388,15 @@ def test_the_stages_preview_and_whole_map(fitted, map_options):
     ref = split_documents(map_data(fitted["grid"], fitted["X"], color_by="topic",
                                    **map_options))[0]
     assert encode_binary(head) == encode_binary(ref)
+
+
+def test_background_chooses_when_the_documents_are_placed(fitted, map_options, gated):
+    # gated sets the threshold to 0: every corpus would be placed in a thread
+    w = countgrid.widget(fitted["grid"], fitted["X"], background=True, **map_options)
+    assert w.ready is False
+    gated.set()
+    assert w.wait(30).ready is True
+    w = countgrid.widget(fitted["grid"], fitted["X"], background=False, **map_options)
+    assert w.ready is True and len(w._documents_part) > 4
+    with pytest.raises(TypeError, match="background must be"):
+        countgrid.widget(fitted["grid"], fitted["X"], background="yes")

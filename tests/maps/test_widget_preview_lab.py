@@ -138,3 +138,33 @@ def test_the_preview_then_the_whole_map_in_its_place(lab):
     assert (kind, cells, ready) == ("cell", [[r, c]], True)
     assert docs == expected.tolist()
     assert not lab["errors"], lab["errors"]
+
+
+FAILING = [
+    "import numpy as np, countgrid\n"
+    "import countgrid.maps._widget as W\n"
+    "stages = W.map_stages\n"
+    "def failing(*args, **kwargs):    # the documents cannot be placed\n"
+    "    s = stages(*args, **kwargs)\n"
+    "    yield next(s)\n"
+    "    raise MemoryError('no room for the documents')\n"
+    "W.map_stages = failing\n"
+    "grid = countgrid.load('grid.npz')\n"
+    "d = np.load('corpus.npz')\n"
+    "w = countgrid.widget(grid, d['X'], feature_names=list(d['words']), background=True)\n"
+    "w",
+]
+
+
+def test_a_failure_to_place_the_documents_is_shown_in_the_map(lab):
+    session = lab["session"]
+    session.run_notebook(FAILING, name="failing.ipynb")
+    frame = preview_frame(lab)
+    deadline = time.monotonic() + 60
+    while not frame.locator("#cg-error").is_visible():
+        assert time.monotonic() < deadline, "the failure was not shown"
+        lab["page"].wait_for_timeout(100)
+    text = frame.locator("#cg-error").inner_text()
+    assert "the documents could not be placed" in text and "no room" in text
+    assert session.kernel("try:\n    w.wait(10)\nexcept MemoryError as e:\n    print('raised', e)"
+                          ).strip() == "raised no room for the documents"

@@ -1232,8 +1232,9 @@ default="relevance"
         X : {array-like, sparse matrix} of shape (n_documents, n_features), optional
             The documents (usually the training data).
         **kwargs
-            ``height`` and the keyword arguments of :func:`countgrid.maps.write_html` but
-            ``data_format`` (``corpus``, ``titles``, ``metadata``, ``color_by``, ...).
+            ``height``, ``background`` and the keyword arguments of
+            :func:`countgrid.maps.write_html` but ``data_format`` (``corpus``, ``titles``,
+            ``metadata``, ``color_by``, ...).
 
         Returns
         -------

@@ -53,7 +53,7 @@ MAX_HEIGHT = 20_000
 BACKGROUND_WORK = 20_000_000
 
 
-def widget(grid, X=None, *, height=640, **kwargs):
+def widget(grid, X=None, *, height=640, background=None, **kwargs):
     """The interactive map of a fitted 2-D grid as a notebook widget, with two-way
     selection.
 
@@ -73,6 +73,11 @@ def widget(grid, X=None, *, height=640, **kwargs):
         The documents (usually the training data).
     height : int, default=640
         The height of the map in pixels (at least 100); its width is the output's.
+    background : bool, optional
+        Whether a thread places the documents (their E-step) after ``widget()`` returns,
+        the map shown without them meanwhile (``ready``, below).  Default: for more than
+        20 million documents x cells.  False places them before it returns, for a
+        notebook front-end that cannot update a widget from a thread.
     **kwargs
         The keyword arguments of :func:`countgrid.maps.write_html` but ``data_format``
         (``corpus``, ``feature_names``, ``titles``, ``metadata``, ``color_by``, ``time``,
@@ -105,8 +110,9 @@ def widget(grid, X=None, *, height=640, **kwargs):
           in step with the page's menu.
         - ``height``: the height in pixels.
         - ``ready``: whether the documents are placed (read-only, observable; its
-          observers run in the thread that placed them).  Above 20 million documents x
-          cells (``countgrid.maps._widget.BACKGROUND_WORK``), a thread places them (their
+          observers run in the thread that placed them).  With ``background`` (by
+          default above 20 million documents x cells,
+          ``countgrid.maps._widget.BACKGROUND_WORK``), a thread places them (their
           E-step) after ``widget()`` returns and the map shows without them meanwhile
           (docs/map.md, "The notebook widget"); else they are placed before it returns.
 
@@ -141,6 +147,8 @@ def widget(grid, X=None, *, height=640, **kwargs):
     if "data_format" in kwargs:
         raise TypeError("data_format is not an argument of widget(): the widget sends "
                         "binary buffers")
+    if background is not None and not isinstance(background, (bool, np.bool_)):
+        raise TypeError(f"background must be True, False or None, got {background!r}")
     annotations = kwargs.pop("annotations", None)
     stages = map_stages(grid, X, **kwargs)
     preview, colourings, color_by = next(stages)    # every argument is checked here
@@ -155,9 +163,11 @@ def widget(grid, X=None, *, height=640, **kwargs):
     corpus = kwargs.get("corpus")
     if metadata is None and corpus is not None and kwargs.get("versus") is None:
         metadata = getattr(corpus, "metadata", None)
-    work = int(preview["n_documents"]) * int(np.prod(preview["extent"]))
+    if background is None:
+        work = int(preview["n_documents"]) * int(np.prod(preview["extent"]))
+        background = work > BACKGROUND_WORK
     return cls(preview, colourings, color_by, finish, metadata=metadata, height=int(height),
-               background=work > BACKGROUND_WORK)
+               background=bool(background))
 
 
 def _centres(data):

@@ -1816,6 +1816,7 @@
           const p = m.pending;
           if (p && typeof p === "object" && Object.hasOwn(carried, p.name) && Array.isArray(p.args)) carried[p.name](p.args);
         } else if (m.type === "countgrid:shown") window.countgridMap.shown = true;
+        else if (m.type === "countgrid:fail" && !docsIn) fail(new Error(String(m.message).slice(0, 500)));
       });
     }
     const parts = [], nParts = D.bundle ? D.bundle.files.length : 1;

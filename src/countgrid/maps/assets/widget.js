@@ -5,7 +5,7 @@
  * notebook.  This module only carries messages between the frames and the widget's model:
  *   frame -> here: hello (send the data), ready, selection, color, error, view;
  *   here -> frame: data (the two parts as ArrayBuffers), highlight, color, view-request,
- *   apply-view, shown.
+ *   apply-view, shown, fail (the kernel could not place the documents).
  * While the kernel places a large corpus's documents (_documents_part still empty), the
  * frame shows the map without them (a preview: documents null); a second frame loads the
  * page out of sight meanwhile, gets the whole map once the documents are in, and takes the
@@ -19,6 +19,8 @@ function bytesOf(value) {
 }
 
 const byteLength = (value) => (value ? value.byteLength : 0);
+// the start of the kernel's _error when placing the documents failed (MapWidget._place)
+const PLACING_FAILED = "the documents could not be placed";
 
 function render({ model, el }) {
   const box = document.createElement("div");
@@ -107,7 +109,7 @@ function render({ model, el }) {
         swapTimer = setTimeout(() => swap(null), 300);
       } else {
         inView();
-        if (!f.whole) loadWhole();
+        if (!f.whole) { onError(); loadWhole(); }
       }
     } else if (m.type === "countgrid:view" && f === shown && loading && loading.ready) {
       swap({ state: typeof m.state === "string" ? m.state.slice(0, 4000) : "", pending: m.pending || null });
@@ -132,11 +134,16 @@ function render({ model, el }) {
     if (loading && loading.waiting) { loading.waiting = false; sendData(loading); }
   };
   const onHeight = () => { for (const f of [shown, loading]) if (f) style(f); };
+  const onError = () => {    // placing the documents failed in the kernel: the preview says so
+    const message = String(model.get("_error") || "");
+    if (message.startsWith(PLACING_FAILED) && shown && !shown.whole) post(shown, { type: "countgrid:fail", message });
+  };
   window.addEventListener("message", onMessage);
   model.on("change:_highlight_state", sendHighlight);
   model.on("change:color_by", sendColor);
   model.on("change:height", onHeight);
   model.on("change:_documents_part", onDocuments);
+  model.on("change:_error", onError);
   shown = makeFrame();
   start(shown);
   return () => {
@@ -146,6 +153,7 @@ function render({ model, el }) {
     model.off("change:color_by", sendColor);
     model.off("change:height", onHeight);
     model.off("change:_documents_part", onDocuments);
+    model.off("change:_error", onError);
   };
 }
 
