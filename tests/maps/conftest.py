@@ -122,3 +122,24 @@ def map_options(fitted):
     and metadata."""
     return dict(feature_names=fitted["words"], titles=fitted["titles"],
                 snippets=fitted["snippets"], links=fitted["links"], metadata=fitted["meta"])
+
+
+def widget_lab_folder(tmp_path_factory):
+    """A folder for a JupyterLab of the widget's tests (tests/maps/test_widget*_lab.py):
+    ``grid.npz`` (a 10 x 13 grid fitted to :func:`small_corpus`) and ``corpus.npz`` (X,
+    words, topic, titles); skips without JupyterLab, anywidget or ipykernel (fails in
+    CI).  Returns a dict: root, grid, X, words."""
+    for module in ("jupyterlab", "anywidget", "ipykernel"):
+        try:
+            __import__(module)
+        except ImportError:
+            _missing(f"{module} is not installed (pip install 'countgrid[test]')")
+    root = tmp_path_factory.mktemp("lab")
+    X, words, meta, titles, _, _, _ = small_corpus()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grid = countgrid.CountingGrid((10, 13), (3, 4), n_iter=15, random_state=0).fit(X)
+    grid.save(root / "grid.npz")
+    np.savez(root / "corpus.npz", X=X, words=np.asarray(words), topic=meta["topic"],
+             titles=np.asarray(titles))
+    return dict(root=root, grid=grid, X=X, words=words)

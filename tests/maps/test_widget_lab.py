@@ -16,14 +16,12 @@ import json
 import os
 import sys
 import time
-import warnings
 
 import numpy as np
 import pytest
 
-import countgrid
 from countgrid.maps import map_data, rank_documents
-from tests.maps.conftest import _missing, small_corpus
+from tests.maps.conftest import widget_lab_folder
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "tools"))
 from lab_session import LabSession  # noqa: E402
@@ -43,23 +41,11 @@ NOTEBOOK = [
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, browser):
-    for module in ("jupyterlab", "anywidget", "ipykernel"):
-        try:
-            __import__(module)
-        except ImportError:
-            _missing(f"{module} is not installed (pip install 'countgrid[test]')")
-    root = tmp_path_factory.mktemp("lab")
-    X, words, meta, titles, _, _, topic = small_corpus()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        grid = countgrid.CountingGrid((10, 13), (3, 4), n_iter=15, random_state=0).fit(X)
-    grid.save(root / "grid.npz")
-    np.savez(root / "corpus.npz", X=X, words=np.asarray(words), topic=meta["topic"],
-             titles=np.asarray(titles))
-    with LabSession(root, browser, width=1300, height=900) as session:
+    files = widget_lab_folder(tmp_path_factory)
+    with LabSession(files["root"], browser, width=1300, height=900) as session:
         session.run_notebook(NOTEBOOK)
         frame = session.map_frame()
-        yield dict(session=session, page=session.page, frame=frame, grid=grid, X=X,
+        yield dict(files, session=session, page=session.page, frame=frame,
                    errors=session.errors)
 
 

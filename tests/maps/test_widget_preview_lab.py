@@ -15,14 +15,11 @@ import os
 import re
 import sys
 import time
-import warnings
 
-import numpy as np
 import pytest
 
-import countgrid
 from countgrid.maps import map_data, rank_documents
-from tests.maps.conftest import _missing, small_corpus
+from tests.maps.conftest import widget_lab_folder
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "tools"))
 from lab_session import LabSession  # noqa: E402
@@ -48,22 +45,10 @@ NOTEBOOK = [
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, browser):
-    for module in ("jupyterlab", "anywidget", "ipykernel"):
-        try:
-            __import__(module)
-        except ImportError:
-            _missing(f"{module} is not installed (pip install 'countgrid[test]')")
-    root = tmp_path_factory.mktemp("lab")
-    X, words, meta, _, _, _, _ = small_corpus()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        grid = countgrid.CountingGrid((10, 13), (3, 4), n_iter=15, random_state=0).fit(X)
-    grid.save(root / "grid.npz")
-    np.savez(root / "corpus.npz", X=X, words=np.asarray(words), topic=meta["topic"])
-    with LabSession(root, browser, width=1300, height=900) as session:
+    files = widget_lab_folder(tmp_path_factory)
+    with LabSession(files["root"], browser, width=1300, height=900) as session:
         session.run_notebook(NOTEBOOK)
-        yield dict(session=session, page=session.page, grid=grid, X=X, words=words,
-                   errors=session.errors)
+        yield dict(files, session=session, page=session.page, errors=session.errors)
 
 
 def preview_frame(lab, timeout=120):
