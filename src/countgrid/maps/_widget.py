@@ -347,18 +347,6 @@ def _as_list(value, name):
     return list(value)
 
 
-def _empty_selection(metadata):
-    """The table of an empty selection: its columns, no rows."""
-    table = {"document": np.zeros(0, dtype=np.int64), "id": np.zeros(0, dtype=object),
-             "title": np.zeros(0, dtype=object), "row": np.zeros(0, dtype=np.int64),
-             "col": np.zeros(0, dtype=np.int64), "score": np.zeros(0, dtype=np.float64)}
-    for name, values in (metadata or {}).items():
-        column = np.asarray(values)
-        if column.ndim == 1 and str(name) not in table:
-            table[str(name)] = column[:0]
-    return table
-
-
 def _table(columns):
     """A pandas DataFrame of the columns when pandas is installed, else the dict."""
     try:
@@ -412,7 +400,9 @@ def _define(anywidget, traitlets):
                 self._place_seconds = time.perf_counter() - t0
             super().__init__(_page=render_host_page(preview["title"]), height=height,
                              color_by=color_by or "", **parts)
-            self.set_trait("selection", _table(_empty_selection(self._metadata)))
+            # an empty selection's table (its columns), from the preview's empty documents
+            self.set_trait("selection", _table(selection_table(preview, "cells", [], None,
+                                                               self._metadata)))
             if background:
                 threading.Thread(target=self._place, args=(finish,), daemon=True,
                                  name="countgrid-widget-documents").start()
